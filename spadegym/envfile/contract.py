@@ -1,0 +1,194 @@
+"""The environment file contract: the rules every part of spadegym shares.
+
+An environment is one standalone Python source file (standard library only)
+defining exactly one top-level class whose name ends in ``Env``::
+
+    import random
+
+    SKILL = "Logical Deduction"          # optional metadata
+    DIFFICULTY = {"size": 4}
+
+    class GuessEnv:
+        max_turns = 8                     # optional: turn budget
+        def reset(self, seed=None):       # -> (observation: str, info: dict)
+            self.secret = random.randint(1, 10)
+            return "Guess a number in 1..10. Answer in \\boxed{}.", {}
+        def step(self, action):           # -> (obs, reward, terminated, truncated, info)
+            if action.strip() == str(self.secret):
+                return "Correct!", 1.0, True, False, {}
+            return "Wrong.", 0.0, False, False, {}
+        def valid_actions(self):          # optional: legal actions now
+            return [str(i) for i in range(1, 11)]
+        def solution(self):               # optional: actions that win this instance
+            return [str(self.secret)]
+        def hint(self):                   # optional: privileged hint (or a class attribute)
+            return "Binary search is not needed: the number is " + ...
+
+``reset`` may also return a bare string; ``step`` may return the old
+4-tuple ``(obs, reward, done, info)``, read as ``terminated=done``.
+
+The functions here are the single place where these rules live: the sandbox
+worker, the validator, the rollout and the exports all call them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Reward and return bounds: rewards outside are clamped on the host.
+REWARD_LIMIT = 1.0
+#: The one fixed form in which a hint reaches an agent.
+HINT_PREFIX = "hint: "
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_OPEN_THINK = re.compile(r"<think>.*", re.DOTALL | re.IGNORECASE)
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+def strip_thinking(reply: str) -> str:
+    """Remove ``<think>...</think>`` blocks; an unclosed ``<think>`` hides the rest."""
+    text = _THINK_BLOCK.sub("", reply)
+    # A stray closing tag means the server dropped the opening one: keep what follows.
+    if "</think>" in text.lower():
+        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
+    return _OPEN_THINK.sub("", text)
+
+
+def extract_action(reply: str) -> str | None:
+    """The content of the *last* ``\\boxed{...}`` in ``reply`` (nested braces kept).
+
+    Returns None when the reply holds no complete box: a format failure that the
+    rollout counts, never a crash.
+
+    >>> extract_action("<think>\\\\boxed{1}</think> so \\\\boxed{a} or \\\\boxed{f{x}}")
+    'f{x}'
+    """
+    text = strip_thinking(reply)
+    found: str | None = None
+    for match in _BOXED.finditer(text):
+        depth, start = 1, match.end()
+        for i in range(start, len(text)):
+            ch = text[i]
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    found = text[start:i].strip()
+                    break
+    return found
+
+
+def clip_reward(value: float) -> float:
+    """Clamp a reward to [-1, 1]; NaN counts as 0 (the validator flags it separately)."""
+    if value != value:  # NaN
+        return 0.0
+    return max(-REWARD_LIMIT, min(REWARD_LIMIT, float(value)))
+
+
+def episode_return(last_reward: float, terminated: bool) -> float:
+    """SPADE's return rule: the last reward, clipped, if the episode terminated; else 0."""
+    return clip_reward(last_reward) if terminated else 0.0
+
+
+def is_success(ret: float) -> bool:
+    """An episode counts as a win when its return is positive."""
+    return ret > 0.0
+
+
+def hint_line(hint: str) -> str:
+    """The single line that carries a hint to an agent."""
+    return HINT_PREFIX + " ".join(str(hint).split())
+
+
+def with_hint(observation: str, hint: str | None) -> str:
+    """Append the hint line to an observation (no-op without a hint)."""
+    if not hint:
+        return observation
+    return f"{observation.rstrip()}\n{hint_line(hint)}"
+
+
+class ContractError(ValueError):
+    """A value returned by an environment breaks the contract."""
+
+
+@dataclass
+class ResetResult:
+    observation: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StepResult:
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_bool(value: Any, what: str) -> bool:
+    # numpy bools and 0/1 ints are common in generated code; anything else is a bug.
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    if type(value).__name__ == "bool_":
+        return bool(value)
+    raise ContractError(f"{what} must be a bool, got {type(value).__name__} {value!r:.60}")
+
+
+def _as_info(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ContractError(f"info must be a dict, got {type(value).__name__}")
+    return value
+
+
+def normalize_reset(result: Any) -> ResetResult:
+    """Read what ``reset`` returned: ``(str, dict)`` or a bare ``str``."""
+    if isinstance(result, str):
+        return ResetResult(result, {})
+    if isinstance(result, tuple) and len(result) == 2:
+        obs, info = result
+        if not isinstance(obs, str):
+            raise ContractError(f"reset() observation must be a str, got {type(obs).__name__}")
+        return ResetResult(obs, _as_info(info))
+    raise ContractError(
+        f"reset() must return (observation: str, info: dict) or a str, got {type(result).__name__}"
+        + (f" of length {len(result)}" if isinstance(result, tuple) else "")
+    )
+
+
+def normalize_step(result: Any) -> StepResult:
+    """Read what ``step`` returned: the 5-tuple, or the old 4-tuple with ``done``."""
+    if not isinstance(result, tuple) or len(result) not in (4, 5):
+        size = f" of length {len(result)}" if isinstance(result, tuple) else ""
+        raise ContractError(
+            "step() must return (observation, reward, terminated, truncated, info), "
+            f"got {type(result).__name__}{size}"
+        )
+    if len(result) == 4:
+        obs, reward, done, info = result
+        terminated, truncated = done, False
+    else:
+        obs, reward, terminated, truncated, info = result
+    if not isinstance(obs, str):
+        raise ContractError(f"step() observation must be a str, got {type(obs).__name__}")
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        if type(reward).__name__.startswith(("float", "int")):  # numpy scalars
+            reward = float(reward)
+        else:
+            raise ContractError(f"step() reward must be a number, got {type(reward).__name__}")
+    reward = float(reward)
+    if not math.isfinite(reward):
+        raise ContractError(f"step() reward must be finite, got {reward}")
+    return StepResult(
+        obs,
+        reward,
+        _as_bool(terminated, "step() terminated"),
+        _as_bool(truncated, "step() truncated"),
+        _as_info(info),
+    )

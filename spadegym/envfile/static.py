@@ -1,0 +1,141 @@
+"""What can be read from an environment file without running it (host-safe)."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_CLASS_SUFFIX = "Env"
+METADATA_NAMES = ("SKILL", "DESCRIPTION", "DIFFICULTY")
+
+
+class SourceError(ValueError):
+    """The file cannot be an environment: the message says what to change."""
+
+
+def parse(source: str, filename: str = "<env>") -> ast.Module:
+    try:
+        return ast.parse(source, filename)
+    except SyntaxError as exc:
+        line = f" at line {exc.lineno}" if exc.lineno else ""
+        raise SourceError(f"Syntax error{line}: {exc.msg}; fix the code so that it parses.") from None
+
+
+def env_class_nodes(tree: ast.Module) -> list[ast.ClassDef]:
+    return [
+        node for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and node.name.endswith(ENV_CLASS_SUFFIX) and node.name != ENV_CLASS_SUFFIX
+    ]
+
+
+def find_env_class_name(source: str, filename: str = "<env>") -> str:
+    """The one top-level class whose name ends in ``Env``."""
+    classes = env_class_nodes(parse(source, filename))
+    if not classes:
+        raise SourceError(
+            "No environment class found: define exactly one top-level class whose name ends in 'Env'."
+        )
+    if len(classes) > 1:
+        names = ", ".join(c.name for c in classes)
+        raise SourceError(
+            f"Several environment classes found ({names}): keep exactly one top-level class ending in 'Env'."
+        )
+    return classes[0].name
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+@dataclass
+class EnvFileInfo:
+    """Metadata read statically from an environment file."""
+
+    class_name: str
+    methods: set[str] = field(default_factory=set)
+    skill: str | None = None
+    description: str | None = None
+    difficulty: dict[str, Any] = field(default_factory=dict)
+    static_hint: str | None = None
+    declared_max_turns: int | None = None
+
+    @property
+    def has_solution(self) -> bool:
+        return "solution" in self.methods
+
+    @property
+    def has_valid_actions(self) -> bool:
+        return "valid_actions" in self.methods
+
+
+def inspect_source(source: str, filename: str = "<env>") -> EnvFileInfo:
+    """Read the class name, methods and metadata constants without executing anything."""
+    tree = parse(source, filename)
+    name = find_env_class_name(source, filename)
+    cls = next(c for c in env_class_nodes(tree) if c.name == name)
+    info = EnvFileInfo(class_name=name)
+    values: dict[str, Any] = {}
+    for scope in (tree.body, cls.body):
+        for node in scope:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        values[target.id] = _literal(node.value)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+                values[node.target.id] = _literal(node.value)
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            info.methods.add(node.name)
+    info.skill = values.get("SKILL") if isinstance(values.get("SKILL"), str) else None
+    info.description = values.get("DESCRIPTION") if isinstance(values.get("DESCRIPTION"), str) else None
+    if isinstance(values.get("DIFFICULTY"), dict):
+        info.difficulty = values["DIFFICULTY"]
+    if isinstance(values.get("hint"), str):
+        info.static_hint = values["hint"]
+    mt = values.get("max_turns")
+    if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0:
+        info.declared_max_turns = mt
+    return info
+
+
+_COMMENT = re.compile(r"#.*$", re.MULTILINE)
+
+
+def normalized_code_hash(source: str) -> str:
+    """A hash that ignores comments, docstrings, blank lines and formatting.
+
+    Two files that differ only cosmetically are the same level (duplicate detection).
+    """
+    try:
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                body[0] = ast.Pass()
+        text = ast.dump(tree, annotate_fields=False)
+    except (SyntaxError, ValueError, RecursionError):
+        text = "\n".join(line.strip() for line in _COMMENT.sub("", source).splitlines() if line.strip())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_source(path: str | Path) -> str:
+    """Read an environment file, with a clear error for unreadable files."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(f"{p}: no such file; check the path.") from None
+    except UnicodeDecodeError:
+        raise SourceError(f"{p}: not UTF-8 text; save the environment as a UTF-8 Python file.") from None
+    except OSError as exc:
+        raise SourceError(f"{p}: cannot be read ({exc.strerror}).") from None

@@ -1,0 +1,28 @@
+"""Sandbox settings: one pydantic model, a help line per field."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+#: Isolation tiers, weakest first. ``strict`` refuses to run below a chosen one.
+TIERS = ("process", "seccomp", "landlock", "namespaces")
+
+
+class SandboxConfig(BaseModel):
+    """Limits and isolation for environment workers."""
+
+    model_config = {"extra": "forbid"}
+
+    load_timeout_s: float = Field(10.0, gt=0, description="Wall-clock limit for loading a file and creating the environment.")
+    step_timeout_s: float = Field(5.0, gt=0, description="Wall-clock limit for one reset, step or other call.")
+    memory_mb: int = Field(1024, ge=64, description="Address-space limit of a worker (RLIMIT_AS).")
+    cpu_seconds: int = Field(300, ge=1, description="Total CPU seconds a worker may use before it is killed (RLIMIT_CPU).")
+    file_size_mb: int = Field(16, ge=0, description="Largest file a worker may write in its scratch directory (RLIMIT_FSIZE).")
+    open_files: int = Field(64, ge=16, description="Open file descriptors per worker (RLIMIT_NOFILE).")
+    output_limit: int = Field(16_384, ge=0, description="Characters of the environment's prints kept per call.")
+    line_limit: int = Field(4 << 20, ge=1024, description="Largest protocol line (bytes) accepted from a worker.")
+    recycle_after: int = Field(64, ge=1, description="Episodes served by one worker before it is replaced.")
+    min_tier: str | None = Field(None, description=f"Refuse to run below this isolation tier (one of {', '.join(TIERS)}).")
+    seccomp: bool = Field(True, description="Install the seccomp filter when the kernel allows it.")
+    landlock: bool = Field(True, description="Restrict the file system with Landlock when the kernel allows it.")
+    namespaces: bool = Field(True, description="Use network/pid namespaces and per-slot uids when privileges allow.")

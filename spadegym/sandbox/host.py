@@ -1,0 +1,329 @@
+"""Host side of the sandbox: the zygote, worker handles, environment handles.
+
+Everything that can go wrong in a worker comes back as an ``Outcome`` with a
+failure category; the host never raises because of environment code.
+
+    with Sandbox() as sandbox:
+        env = sandbox.open(source, "maze.py")
+        if env.loaded.ok:
+            first = env.reset(seed=3, want=["valid_actions"])
+            step = env.step("north")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import hardening
+from . import protocol as P
+from .config import TIERS, SandboxConfig
+
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself cannot start (not an environment failure)."""
+
+
+@dataclass
+class _Pending:
+    worker: Worker
+    rid: int
+    op: str
+    deadline: float
+    started: float
+
+
+class Worker:
+    """One worker process: a private request pipe and reply pipe."""
+
+    def __init__(self, pid: int, to_worker: int, from_worker: int, scratch: str, config: SandboxConfig):
+        self.pid, self.to_worker, self.from_worker = pid, to_worker, from_worker
+        self.scratch, self.config = scratch, config
+        self._buf = bytearray()
+        self._next_id = 0
+        self.alive = True
+
+    def send(self, op: str, timeout: float, **args: Any) -> _Pending:
+        self._next_id += 1
+        now = time.perf_counter()
+        pending = _Pending(self, self._next_id, op, now + timeout, now)
+        if not self.alive:
+            return pending
+        try:
+            data = P.encode({"id": self._next_id, "op": op, **args})
+            _write_all(self.to_worker, data)
+        except (OSError, ValueError):
+            self.alive = False
+        return pending
+
+    def _line(self) -> bytes | None:
+        nl = self._buf.find(b"\n")
+        if nl < 0:
+            return None
+        line = bytes(self._buf[:nl])
+        del self._buf[: nl + 1]
+        return line
+
+    def _read_some(self) -> bool:
+        """Read what is available; False on end of file."""
+        try:
+            chunk = os.read(self.from_worker, 1 << 16)
+        except OSError:
+            return False
+        self._buf += chunk
+        return bool(chunk)
+
+    def kill(self) -> None:
+        if self.pid:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self.alive or self.to_worker >= 0:
+            for fd in (self.to_worker, self.from_worker):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.to_worker = self.from_worker = -1
+        self.alive = False
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def gather(pendings: list[_Pending]) -> list[P.Outcome]:
+    """Wait for replies to requests in flight on several workers (pipelined)."""
+    results: dict[int, P.Outcome] = {}
+    waiting = {}
+    for i, p in enumerate(pendings):
+        if not p.worker.alive:
+            results[i] = P.failure(P.CRASH, "the worker process had already ended")
+        else:
+            waiting[i] = p
+    while waiting:
+        # Replies already buffered need no system call.
+        for i, p in list(waiting.items()):
+            line = p.worker._line()
+            if line is not None:
+                results[i] = _finish(p, line)
+                del waiting[i]
+        if not waiting:
+            break
+        now = time.perf_counter()
+        for i, p in list(waiting.items()):
+            if now >= p.deadline:
+                p.worker.kill()
+                results[i] = P.failure(P.TIMEOUT, f"{p.op} did not answer within "
+                                       f"{p.deadline - p.started:.1f}s (endless loop or sleep?)", now - p.started)
+                del waiting[i]
+        if not waiting:
+            break
+        by_fd = {p.worker.from_worker: i for i, p in waiting.items()}
+        timeout = max(0.0, min(p.deadline for p in waiting.values()) - now)
+        ready, _, _ = select.select(list(by_fd), [], [], timeout)
+        for fd in ready:
+            i = by_fd[fd]
+            p = waiting[i]
+            if not p.worker._read_some():
+                p.worker.kill()
+                results[i] = P.failure(P.CRASH, f"the worker process ended during {p.op} "
+                                       "(os._exit, a fatal signal or a C-level crash)",
+                                       time.perf_counter() - p.started)
+                del waiting[i]
+            elif len(p.worker._buf) > p.worker.config.line_limit and p.worker._buf.find(b"\n") < 0:
+                p.worker.kill()
+                results[i] = P.failure(P.PROTOCOL, "worker reply exceeds the line size limit")
+                del waiting[i]
+    return [results[i] for i in range(len(pendings))]
+
+
+def _finish(p: _Pending, line: bytes) -> P.Outcome:
+    outcome = P.parse_reply(line, p.rid)
+    outcome.seconds = time.perf_counter() - p.started
+    if outcome.status == P.PROTOCOL or p.worker._buf:
+        # Extra or forged lines mean the environment wrote to the protocol pipe.
+        p.worker.kill()
+        if outcome.ok:
+            outcome = P.failure(P.PROTOCOL, "worker sent more than one reply (forged protocol lines)")
+    return outcome
+
+
+class Sandbox:
+    """Owns the zygote and the scratch root; hands out workers and environment handles."""
+
+    def __init__(self, config: SandboxConfig | None = None):
+        self.config = config or SandboxConfig()
+        self.report = hardening.probe(self.config)
+        if self.config.min_tier and self.report.rank() < TIERS.index(self.config.min_tier):
+            missing = "; ".join(f"{k}: {v}" for k, v in self.report.missing.items()) or "unknown"
+            raise SandboxError(
+                f"sandbox tier '{self.report.tier}' is below the required '{self.config.min_tier}' "
+                f"({missing}); run `spadegym doctor` or lower sandbox.min_tier."
+            )
+        self._root = tempfile.mkdtemp(prefix="spadegym-sandbox-")
+        self._zygote: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._slots = 0
+        self._workers: set[Worker] = set()
+
+    # -- zygote ---------------------------------------------------------------
+    def _start_zygote(self) -> None:
+        host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": _PACKAGE_PARENT}
+        self._zygote = subprocess.Popen(
+            [sys.executable, "-m", "spadegym.sandbox.zygote", str(zygote_end.fileno())],
+            pass_fds=[zygote_end.fileno()], env=env, cwd=self._root, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        zygote_end.close()
+        self._sock = host_end
+        self._sock_buf = b""
+
+    def spawn(self) -> Worker:
+        """Fork a new confined worker from the zygote."""
+        with self._lock:
+            if self._zygote is None or self._zygote.poll() is not None:
+                self._start_zygote()
+            self._slots += 1
+            scratch = tempfile.mkdtemp(prefix="w", dir=self._root)
+            to_w_r, to_w_w = os.pipe()
+            from_w_r, from_w_w = os.pipe()
+            spec = {"config": self.config.model_dump(), "scratch": scratch, "slot": self._slots}
+            assert self._sock is not None
+            try:
+                socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
+                while b"\n" not in self._sock_buf:
+                    chunk = self._sock.recv(4096)
+                    if not chunk:
+                        raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
+                    self._sock_buf += chunk
+            finally:
+                os.close(to_w_r)
+                os.close(from_w_w)
+            line, self._sock_buf = self._sock_buf.split(b"\n", 1)
+            pid = json.loads(line)["pid"]
+            for fd in (to_w_w, from_w_r):
+                os.set_inheritable(fd, False)
+            w = Worker(pid, to_w_w, from_w_r, scratch, self.config)
+            self._workers.add(w)
+            return w
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> EnvHandle:
+        """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome."""
+        return EnvHandle(self, source, filename, max_turns)
+
+    def close(self) -> None:
+        for w in list(self._workers):
+            w.kill()
+        self._workers.clear()
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._zygote is not None:
+            try:
+                self._zygote.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._zygote.kill()
+                self._zygote.wait()
+            self._zygote = None
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+@dataclass
+class EnvHandle:
+    """One environment instance in the sandbox, replaced transparently when needed.
+
+    A worker is recycled after ``recycle_after`` episodes and after any failure;
+    the replacement reloads the same source before the next reset.
+    """
+
+    sandbox: Sandbox
+    source: str
+    filename: str = "<env>"
+    max_turns: int | None = None
+    loaded: P.Outcome = field(init=False)
+    worker: Worker | None = field(init=False, default=None)
+    episodes: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.loaded = self._load()
+
+    def _load(self) -> P.Outcome:
+        self.worker = self.sandbox.spawn()
+        self.episodes = 0
+        p = self.worker.send("load", self.sandbox.config.load_timeout_s, source=self.source,
+                             filename=self.filename, max_turns=self.max_turns)
+        outcome = gather([p])[0]
+        if not outcome.ok:
+            self.worker.kill()
+        return outcome
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """What loading reported: class_name, max_turns, methods (when loaded)."""
+        return self.loaded.value if self.loaded.ok else {}
+
+    def submit(self, op: str, **args: Any) -> _Pending:
+        """Send a request without waiting (pair with ``gather`` to pipeline many handles)."""
+        if op == "reset":
+            needs_new = self.worker is None or not self.worker.alive \
+                or self.episodes >= self.sandbox.config.recycle_after
+            if needs_new:
+                if self.worker is not None:
+                    self.worker.kill()
+                    self.sandbox._workers.discard(self.worker)
+                self.loaded = self._load()
+            self.episodes += 1
+        assert self.worker is not None
+        return self.worker.send(op, self.sandbox.config.step_timeout_s, **args)
+
+    def request(self, op: str, **args: Any) -> P.Outcome:
+        return gather([self.submit(op, **args)])[0]
+
+    def reset(self, seed: int | None = None, want: list[str] | None = None) -> P.Outcome:
+        return self.request("reset", seed=seed, want=want or [])
+
+    def step(self, action: str, want: list[str] | None = None) -> P.Outcome:
+        return self.request("step", action=action, want=want or [])
+
+    def call(self, method: str, *args: Any) -> P.Outcome:
+        return self.request("call", method=method, args=list(args))
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.kill()
+            self.sandbox._workers.discard(self.worker)
+            self.worker = None

@@ -1,0 +1,230 @@
+"""The worker: one environment instance, serving requests until its pipe closes.
+
+Runs in a process forked from the zygote, after ``hardening.confine`` has
+applied every layer the machine supports. Every call into environment code is
+wrapped so that nothing it raises, prints or returns can break the protocol.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+from ..envfile import contract
+from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
+from ..envfile.static import SourceError
+from . import protocol as P
+
+_OPTIONAL_METHODS = ("valid_actions", "solution", "hint", "get_tools", "execute_tool")
+_MAX_INFO_CHARS = 8192
+_MAX_OBS_CHARS = 200_000
+
+
+class _CappedText(io.TextIOBase):
+    """Captures what the environment prints, keeping at most ``limit`` characters."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: Any) -> int:
+        s = str(s)
+        room = self.limit - self.size
+        if room > 0:
+            self.parts.append(s[:room])
+            self.size += min(len(s), room)
+        return len(s)
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        self.parts, self.size = [], 0
+        return text
+
+
+class _Forbidden(Exception):
+    pass
+
+
+def _classify(exc: BaseException) -> tuple[str, str]:
+    """Map an exception escaping environment code to a failure category and message."""
+    if isinstance(exc, MemoryError):
+        return P.MEMORY, "ran out of memory (MemoryError): keep state small"
+    if isinstance(exc, SystemExit):
+        return P.CRASH, "called sys.exit(): environments must return values, never exit"
+    if isinstance(exc, KeyboardInterrupt):
+        return P.CRASH, "raised KeyboardInterrupt"
+    if isinstance(exc, RecursionError):
+        return P.EXCEPTION, "RecursionError: maximum recursion depth exceeded; avoid deep recursion"
+    if isinstance(exc, PermissionError) or isinstance(exc, _Forbidden):
+        return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
+    if isinstance(exc, OSError) and exc.errno in (1, 13):  # EPERM, EACCES from seccomp/landlock
+        return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
+    if isinstance(exc, (contract.ContractError, SourceError)):
+        return P.INVALID_RETURN if isinstance(exc, contract.ContractError) else P.EXCEPTION, str(exc)
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    for frame in reversed(tb):
+        if not frame.filename.startswith(os.path.dirname(os.path.dirname(__file__))):
+            where = f" (line {frame.lineno} in {frame.name}: {(frame.line or '').strip()[:120]})"
+            break
+    return P.EXCEPTION, f"{type(exc).__name__}: {str(exc)[:300]}{where}"
+
+
+def _safe_info(info: dict[str, Any]) -> dict[str, Any]:
+    """info is untrusted data: keep it JSON-safe and small."""
+    try:
+        text = json.dumps(info, default=repr, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return {"_unserializable": True}
+    if len(text) > _MAX_INFO_CHARS:
+        return {"_truncated": text[:_MAX_INFO_CHARS]}
+    return json.loads(text)
+
+
+def _text_list(value: Any, what: str) -> list[str]:
+    if not isinstance(value, (list, tuple)):
+        raise contract.ContractError(f"{what}() must return a list, got {type(value).__name__}")
+    return [str(v) for v in value]
+
+
+def _observation(obs: str) -> str:
+    return obs if len(obs) <= _MAX_OBS_CHARS else obs[:_MAX_OBS_CHARS] + "...[truncated]"
+
+
+class EnvServer:
+    """Dispatches protocol operations to the one environment instance."""
+
+    def __init__(self) -> None:
+        self.cls: type | None = None
+        self.env: Any = None
+        self.max_turns: int | None = None
+
+    def _extras(self, want: list[str]) -> dict[str, Any]:
+        extras: dict[str, Any] = {}
+        if "valid_actions" in want and callable(getattr(self.env, "valid_actions", None)):
+            extras["valid_actions"] = _text_list(self.env.valid_actions(), "valid_actions")
+        if "hint" in want:
+            extras["hint"] = read_hint(self.env)
+        return extras
+
+    def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:
+        self.cls = load_env_class(source, filename)
+        self.env = instantiate(self.cls, max_turns)
+        self.max_turns = declared_max_turns(self.env)
+        methods = [m for m in _OPTIONAL_METHODS if getattr(self.env, m, None) is not None]
+        return {"class_name": self.cls.__name__, "max_turns": self.max_turns, "methods": methods}
+
+    def reset(self, seed: int | None = None, want: list[str] | None = None) -> dict[str, Any]:
+        self._require()
+        seed_globals(seed)
+        res = contract.normalize_reset(self.env.reset(seed=seed))
+        out = {"observation": _observation(res.observation), "info": _safe_info(res.info)}
+        out.update(self._extras(want or []))
+        return out
+
+    def step(self, action: str, want: list[str] | None = None) -> dict[str, Any]:
+        self._require()
+        if not isinstance(action, str):
+            raise contract.ContractError("actions are strings")
+        res = contract.normalize_step(self.env.step(action))
+        out = {
+            "observation": _observation(res.observation), "reward": res.reward,
+            "terminated": res.terminated, "truncated": res.truncated, "info": _safe_info(res.info),
+        }
+        if not (res.terminated or res.truncated):
+            out.update(self._extras(want or []))
+        elif "hint" in (want or []):
+            out.update(self._extras(["hint"]))
+        return out
+
+    def call(self, method: str, args: list[Any] | None = None) -> Any:
+        self._require()
+        if method not in _OPTIONAL_METHODS:
+            raise _Forbidden(f"method {method!r} is not part of the environment contract")
+        if method == "hint":
+            return read_hint(self.env)
+        fn = getattr(self.env, method, None)
+        if not callable(fn):
+            raise contract.ContractError(f"the environment has no {method}() method")
+        value = fn(*(args or []))
+        if method in ("valid_actions", "solution"):
+            return _text_list(value, method)
+        return json.loads(json.dumps(value, default=repr))
+
+    def _require(self) -> None:
+        if self.env is None:
+            raise contract.ContractError("no environment loaded")
+
+
+class _LineReader:
+    def __init__(self, fd: int, limit: int):
+        self.fd, self.limit, self.buf = fd, limit, bytearray()
+
+    def readline(self) -> bytes | None:
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl >= 0:
+                line = bytes(self.buf[:nl])
+                del self.buf[: nl + 1]
+                return line
+            if len(self.buf) > self.limit:
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _reply(rid: int, value: Any, capture: _CappedText, start: float) -> bytes:
+    try:
+        return P.encode({"id": rid, "ok": True, "value": value, "output": capture.take(),
+                         "seconds": time.perf_counter() - start})
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
+        raise contract.ContractError(f"returned a value that cannot be sent as JSON: {exc}") from None
+
+
+def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int = 1 << 22) -> None:
+    """Answer requests until the host closes the pipe. Never returns into zygote code."""
+    capture = _CappedText(output_limit)
+    server = EnvServer()
+    reader = _LineReader(in_fd, line_limit)
+    handlers = {"load": server.load, "reset": server.reset, "step": server.step, "call": server.call,
+                "ping": lambda: "pong"}
+    while True:
+        line = reader.readline()
+        if line is None:
+            return
+        try:
+            req = json.loads(line)
+            rid, op = req.pop("id"), req.pop("op")
+            handler = handlers[op]
+        except Exception:  # malformed request from the host: nothing sensible to answer
+            return
+        sys.stdout = sys.stderr = capture
+        start = time.perf_counter()
+        try:
+            data = _reply(rid, handler(**req), capture, start)
+        except BaseException as exc:  # noqa: BLE001 - the sandbox's whole point
+            category, message = _classify(exc)
+            data = P.encode({"id": rid, "ok": False, "category": category, "message": message,
+                             "output": capture.take(), "seconds": time.perf_counter() - start})
+        try:
+            _write_all(out_fd, data)
+        except BaseException:  # noqa: BLE001 - host went away or value not writable
+            return
