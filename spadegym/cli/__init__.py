@@ -1,0 +1,36 @@
+"""The `spadegym` command line: one thin module per command.
+
+Each module in ``COMMANDS`` defines a function registered on ``app`` that calls
+the public library function of the same name.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="spadegym",
+    help="Self-play in adaptive synthetic executable environments.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Command modules, in the order `spadegym --help` lists them.
+COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "doctor")
+
+
+def _register() -> None:
+    for name in COMMANDS:
+        try:
+            importlib.import_module(f"spadegym.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"spadegym.cli.{name}_cmd":
+                raise
+
+
+def main() -> None:
+    _register()
+    app()

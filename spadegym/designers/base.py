@@ -1,0 +1,102 @@
+"""The designer interface: both designers emit the same artifact.
+
+A designer proposes candidates (a standalone environment file plus hint and
+metadata); the validation gate judges them; the loop later reports each
+candidate's designer reward through ``update``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+SKILLS = (
+    "Mathematical Reasoning",
+    "Logical Deduction",
+    "Spatial Reasoning",
+    "Pattern Recognition",
+    "Optimization",
+    "Causal Inference",
+)
+
+
+@dataclass
+class LevelSummary:
+    """What the designer may know about one environment in the pool."""
+
+    env_id: str
+    skill: str
+    win_rate: float  # no-hint win rate
+    win_rate_hint: float
+    regret: float
+    score: float  # designer reward it earned
+    family: str | None = None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    code_excerpt: str = ""
+    source: str | None = None  # full source (mutation designers need it)
+
+
+@dataclass
+class DesignContext:
+    """Everything a designer may use for one round of proposals."""
+
+    skill: str
+    count: int  # how many candidates to propose
+    round: int = 0
+    seed: int = 0
+    frontier: list[LevelSummary] = field(default_factory=list)  # feasible, not yet solved
+    mastered: list[LevelSummary] = field(default_factory=list)
+    hopeless: list[LevelSummary] = field(default_factory=list)
+    parents: list[LevelSummary] = field(default_factory=list)  # buffer levels ranked for mutation
+
+
+@dataclass
+class Lineage:
+    parents: list[str] = field(default_factory=list)  # env ids
+    operator: str = "new"  # mutation operator or prompt kind
+    designer: str = ""  # designer name and version
+    depth: int = 0  # mutation depth (0 = fresh draw)
+
+
+@dataclass
+class Candidate:
+    """One proposed environment: the file, its hint, and where it came from."""
+
+    source: str
+    skill: str
+    hint: str | None = None
+    family: str | None = None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    lineage: Lineage = field(default_factory=Lineage)
+    candidate_id: str = ""  # set by the designer; stable key for update()
+    attempts: int = 1  # generations it took (1 + repair turns)
+    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific (prompt, corpus doc id, ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Feedback:
+    """The designer reward a candidate earned (invalid ones get less than any valid one)."""
+
+    candidate_id: str
+    reward: float
+    valid: bool
+    operator: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Designer(Protocol):
+    name: str
+
+    def propose(self, context: DesignContext) -> list[Candidate]: ...
+
+    def update(self, feedback: list[Feedback]) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Plain JSON-able state, saved with the run for resume."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...

@@ -1,0 +1,58 @@
+"""Records of play: what a rollout produces and the store keeps."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Turn:
+    """One agent decision and the environment's answer."""
+
+    observation: str  # exactly what the agent saw (hint line included in the hint arm)
+    reply: str  # the agent's raw reply
+    action: str | None  # the parsed action (None: format failure, nothing sent to step)
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    valid_actions: list[str] | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class Episode:
+    """One play of one environment instance by one agent."""
+
+    env_id: str
+    seed: int
+    hinted: bool
+    turns: list[Turn] = field(default_factory=list)
+    final_observation: str = ""
+    terminated: bool = False
+    truncated: bool = False
+    ret: float = 0.0  # by the one return rule (envfile.episode_return)
+    failure: str | None = None  # sandbox/agent failure category; None for a clean episode
+    failure_message: str = ""
+    format_failures: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    group: int = 0  # index of the GRPO group (plays sharing one instance)
+
+    @property
+    def success(self) -> bool:
+        return self.failure is None and self.ret > 0.0
+
+    @property
+    def scored(self) -> bool:
+        """Whether the episode may be scored: infrastructure failures never count as losses."""
+        return self.failure is None or self.failure == "agent_format"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Episode:
+        data = dict(data)
+        data["turns"] = [Turn(**t) for t in data.get("turns", [])]
+        return cls(**data)
