@@ -1,0 +1,174 @@
+"""The level buffer: Prioritized Level Replay (Jiang et al. 2021) as used by ACCEL.
+
+Settings (``BufferConfig``) live apart from state (``BufferState``, plain data
+that goes straight into the run store). Replay probability over stored levels:
+
+    P_replay = (1 - rho) * P_score + rho * P_staleness
+
+with P_score from rank (or top-k) prioritisation at a temperature, and
+P_staleness proportional to the rounds since a level was last played.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+
+class BufferConfig(BaseModel):
+    """Level buffer settings (PLR/ACCEL)."""
+
+    model_config = {"extra": "forbid"}
+
+    capacity: int = Field(256, ge=1, description="Most levels kept; the lowest-scoring is evicted first.")
+    replay_fraction: float = Field(0.5, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
+    min_fill: int = Field(8, ge=0, description="Levels needed before any replay.")
+    prioritization: str = Field("rank", pattern="^(rank|topk)$", description="rank: P ~ (1/rank)^(1/T); topk: uniform over the k best.")
+    temperature: float = Field(0.3, gt=0, description="Rank prioritisation temperature (lower = greedier).")
+    top_k: int = Field(8, ge=1, description="k for top-k prioritisation.")
+    staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
+    retire_after: int = Field(0, ge=0, description="Drop a level after this many plays without being in the frontier (0: never).")
+
+
+@dataclass
+class LevelRecord:
+    """Per-level history kept by the buffer."""
+
+    env_id: str
+    skill: str
+    code_hash: str
+    added_round: int
+    score: float = 0.0  # replay priority (the designer reward it earned, latest)
+    win_rate: float = 0.0
+    win_rate_hint: float = 0.0
+    regret: float = 0.0
+    last_played: int = -1
+    times_played: int = 0
+    depth: int = 0  # mutation depth
+    parents: list[str] = field(default_factory=list)
+    family: str | None = None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    history: list[list[float]] = field(default_factory=list)  # [round, win_rate, win_rate_hint, score]
+
+
+@dataclass
+class BufferState:
+    levels: dict[str, LevelRecord] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)  # code hash -> env id (duplicate detection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"levels": {k: asdict(v) for k, v in self.levels.items()}, "hashes": dict(self.hashes)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BufferState:
+        return cls(levels={k: LevelRecord(**v) for k, v in data.get("levels", {}).items()},
+                   hashes=dict(data.get("hashes", {})))
+
+
+class LevelBuffer:
+    """Stores levels, detects duplicates, and samples replays."""
+
+    HISTORY_LIMIT = 64
+
+    def __init__(self, config: BufferConfig | None = None, state: BufferState | None = None):
+        self.config = config or BufferConfig()
+        self.state = state or BufferState()
+
+    def __len__(self) -> int:
+        return len(self.state.levels)
+
+    def __contains__(self, env_id: str) -> bool:
+        return env_id in self.state.levels
+
+    def duplicate_of(self, code_hash: str) -> str | None:
+        """The id of a stored level with the same normalised code, if any."""
+        return self.state.hashes.get(code_hash)
+
+    def add(self, record: LevelRecord) -> bool:
+        """Insert a level; False if it duplicates a stored one. Evicts beyond capacity."""
+        if record.code_hash in self.state.hashes:
+            return False
+        self.state.levels[record.env_id] = record
+        self.state.hashes[record.code_hash] = record.env_id
+        while len(self.state.levels) > self.config.capacity:
+            self._evict()
+        return True
+
+    def _evict(self) -> None:
+        worst = min(self.state.levels.values(), key=lambda r: (r.score, r.last_played, r.added_round))
+        self.remove(worst.env_id)
+
+    def remove(self, env_id: str) -> None:
+        record = self.state.levels.pop(env_id, None)
+        if record is not None:
+            self.state.hashes.pop(record.code_hash, None)
+
+    def record_play(self, env_id: str, round_: int, score: float, win_rate: float,
+                    win_rate_hint: float, regret: float) -> None:
+        """Update a level after it was played this round."""
+        r = self.state.levels.get(env_id)
+        if r is None:
+            return
+        r.score, r.win_rate, r.win_rate_hint, r.regret = score, win_rate, win_rate_hint, regret
+        r.last_played, r.times_played = round_, r.times_played + 1
+        r.history.append([round_, round(win_rate, 4), round(win_rate_hint, 4), round(score, 4)])
+        del r.history[: -self.HISTORY_LIMIT]
+
+    # -- replay ---------------------------------------------------------------
+    def replay_count(self, total: int) -> int:
+        """How many of ``total`` environments this round come from the buffer."""
+        if len(self) < max(1, self.config.min_fill):
+            return 0
+        return min(len(self), int(round(total * self.config.replay_fraction)))
+
+    def replay_probabilities(self, current_round: int) -> tuple[list[str], np.ndarray]:
+        ids = list(self.state.levels)
+        if not ids:
+            return ids, np.zeros(0)
+        scores = np.array([self.state.levels[i].score for i in ids], dtype=np.float64)
+        p_score = self._score_distribution(scores)
+        last = np.array([self.state.levels[i].last_played for i in ids], dtype=np.float64)
+        staleness = np.maximum(current_round - last, 0.0)
+        p_stale = staleness / staleness.sum() if staleness.sum() > 0 else np.full(len(ids), 1 / len(ids))
+        rho = self.config.staleness_coef
+        p = (1 - rho) * p_score + rho * p_stale
+        return ids, p / p.sum()
+
+    def _score_distribution(self, scores: np.ndarray) -> np.ndarray:
+        order = np.argsort(-scores, kind="stable")
+        ranks = np.empty(len(scores))
+        ranks[order] = np.arange(1, len(scores) + 1)
+        if self.config.prioritization == "topk":
+            weights = (ranks <= self.config.top_k).astype(np.float64)
+        else:
+            weights = (1.0 / ranks) ** (1.0 / self.config.temperature)
+        return weights / weights.sum()
+
+    def sample_replay(self, n: int, current_round: int, rng: np.random.Generator) -> list[str]:
+        """Draw ``n`` distinct levels by replay probability."""
+        ids, p = self.replay_probabilities(current_round)
+        n = min(n, len(ids))
+        if n == 0:
+            return []
+        picked = rng.choice(len(ids), size=n, replace=False, p=p)
+        return [ids[i] for i in picked]
+
+    def ranked(self, skill: str | None = None) -> list[LevelRecord]:
+        """Levels by descending score (optionally of one skill): parents for mutation."""
+        levels = [r for r in self.state.levels.values() if skill is None or r.skill == skill]
+        return sorted(levels, key=lambda r: -r.score)
+
+    def stats(self) -> dict[str, Any]:
+        levels = list(self.state.levels.values())
+        if not levels:
+            return {"size": 0}
+        return {
+            "size": len(levels),
+            "score_mean": float(np.mean([r.score for r in levels])),
+            "win_rate_mean": float(np.mean([r.win_rate for r in levels])),
+            "depth_mean": float(np.mean([r.depth for r in levels])),
+            "depth_max": int(max(r.depth for r in levels)),
+        }
