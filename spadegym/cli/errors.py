@@ -9,15 +9,15 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
+from ..errors import UserError
+
 err_console = Console(stderr=True)
 
-
-class UserError(Exception):
-    """A problem the user can fix: the message is one sentence saying what and how."""
+__all__ = ["UserError", "err_console", "fail", "user_errors"]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -1,0 +1,3 @@
+from spadegym.cli import main
+
+main()

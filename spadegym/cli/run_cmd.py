@@ -1,0 +1,61 @@
+"""`spadegym run`: the self-play loop (no arguments: the embedded default)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from . import app
+from .errors import user_errors
+
+
+@app.command("run")
+def run_command(
+    config: Path = typer.Option(None, "--config", "-c", help="TOML or YAML run configuration."),
+    out: Path = typer.Option(None, "--out", "-o", help="Run directory to create (default: runs/run-DATE-TIME)."),
+    resume: Path = typer.Option(None, "--resume", help="Continue the run in this directory where it stopped."),
+    rounds: int = typer.Option(None, "--rounds", help="Total rounds (with --resume: extend a finished run)."),
+    seed: int = typer.Option(None, "--seed", help="Run seed."),
+    designer: str = typer.Option(None, "--designer", help="mutation | openai:MODEL[@BASE_URL]"),
+    agent: str = typer.Option(None, "--agent", help="learner | random | openai:MODEL[@BASE_URL]"),
+    designer_reward: str = typer.Option(None, "--designer-reward", help="blend | regret | band | learning_potential | learnability | oracle_regret | module:function"),
+    time_limit: float = typer.Option(None, "--time-limit", help="Stop after the round that crosses this many seconds."),
+    sets: list[str] = typer.Option(None, "--set", help="Override any field: --set buffer.capacity=128 (repeatable)."),
+    print_config: bool = typer.Option(False, "--print-config", help="Print the effective configuration and exit."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write report.html at the end."),
+) -> None:
+    """Run self-play: the designer writes environments, the agent plays and learns, regret drives the curriculum.
+
+    Examples:
+
+      spadegym run                                   # the embedded default, a few minutes on a CPU
+
+      spadegym run --rounds 60 --out runs/long --set plays=32
+
+      spadegym run --designer openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --agent learner
+
+      spadegym run --resume runs/long --rounds 80    # continue or extend
+    """
+    from ..loop import load_config, run
+    from ..loop.run import check_resume_dir
+
+    with user_errors():
+        overrides = {"rounds": rounds, "seed": seed, "designer": designer, "agent": agent,
+                     "designer_reward": designer_reward, "time_limit_s": time_limit}
+        if resume is not None:
+            check_resume_dir(resume)
+            if print_config:
+                from ..store import RunStore
+
+                with RunStore.open(resume) as store:
+                    typer.echo(json.dumps(store.config, indent=2))
+                return
+            run(resume=resume, rounds=rounds, report=not no_report)
+            return
+        cfg = load_config(config, overrides, sets)
+        if print_config:
+            typer.echo(json.dumps(cfg.model_dump(mode="json"), indent=2))
+            return
+        run(cfg, out, report=not no_report)

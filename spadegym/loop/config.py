@@ -1,0 +1,172 @@
+"""The run configuration: one validated model, read from TOML or YAML, overridable per field.
+
+The defaults are the embedded default run: the mutation designer over the
+built-in families, the built-in learner, the sandbox, the paper's blended
+designer reward. LLM roles are two lines::
+
+    designer = "openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1"
+    agent = "openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1"
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from ..curriculum import BufferConfig
+from ..designers.base import SKILLS
+from ..errors import UserError
+from ..rollout import RolloutConfig
+from ..sandbox import SandboxConfig
+from ..signals import DESIGNER_REWARDS
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class HeldoutConfig(BaseModel):
+    """The fixed held-out suite: instances of the built-in families at every level, unseen seeds."""
+
+    model_config = {"extra": "forbid"}
+
+    every: int = Field(4, ge=0, description="Evaluate every N rounds (0: only at the end).")
+    seeds: int = Field(4, ge=1, description="Held-out seeds per family level.")
+    levels: str = Field("all", pattern="^(all|ends)$", description="all: every level; ends: lowest and highest only.")
+    hint: bool = Field(True, description="Also measure held-out success with the hint (hint arm).")
+
+
+class LLMRoleConfig(BaseModel):
+    """Sampling settings for roles played by an OpenAI-compatible model."""
+
+    model_config = {"extra": "forbid"}
+
+    api_key_env: str = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    temperature: float = Field(0.7, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(2048, ge=1, description="Largest completion per call.")
+    concurrency: int = Field(32, ge=1, description="Requests in flight at once.")
+    timeout_s: float = Field(120.0, gt=0, description="Deadline for one call.")
+
+
+class RunConfig(BaseModel):
+    """Everything a self-play run needs; `spadegym run --print-config` shows the effective values."""
+
+    model_config = {"extra": "forbid"}
+
+    seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
+    rounds: int = Field(30, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
+    time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
+    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL]")
+    agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL]")
+    designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
+    skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
+    skills_per_round: int = Field(3, ge=1, description="Skills active per round, rotating (paper: 3 of 6).")
+    envs_per_round: int = Field(16, ge=1, description="Environments played per round (new + replayed).")
+    plays: int = Field(16, ge=1, description="Plays per environment without the hint (G).")
+    hint_plays: int = Field(16, ge=0, description="Plays per environment with the hint (H).")
+    group_size: int = Field(8, ge=1, description="Plays sharing one instance seed (a GRPO group).")
+    train_on_hint: bool | None = Field(None, description="Train the agent on hint plays too (default: yes for the learner, no for LLMs).")
+    corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
+    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for LLM roles.")
+    heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
+    buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
+    validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+
+    @field_validator("skills")
+    @classmethod
+    def _known_skills(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("name at least one skill")
+        return value
+
+    @field_validator("designer_reward")
+    @classmethod
+    def _known_reward(cls, value: str) -> str:
+        from ..signals import get_designer_reward
+
+        get_designer_reward(value)
+        return value
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read config file {path} ({exc.strerror}); check the path.") from None
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (yaml.YAMLError, ValueError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"config file {path} does not parse ({' '.join(str(exc).split())[:160]}).") from None
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path} must hold a table of settings at the top level.")
+    return data
+
+
+def _set_path(data: dict[str, Any], dotted: str, raw: str) -> None:
+    """Apply ``a.b=value`` (value parsed as JSON when it parses, else kept as text)."""
+    keys = dotted.split(".")
+    node = data
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise UserError(f"--set {dotted}: '{key}' is not a section.")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    node[keys[-1]] = value
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                sets: list[str] | None = None) -> RunConfig:
+    """Read a config file (or the defaults), apply overrides, validate with one-sentence errors."""
+    data: dict[str, Any] = _read(Path(path)) if path else {}
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            data[key] = value
+    for item in sets or []:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UserError(f"--set '{item}' must look like key=value (e.g. --set buffer.capacity=128).")
+        _set_path(data, key.strip(), raw.strip())
+    return validate_config(data, source=str(path) if path else "the command line")
+
+
+def validate_config(data: dict[str, Any], source: str = "config") -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "is not a known setting"
+            fields = _known_fields(err["loc"][:-1])
+            import difflib
+
+            near = difflib.get_close_matches(str(err["loc"][-1]), fields, n=1)
+            if near:
+                message += f"; did you mean '{near[0]}'?"
+        raise UserError(f"{source}: '{where}' {message} (see `spadegym run --print-config` for all fields).") from None
+
+
+def _known_fields(loc: tuple) -> list[str]:
+    model: Any = RunConfig
+    for part in loc:
+        field = model.model_fields.get(part)
+        if field is None or not hasattr(field.annotation, "model_fields"):
+            return []
+        model = field.annotation
+    return list(model.model_fields)

@@ -1,0 +1,90 @@
+"""The fixed held-out suite: built-in family instances at every level, on seeds never trained on.
+
+It measures what the curriculum is for: does the agent get better at tasks it
+was not handed? Seeds come from a stream (``"heldout"``) that training never
+draws from.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import Agent
+from ..families import get_family, list_families
+from ..rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from ..sandbox import Sandbox
+
+
+@dataclass
+class HeldoutEnv:
+    env_id: str
+    family: str
+    level: int
+    difficulty: float
+    spec: EnvSpec
+
+
+def difficulty_index(family_name: str | None, knobs: dict[str, Any]) -> float | None:
+    """Where ``knobs`` sit between the family's easiest (0) and hardest (1) settings."""
+    if not family_name:
+        return None
+    try:
+        family = get_family(family_name)
+    except ValueError:
+        return None
+    positions = []
+    for name, levels in family.knobs.items():
+        if len(levels) < 2 or name == "variant" or name not in knobs:
+            continue
+        try:
+            positions.append(levels.index(knobs[name]) / (len(levels) - 1))
+        except ValueError:
+            continue
+    return float(np.mean(positions)) if positions else 0.0
+
+
+def build_suite(levels: str = "all") -> list[HeldoutEnv]:
+    """One environment per family level (``ends``: only the easiest and hardest)."""
+    suite = []
+    for family in list_families():
+        chosen = range(family.max_level + 1) if levels == "all" else sorted({0, family.max_level})
+        for level in chosen:
+            knobs = family.level_knobs(level)
+            env_id = f"heldout-{family.name}-L{level}"
+            spec = EnvSpec(env_id, family.render(knobs), f"{env_id}.py")
+            suite.append(HeldoutEnv(env_id, family.name, level, difficulty_index(family.name, knobs) or 0.0, spec))
+    return suite
+
+
+async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, run_seed: int,
+                   hint: bool = True, rollout: RolloutConfig | None = None) -> dict[str, Any]:
+    """Success rates on the suite, without (and with) the hint, overall and per family."""
+    envs = {h.env_id: h.spec for h in suite}
+    arms = (False, True) if hint else (False,)
+    plays = [Play(h.env_id, derive_seed(run_seed, "heldout", h.env_id, i), hinted=arm)
+             for h in suite for i in range(seeds) for arm in arms]
+    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
+    for play, ep in zip(plays, episodes):
+        if ep.scored:
+            wins[(play.env_id, play.hinted)].append(float(ep.success))
+    by_env = {h: (np.mean(wins[(h.env_id, False)]) if wins[(h.env_id, False)] else 0.0) for h in suite}
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for h, value in by_env.items():
+        by_family[h.family].append(float(value))
+    result: dict[str, Any] = {
+        "heldout_success": float(np.mean(list(by_env.values()))) if by_env else 0.0,
+        "heldout_by_family": {k: round(float(np.mean(v)), 4) for k, v in sorted(by_family.items())},
+        "heldout_episodes": len(episodes),
+    }
+    hard = [v for h, v in by_env.items() if h.difficulty >= 0.5]
+    if hard:
+        result["heldout_success_hard"] = float(np.mean(hard))
+    if hint:
+        hinted = [np.mean(wins[(h.env_id, True)]) for h in suite if wins[(h.env_id, True)]]
+        result["heldout_success_hint"] = float(np.mean(hinted)) if hinted else 0.0
+    return result

@@ -1,0 +1,128 @@
+"""`spadegym run`: start, resume or extend a self-play run in a run directory."""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import UserError
+from ..sandbox import Sandbox
+from ..store import RunStore
+from .config import RunConfig, validate_config
+from .selfplay import SelfPlay, resume_checkpoint
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    rounds: int
+    summaries: list[dict[str, Any]]
+    report: Path | None
+
+
+def versions() -> dict[str, str]:
+    import numpy
+
+    from .. import __version__
+
+    return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
+
+
+def _agent_spec(config: RunConfig, store: RunStore) -> tuple[str, bool]:
+    """The agent to build, and whether it learns (resumed learners load their checkpoint)."""
+    spec = config.agent
+    learns = spec == "learner" or spec.startswith("learner:")
+    checkpoint = resume_checkpoint(store)
+    if learns and checkpoint is not None:
+        spec = f"learner:{checkpoint}"
+    return spec, learns
+
+
+def build_parts(config: RunConfig, store: RunStore, sandbox: Sandbox) -> SelfPlay:
+    from ..agents import make_agent
+    from ..designers.registry import make_designer
+
+    llm = config.llm.model_dump()
+    designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
+                             llm=llm, validation=config.validation)
+    spec, learns = _agent_spec(config, store)
+    agent = make_agent(spec, seed=config.seed, llm=llm)
+    return SelfPlay(config, store, sandbox, designer, agent, learns=learns)
+
+
+def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,
+        rounds: int | None = None, console: Console | None = None, report: bool = True) -> RunResult:
+    """Run (or resume) self-play; every round is committed to ``out/run.sqlite`` as it finishes."""
+    console = console or Console()
+    if resume is not None:
+        store = RunStore.open(resume)
+        config = validate_config(store.config, source=f"{resume}/run.sqlite")
+        if rounds is not None:
+            config = config.model_copy(update={"rounds": rounds})
+    else:
+        config = config or RunConfig()
+        run_dir = Path(out) if out else Path("runs") / time.strftime("run-%Y%m%d-%H%M%S")
+        store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
+    summaries: list[dict[str, Any]] = []
+    try:
+        with Sandbox(config.sandbox) as sandbox:
+            console.print(f"[bold]spadegym run[/] → {store.dir}  (sandbox tier: {sandbox.report.tier}, "
+                          f"designer: {config.designer}, agent: {config.agent}, reward: {config.designer_reward})",
+                          highlight=False)
+            loop = build_parts(config, store, sandbox)
+            first = loop.state.next_round
+            if first >= config.rounds:
+                console.print(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
+            columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
+                       MofNCompleteColumn(), TimeElapsedColumn())
+            with Progress(*columns, console=console, transient=True) as progress:
+                task = progress.add_task("self-play rounds", total=config.rounds, completed=first)
+                for n in range(first, config.rounds):
+                    summary = loop.round(n)
+                    summaries.append(summary)
+                    console.print(summary_line(summary), highlight=False)
+                    progress.update(task, advance=1)
+                    if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
+                        console.print(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
+                        break
+    except KeyboardInterrupt:
+        console.print(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
+        raise
+    finally:
+        last = store.last_complete_round()
+        store.close()
+    report_path = None
+    if report:
+        from ..report import write_report
+
+        report_path = write_report(store.dir)
+        console.print(f"Report: {report_path}")
+    console.print(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
+    return RunResult(store.dir, (last + 1) if last is not None else 0, summaries, report_path)
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    """One line per round: what the designer made, how the agent did, what the curriculum holds."""
+    def f(key: str, fmt: str = ".2f") -> str:
+        value = s.get(key)
+        return "  -  " if value is None else format(value, fmt)
+
+    held = f"  heldout {s['heldout_success']:.2f}/{s.get('heldout_success_hint', 0):.2f}" \
+        if "heldout_success" in s else ""
+    return (f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  played {s['played']} "
+            f"(replay {s['replayed']})  win {f('win_rate')}  hint {f('win_rate_hint')}  "
+            f"regret {f('regret_mean', '+.2f')}  band {f('band_fraction')}  "
+            f"difficulty {f('difficulty_mean')}{held}  {s['seconds']:.1f}s")
+
+
+def check_resume_dir(path: str | Path) -> Path:
+    p = Path(path)
+    if not (p / "run.sqlite").exists():
+        raise UserError(f"{p} holds no run (no run.sqlite); pass the directory a previous `spadegym run` wrote.")
+    return p

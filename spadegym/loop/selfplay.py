@@ -1,0 +1,366 @@
+"""The self-play loop: designer and agent co-evolve, one round at a time.
+
+A round reads like the algorithm (``SelfPlay.round``):
+
+    new levels   the designer proposes for this round's skills; the gate validates them
+    replay       PLR picks stored levels by score and staleness (once the buffer is filled)
+    play         the agent plays each chosen level G times without and H times with the hint
+    score        returns -> win rates, hint regret, oracle regret -> designer reward
+    learn        the agent learns from the plays; the designer from its rewards
+    remember     the buffer keeps scored levels; everything goes to the store in one transaction
+
+Rule of the curriculum: a level earns its designer reward from how the agent
+does on it *now*, so the designer keeps proposing levels at the frontier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import Agent
+from ..curriculum import BufferState, LevelBuffer, LevelRecord
+from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
+from ..envfile import inspect_source, normalized_code_hash
+from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
+from ..sandbox import Sandbox
+from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
+from ..store import RunStore
+from .config import RunConfig
+from .heldout import HeldoutEnv, build_suite, difficulty_index, evaluate
+
+#: Learnable band for the report's "band fraction" (issue: win rate in [0.2, 0.8]).
+LEARNABLE_BAND = (0.2, 0.8)
+SKILL_EMA_ALPHA = 0.1
+
+
+@dataclass
+class Proposal:
+    """A candidate with what the gate said about it."""
+
+    candidate: Candidate
+    env_id: str | None
+    valid: bool
+    verdict: dict[str, Any] | None
+    reason: str | None = None  # why it was refused (a verdict category, "duplicate", ...)
+
+
+@dataclass
+class LoopState:
+    """What the loop itself carries between rounds (saved with every round)."""
+
+    next_round: int = 0
+    elapsed_s: float = 0.0
+    skill_ema: dict[str, float] = field(default_factory=dict)
+    episodes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class SelfPlay:
+    """Owns the parts of a run and steps it round by round."""
+
+    def __init__(self, config: RunConfig, store: RunStore, sandbox: Sandbox, designer: Designer,
+                 agent: Agent, *, learns: bool):
+        self.config, self.store, self.sandbox = config, store, sandbox
+        self.designer, self.agent, self.learns = designer, agent, learns
+        self.reward_fn = get_designer_reward(config.designer_reward)
+        self.buffer = LevelBuffer(config.buffer)
+        self.state = LoopState()
+        self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
+        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
+        self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
+        self._restore()
+
+    # -- resume -------------------------------------------------------------
+    def _restore(self) -> None:
+        loop = self.store.load_state("loop")
+        if loop is None:
+            return
+        self.state = LoopState(**loop)
+        buffer = self.store.load_state("buffer")
+        if buffer:
+            self.buffer.state = BufferState.from_dict(buffer)
+        designer = self.store.load_state("designer")
+        if designer:
+            self.designer.load_state_dict(designer)
+        for env_id in self.buffer.state.levels:
+            row = self.store.environment(env_id)
+            if row is not None:
+                self.specs[env_id] = EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint"))
+
+    # -- one round ------------------------------------------------------------
+    def round(self, n: int) -> dict[str, Any]:
+        started = time.perf_counter()
+        rng = np.random.default_rng(derive_seed(self.config.seed, "round", n))
+        skills = self.active_skills(n)
+
+        n_replay = self.buffer.replay_count(self.config.envs_per_round)
+        proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
+        fresh = [p.env_id for p in proposals if p.valid and p.env_id]
+        replayed = self.buffer.sample_replay(n_replay, n, rng)
+        chosen = fresh + replayed
+
+        episodes = self.play(n, chosen)
+        stats = self.score(chosen, episodes)
+        learner_stats = self.learn(episodes)
+        rewards = self.reward_designer(proposals, stats)
+        self.remember(n, proposals, stats, rewards)
+        heldout = self.heldout(n)
+
+        self.state.next_round = n + 1
+        self.state.episodes += len(episodes)
+        self.state.elapsed_s += time.perf_counter() - started
+        summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
+                                 heldout, time.perf_counter() - started)
+        self.write(n, proposals, chosen, episodes, stats, rewards, summary)
+        return summary
+
+    def active_skills(self, n: int) -> list[str]:
+        """Rotate over the configured skills, ``skills_per_round`` at a time (paper: 3 of 6)."""
+        skills = self.config.skills
+        k = min(self.config.skills_per_round, len(skills))
+        start = (n * k) % len(skills)
+        return [skills[(start + i) % len(skills)] for i in range(k)]
+
+    # -- branch: new levels ---------------------------------------------------
+    def new_levels(self, n: int, skills: list[str], count: int) -> list[Proposal]:
+        """Propose ``count`` levels over ``skills``; validate each in the sandbox; drop duplicates."""
+        if count <= 0:
+            return []
+        from ..validate import validate_source
+
+        per_skill = [count // len(skills) + (1 if i < count % len(skills) else 0) for i in range(len(skills))]
+        proposals: list[Proposal] = []
+        for skill, k in zip(skills, per_skill):
+            if k == 0:
+                continue
+            context = self.context(n, skill, k)
+            for i, cand in enumerate(self.designer.propose(context)):
+                env_id = f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}"
+                verdict = cand.meta.get("verdict")
+                if verdict is None:
+                    v = validate_source(cand.source, f"{env_id}.py", hint=cand.hint, sandbox=self.sandbox,
+                                        config=self._validation_config())
+                    verdict = v.to_dict()
+                valid = bool(verdict.get("valid"))
+                reason = None if valid else (verdict.get("category") or "invalid")
+                code_hash = normalized_code_hash(cand.source)
+                if valid and (self.buffer.duplicate_of(code_hash) or code_hash in
+                              {normalized_code_hash(p.candidate.source) for p in proposals if p.valid}):
+                    valid, reason = False, "duplicate"
+                proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, reason))
+                if valid:
+                    self.specs[env_id] = EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint)
+        return proposals
+
+    def _validation_config(self) -> Any:
+        from ..validate import ValidationConfig
+
+        return ValidationConfig(**self.config.validation)
+
+    def context(self, n: int, skill: str, count: int) -> DesignContext:
+        """The difficulty picture the designer sees for one skill."""
+        def summary(r: LevelRecord) -> LevelSummary:
+            spec = self.specs.get(r.env_id)
+            source = spec.source if spec else None
+            return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
+                                family=r.family, knobs=r.knobs, code_excerpt=(source or "")[:1500],
+                                source=source)
+
+        ranked = self.buffer.ranked(skill)
+        lo, hi = 0.15, 0.85
+        return DesignContext(
+            skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "design", n, skill),
+            frontier=[summary(r) for r in ranked if lo <= r.win_rate <= hi][:8],
+            mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
+            hopeless=[summary(r) for r in ranked if r.win_rate_hint < 0.1][:4],
+            parents=[summary(r) for r in ranked[:16]],
+        )
+
+    # -- branch: play ---------------------------------------------------------
+    def play(self, n: int, env_ids: list[str]) -> list[Episode]:
+        """G no-hint and H hint plays per level; both arms draw the same instance seeds."""
+        cfg = self.config
+        plays = []
+        for env_id in env_ids:
+            for arm, count in ((False, cfg.plays), (True, cfg.hint_plays)):
+                for i in range(count):
+                    group = i // cfg.group_size
+                    seed = derive_seed(cfg.seed, "train", n, env_id, group)
+                    plays.append(Play(env_id, seed, hinted=arm, group=group))
+        envs = {e: self.specs[e] for e in env_ids}
+        return asyncio.run(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
+
+    def score(self, env_ids: list[str], episodes: list[Episode]) -> dict[str, EnvStats]:
+        by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
+        for ep in episodes:
+            if ep.scored:
+                by_arm[(ep.env_id, ep.hinted)].append(ep)
+
+        def rate(eps: list[Episode], attr: str) -> float:
+            return float(np.mean([getattr(e, attr) for e in eps])) if eps else 0.0
+
+        stats = {}
+        for env_id in env_ids:
+            plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
+            info = inspect_source(self.specs[env_id].source)
+            skill = info.skill or "unknown"
+            stats[env_id] = EnvStats(
+                win_rate=rate(plain, "success"), win_rate_hint=rate(hinted, "success"),
+                mean_return=rate(plain, "ret"), mean_return_hint=rate(hinted, "ret"),
+                plays=len(plain), plays_hint=len(hinted),
+                # The gate checked that solution() wins, so its return is the maximal reward.
+                oracle_return=1.0 if info.has_solution else None,
+                skill_ema=self.state.skill_ema.get(skill),
+            )
+        return stats
+
+    # -- branch: learn --------------------------------------------------------
+    def learn(self, episodes: list[Episode]) -> dict[str, Any]:
+        if not self.learns:
+            return {}
+        train = [e for e in episodes if e.scored and (self.train_on_hint or not e.hinted)]
+        return dict(self.agent.update(train) or {})  # type: ignore[attr-defined]
+
+    def reward_designer(self, proposals: list[Proposal], stats: dict[str, EnvStats]) -> dict[str, float]:
+        """Designer rewards of this round's levels (raw) and feedback to the designer (centred)."""
+        raw = {env_id: float(self.reward_fn(s)) for env_id, s in stats.items()}
+        valid = [p for p in proposals if p.valid and p.env_id in raw]
+        centred = center_by_skill([raw[p.env_id] for p in valid], [p.candidate.skill for p in valid])
+        floor = invalid_reward(centred)
+        feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
+                             {"raw": raw[p.env_id]}) for p, r in zip(valid, centred)]
+        feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
+                              {"reason": p.reason}) for p in proposals if not p.valid]
+        self.designer.update(feedback)
+        self._feedback = feedback
+        return raw
+
+    # -- branch: remember -----------------------------------------------------
+    def remember(self, n: int, proposals: list[Proposal], stats: dict[str, EnvStats],
+                 rewards: dict[str, float]) -> None:
+        for p in proposals:
+            if p.valid and p.env_id:
+                c = p.candidate
+                self.buffer.add(LevelRecord(
+                    env_id=p.env_id, skill=c.skill, code_hash=normalized_code_hash(c.source), added_round=n,
+                    depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
+        for env_id, s in stats.items():
+            self.buffer.record_play(env_id, n, rewards[env_id], s.win_rate, s.win_rate_hint,
+                                    s.mean_return_hint - s.mean_return)
+        # Levels that left the buffer are never replayed: forget their sources.
+        self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
+        by_skill: dict[str, list[float]] = defaultdict(list)
+        for env_id, s in stats.items():
+            by_skill[inspect_source(self.specs[env_id].source).skill if env_id in self.specs else "?"].append(s.win_rate)
+        for skill, rates in by_skill.items():
+            old = self.state.skill_ema.get(skill, float(np.mean(rates)))
+            self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
+
+    def heldout(self, n: int) -> dict[str, Any]:
+        every = self.config.heldout.every
+        last = n + 1 >= self.config.rounds
+        if not (last or (every and n % every == 0)):
+            return {}
+        return asyncio.run(evaluate(self.agent, self.sandbox, self.suite, seeds=self.config.heldout.seeds,
+                                    run_seed=self.config.seed, hint=self.config.heldout.hint,
+                                    rollout=self.config.rollout))
+
+    # -- bookkeeping ----------------------------------------------------------
+    def summarize(self, n: int, proposals: list[Proposal], chosen: list[str], replayed: list[str],
+                  stats: dict[str, EnvStats], rewards: dict[str, float], episodes: list[Episode],
+                  learner_stats: dict[str, Any], heldout: dict[str, Any], seconds: float) -> dict[str, Any]:
+        win = [s.win_rate for s in stats.values()]
+        regrets = [s.mean_return_hint - s.mean_return for s in stats.values()]
+        oracle = [(s.mean_return_hint - s.mean_return, s.oracle_return - s.mean_return)
+                  for s in stats.values() if s.oracle_return is not None]
+        diffs = {e: difficulty_index(self._family(e), self._knobs(e)) for e in chosen}
+        new_diffs = [d for e, d in diffs.items() if d is not None and e not in replayed]
+        failures = Counter(e.failure for e in episodes if e.failure)
+
+        def mean(xs: list[float]) -> float | None:
+            return round(float(np.mean(xs)), 4) if xs else None
+
+        return {
+            "round": n, "seconds": round(seconds, 3), "episodes": len(episodes),
+            "proposals": len(proposals), "valid": sum(p.valid for p in proposals),
+            "refusals": dict(Counter(p.reason for p in proposals if not p.valid)),
+            "played": len(chosen), "replayed": len(replayed),
+            "win_rate": mean(win), "win_rate_hint": mean([s.win_rate_hint for s in stats.values()]),
+            "regret_mean": mean(regrets), "designer_reward_mean": mean(list(rewards.values())),
+            "band_fraction": mean([float(LEARNABLE_BAND[0] <= w <= LEARNABLE_BAND[1]) for w in win]),
+            "difficulty_mean": mean([d for d in diffs.values() if d is not None]),
+            "difficulty_new_mean": mean(new_diffs),
+            "skill_mix": dict(Counter(self.buffer.state.levels[e].skill for e in chosen if e in self.buffer)),
+            "hint_oracle_corr": pearson([a for a, _ in oracle], [b for _, b in oracle]),
+            "episode_failures": dict(failures),
+            "buffer": self.buffer.stats(),
+            "learner": {k: v for k, v in learner_stats.items() if isinstance(v, (int, float))},
+            **heldout,
+        }
+
+    def _family(self, env_id: str) -> str | None:
+        r = self.buffer.state.levels.get(env_id)
+        return r.family if r else None
+
+    def _knobs(self, env_id: str) -> dict[str, Any]:
+        r = self.buffer.state.levels.get(env_id)
+        return r.knobs if r else {}
+
+    def write(self, n: int, proposals: list[Proposal], chosen: list[str], episodes: list[Episode],
+              stats: dict[str, EnvStats], rewards: dict[str, float], summary: dict[str, Any]) -> None:
+        """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
+        checkpoint = None
+        if self.learns and hasattr(self.agent, "save"):
+            checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
+            self.agent.save(checkpoint)  # type: ignore[attr-defined]
+        with self.store.round(n) as tx:
+            for p in proposals:
+                c = p.candidate
+                tx.add_proposal(c.to_dict(), p.verdict, p.env_id, p.valid)
+                if p.valid and p.env_id:
+                    info = inspect_source(c.source)
+                    tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs,
+                                       c.lineage.__dict__, normalized_code_hash(c.source),
+                                       {"difficulty": difficulty_index(c.family, c.knobs),
+                                        "class_name": info.class_name, **{k: v for k, v in c.meta.items()
+                                                                          if k not in ("verdict",)}})
+            for fb in self._feedback:
+                if fb.candidate_id:
+                    tx.set_proposal_reward(fb.candidate_id, fb.reward)
+            tx.add_episodes([{**e.to_dict(), "round": n, "split": "train"} for e in episodes])
+            tx.add_scores([{
+                "env_id": e, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
+                "regret": s.mean_return_hint - s.mean_return,
+                "oracle_regret": None if s.oracle_return is None else s.oracle_return - s.mean_return,
+                "designer_reward": rewards[e], "plays": s.plays, "plays_hint": s.plays_hint,
+                "difficulty": difficulty_index(self._family(e), self._knobs(e)),
+            } for e, s in stats.items()])
+            tx.save_state("loop", self.state.to_dict())
+            tx.save_state("buffer", self.buffer.state.to_dict())
+            tx.save_state("designer", self.designer.state_dict())
+            if checkpoint is not None:
+                tx.save_state("learner", {"checkpoint": checkpoint.name, "round": n})
+            tx.finish(summary)
+        if checkpoint is not None:  # keep the committed checkpoint only
+            for old in self.store.checkpoint_dir.glob("round-*"):
+                if old != checkpoint:
+                    shutil.rmtree(old, ignore_errors=True)
+
+
+def resume_checkpoint(store: RunStore) -> Path | None:
+    """The learner checkpoint of the last complete round, if the run has one."""
+    state = store.load_state("learner")
+    if not state:
+        return None
+    path = store.checkpoint_dir / state["checkpoint"]
+    return path if path.exists() else None
