@@ -1,19 +1,56 @@
 """Confinement applied inside a freshly forked worker, layer by layer.
 
-Each layer fails soft: ``probe`` reports which layers the machine supports,
-``confine`` applies the supported ones and returns their names.
+Layers, weakest first (see ``config.TIERS``):
+
+- ``process``: own session, stdio to /dev/null, other fds closed, scratch dir as
+  cwd, clean environment, rlimits. Always.
+- ``seccomp``: a system-call filter (``seccomp.py``): no exec, fork, sockets,
+  ptrace, mounts, privilege changes or signals to other processes.
+- ``landlock``: read only the interpreter and the code, write only the scratch
+  dir, no TCP, signals scoped to the worker (``landlock.py``).
+- ``namespaces``: when privileges allow, the zygote enters an empty network
+  namespace that every worker inherits (``netns``), and each worker runs as an
+  unprivileged uid of its own (``uid``).
+
+Each layer fails soft: ``probe`` tests them once in a throwaway child process
+and reports which are available (with the reason for those that are not);
+``confine`` applies the enabled ones, and raises only when a layer that
+``min_tier`` requires cannot be applied.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import json
+import logging
 import os
 import resource
+import stat
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from . import landlock, seccomp
 from .config import TIERS, SandboxConfig
 
+log = logging.getLogger("spadegym.sandbox")
+
 _MB = 1 << 20
+_CLONE_NEWNET = 0x40000000
+_PR_SET_KEEPCAPS = 8
+_CAP_DAC_READ_SEARCH = 2
+_CAP_VERSION_3 = 0x20080522
+#: Worker uids are ``UID_BASE + slot % UID_SLOTS`` (group id alike).
+UID_BASE, UID_SLOTS = 61000, 1000
+#: Threads plus processes one worker uid may own (fork is already blocked by seccomp).
+_NPROC_PER_UID = 64
+PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+
+# Which tier each layer belongs to.
+LAYER_TIER = {"process": "process", "seccomp": "seccomp", "landlock": "landlock",
+              "netns": "namespaces", "uid": "namespaces"}
+LAYERS = tuple(LAYER_TIER)
 
 
 @dataclass
@@ -23,15 +60,194 @@ class TierReport:
     tier: str
     layers: dict[str, bool] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    landlock_abi: int = 0
 
     def rank(self) -> int:
         return TIERS.index(self.tier)
 
+    def to_dict(self) -> dict:
+        return {"tier": self.tier, "layers": dict(self.layers), "missing": dict(self.missing),
+                "landlock_abi": self.landlock_abi}
+
+
+# -- probing -------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _errno_text(exc: OSError) -> str:
+    return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
+def _try_layers() -> dict[str, str | None]:
+    """In a forked child: apply each layer for real; None = works, else the reason."""
+    result: dict[str, str | None] = {}
+    reason = seccomp.unsupported_reason()
+    abi, landlock_reason = landlock.abi_version()
+    try:
+        enter_private_network()
+        result["netns"] = None
+    except OSError as exc:
+        result["netns"] = f"cannot unshare a network namespace ({_errno_text(exc)}): needs root or CAP_SYS_ADMIN"
+    if abi:
+        try:
+            landlock.restrict(abi, [], [])
+            result["landlock"] = None
+        except OSError as exc:
+            result["landlock"] = f"Landlock ABI {abi} refused the ruleset ({_errno_text(exc)})"
+    else:
+        result["landlock"] = landlock_reason
+    result["landlock_abi"] = str(abi)  # type: ignore[assignment]
+    try:
+        _switch_uid(UID_BASE + UID_SLOTS - 1, keep_read=False)
+        result["uid"] = None
+    except OSError as exc:
+        result["uid"] = f"cannot switch to a per-worker uid ({_errno_text(exc)}): needs root"
+    if reason is None:
+        try:
+            seccomp.install(os.getpid())
+            try:
+                os.setsid()
+                reason = "the filter was installed but did not block setsid"
+            except PermissionError:
+                reason = None
+        except OSError as exc:
+            reason = f"the kernel refused the filter ({_errno_text(exc)})"
+    result["seccomp"] = reason
+    return result
+
+
+@functools.lru_cache(maxsize=1)
+def _machine_layers() -> dict[str, str | None]:
+    """Try every layer once in a throwaway child (a few ms); cached per process."""
+    _libc()  # load before forking: the child must not take the loader lock
+    seccomp._libc()
+    landlock._libc()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        try:
+            os.close(read_end)
+            os.write(write_end, json.dumps(_try_layers()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data)
+    except ValueError:
+        reason = "the probe process failed"
+        return {"seccomp": reason, "landlock": reason, "netns": reason, "uid": reason, "landlock_abi": "0"}
+
 
 def probe(config: SandboxConfig | None = None) -> TierReport:
-    """Find the strongest tier this machine supports (cheap; no worker needed)."""
-    layers = {"process": True}
-    return TierReport(tier="process", layers=layers, missing={})
+    """Find the strongest tier this machine supports, for this config (cheap; cached)."""
+    config = config or SandboxConfig()
+    found = _machine_layers()
+    enabled = {"seccomp": config.seccomp, "landlock": config.landlock,
+               "netns": config.namespaces, "uid": config.namespaces}
+    layers, missing = {"process": True}, {}
+    for name in LAYERS[1:]:
+        if not enabled[name]:
+            config_field = "namespaces" if name in ("netns", "uid") else name
+            missing[name] = f"disabled in the config (sandbox.{config_field} = false)"
+        elif found.get(name):
+            missing[name] = str(found[name])
+        layers[name] = name not in missing
+    tier = "process"
+    for candidate in TIERS[1:]:
+        if all(layers[n] for n, t in LAYER_TIER.items() if TIERS.index(t) <= TIERS.index(candidate)):
+            tier = candidate
+        else:
+            break
+    report = TierReport(tier, layers, missing, int(found.get("landlock_abi") or 0))
+    _log_once(report)
+    return report
+
+
+@functools.lru_cache(maxsize=8)
+def _log_once_key(text: str) -> None:
+    log.info(text)
+
+
+def _log_once(report: TierReport) -> None:
+    off = ", ".join(f"{k} ({v})" for k, v in report.missing.items())
+    _log_once_key(f"sandbox tier: {report.tier}" + (f"; missing: {off}" if off else ""))
+
+
+# -- layers ----------------------------------------------------------------------
+
+def enter_private_network() -> None:
+    """Move the calling process into a new, empty network namespace (no interface up)."""
+    if _libc().unshare(_CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _switch_uid(uid: int, keep_read: bool) -> None:
+    """Become ``uid`` for good; optionally keep only CAP_DAC_READ_SEARCH.
+
+    The capability is kept when the interpreter lives where other users cannot
+    read (e.g. under /root): the worker must still import standard modules, and
+    Landlock limits what it may read.
+    """
+    libc = _libc()
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    if keep_read and libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_KEEPCAPS) failed")
+    os.setresuid(uid, uid, uid)
+    if keep_read:
+        header = _CapHeader(_CAP_VERSION_3, 0)
+        data = (_CapData * 2)()
+        data[0].effective = data[0].permitted = 1 << _CAP_DAC_READ_SEARCH
+        if libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
+            raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _others_can_read(path: str) -> bool:
+    """Whether a uid without privileges can reach and read ``path``."""
+    p = Path(path)
+    try:
+        for parent in [*reversed(p.parents), p]:
+            mode = parent.stat().st_mode
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return False
+        return bool(p.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return True  # absent paths need nothing
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_plan() -> tuple[int, tuple[str, ...], bool]:
+    """(Landlock ABI, paths to read, whether a uid switch must keep read access); per zygote."""
+    abi, _why = landlock.abi_version()
+    paths = tuple(landlock.read_paths(PACKAGE_DIR))
+    keep_read = not all(_others_can_read(p) for p in (sys.prefix, sys.base_prefix, PACKAGE_DIR))
+    return abi, paths, keep_read
+
+
+def prepare() -> None:
+    """Warm every cache a worker needs, in the zygote, before the first fork."""
+    _libc()
+    seccomp._libc()
+    landlock._libc()
+    _worker_plan()
 
 
 def set_rlimits(config: SandboxConfig) -> None:
@@ -50,16 +266,24 @@ def set_rlimits(config: SandboxConfig) -> None:
 
 
 def close_other_fds(keep: set[int]) -> None:
-    for fd in range(3, 1024):
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    low = 3
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1024)
+
+
+def _required(config: SandboxConfig, layer: str) -> bool:
+    return bool(config.min_tier) and TIERS.index(LAYER_TIER[layer]) <= TIERS.index(config.min_tier)
 
 
 def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int = 0) -> list[str]:
-    """Apply every supported layer to the current (worker) process."""
+    """Apply every enabled layer to the current (worker) process; return those in force.
+
+    A layer that fails is skipped, unless ``config.min_tier`` needs it: then the
+    OSError propagates and the worker never serves (the host sees a crash).
+    """
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -70,4 +294,38 @@ def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int =
     os.environ.update({"HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
     set_rlimits(config)
     sys.setrecursionlimit(2000)
-    return ["process"]
+    applied = ["process"]
+    abi, read_paths, keep_read = _worker_plan()
+
+    uid = None
+    if config.namespaces and os.geteuid() == 0:
+        uid = UID_BASE + slot % UID_SLOTS
+        try:
+            os.chown(scratch, uid, uid)  # before Landlock and before losing the right to
+        except OSError:
+            if _required(config, "uid"):
+                raise
+            uid = None
+    if config.landlock and abi:
+        try:
+            landlock.restrict(abi, read_paths, [scratch])
+            applied.append("landlock")
+        except OSError:
+            if _required(config, "landlock"):
+                raise
+    if uid is not None:
+        try:
+            _switch_uid(uid, keep_read)
+            resource.setrlimit(resource.RLIMIT_NPROC, (_NPROC_PER_UID, _NPROC_PER_UID))
+            applied.append("uid")
+        except OSError:
+            if _required(config, "uid"):
+                raise
+    if config.seccomp:
+        try:
+            seccomp.install(os.getpid())
+            applied.append("seccomp")
+        except (OSError, KeyError):
+            if _required(config, "seccomp"):
+                raise
+    return applied

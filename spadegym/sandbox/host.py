@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +51,11 @@ class _Pending:
 class Worker:
     """One worker process: a private request pipe and reply pipe."""
 
-    def __init__(self, pid: int, to_worker: int, from_worker: int, scratch: str, config: SandboxConfig):
+    def __init__(self, pid: int, to_worker: int, from_worker: int, scratch: str, config: SandboxConfig,
+                 exit_status: Callable[[int], str | None] | None = None):
         self.pid, self.to_worker, self.from_worker = pid, to_worker, from_worker
         self.scratch, self.config = scratch, config
+        self._exit_status = exit_status
         self._buf = bytearray()
         self._next_id = 0
         self.alive = True
@@ -86,6 +89,10 @@ class Worker:
             return False
         self._buf += chunk
         return bool(chunk)
+
+    def ended_how(self) -> str | None:
+        """How the process ended ("killed by SIGSEGV"), when the zygote says so quickly."""
+        return self._exit_status(self.pid) if self._exit_status and self.pid else None
 
     def kill(self) -> None:
         if self.pid:
@@ -144,16 +151,30 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
             i = by_fd[fd]
             p = waiting[i]
             if not p.worker._read_some():
-                p.worker.kill()
-                results[i] = P.failure(P.CRASH, f"the worker process ended during {p.op} "
-                                       "(os._exit, a fatal signal or a C-level crash)",
-                                       time.perf_counter() - p.started)
+                results[i] = _ended(p)
                 del waiting[i]
             elif len(p.worker._buf) > p.worker.config.line_limit and p.worker._buf.find(b"\n") < 0:
                 p.worker.kill()
                 results[i] = P.failure(P.PROTOCOL, "worker reply exceeds the line size limit")
                 del waiting[i]
     return [results[i] for i in range(len(pendings))]
+
+
+# Signals that mean a resource limit rather than a crash.
+_LIMIT_SIGNALS = {"SIGXCPU": (P.TIMEOUT, "used up its CPU-time limit"),
+                  "SIGXFSZ": (P.FORBIDDEN, "exceeded the file size limit")}
+
+
+def _ended(p: _Pending) -> P.Outcome:
+    """The worker closed its pipe mid-request: say how it died when we can tell."""
+    how = p.worker.ended_how()
+    p.worker.kill()
+    seconds = time.perf_counter() - p.started
+    for sig, (category, what) in _LIMIT_SIGNALS.items():
+        if how and how.endswith(sig):
+            return P.failure(category, f"the worker {what} during {p.op} ({how})", seconds)
+    detail = how or "os._exit, a fatal signal or a C-level crash"
+    return P.failure(P.CRASH, f"the worker process ended during {p.op} ({detail})", seconds)
 
 
 def _finish(p: _Pending, line: bytes) -> P.Outcome:
@@ -180,19 +201,24 @@ class Sandbox:
                 f"({missing}); run `spadegym doctor` or lower sandbox.min_tier."
             )
         self._root = tempfile.mkdtemp(prefix="spadegym-sandbox-")
+        os.chmod(self._root, 0o711)  # workers with their own uid must reach their scratch dir
         self._zygote: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._slots = 0
         self._workers: set[Worker] = set()
+        self._exits: dict[int, str] = {}  # worker pid -> how it ended, as the zygote reported
 
     # -- zygote ---------------------------------------------------------------
     def _start_zygote(self) -> None:
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": _PACKAGE_PARENT}
+        args = [sys.executable, "-m", "spadegym.sandbox.zygote", str(zygote_end.fileno())]
+        if self.report.layers.get("netns"):
+            args.append("--netns")
         self._zygote = subprocess.Popen(
-            [sys.executable, "-m", "spadegym.sandbox.zygote", str(zygote_end.fileno())],
+            args,
             pass_fds=[zygote_end.fileno()], env=env, cwd=self._root, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
@@ -213,21 +239,53 @@ class Sandbox:
             assert self._sock is not None
             try:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
-                while b"\n" not in self._sock_buf:
-                    chunk = self._sock.recv(4096)
-                    if not chunk:
+                pid = None
+                while pid is None:
+                    msg = self._zygote_message(None)
+                    if msg is None:
                         raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
-                    self._sock_buf += chunk
+                    pid = msg.get("pid")
             finally:
                 os.close(to_w_r)
                 os.close(from_w_w)
-            line, self._sock_buf = self._sock_buf.split(b"\n", 1)
-            pid = json.loads(line)["pid"]
             for fd in (to_w_w, from_w_r):
                 os.set_inheritable(fd, False)
-            w = Worker(pid, to_w_w, from_w_r, scratch, self.config)
+            w = Worker(pid, to_w_w, from_w_r, scratch, self.config, exit_status=self._exit_status)
             self._workers.add(w)
             return w
+
+    def _zygote_message(self, timeout: float | None) -> dict | None:
+        """The next message from the zygote; exit notes are filed on the way (lock held)."""
+        assert self._sock is not None
+        while True:
+            if b"\n" in self._sock_buf:
+                line, self._sock_buf = self._sock_buf.split(b"\n", 1)
+                msg = json.loads(line)
+                if "exit" not in msg:
+                    return msg
+                if len(self._exits) > 4096:  # nobody asked about these: forget the oldest
+                    for old in list(self._exits)[:2048]:
+                        del self._exits[old]
+                self._exits[msg["exit"]] = msg["status"]
+                if timeout is not None:
+                    return {}  # let a caller waiting for one exit check it
+                continue
+            if timeout is not None and not select.select([self._sock], [], [], timeout)[0]:
+                return {}
+            chunk = self._sock.recv(4096)
+            if not chunk:
+                return None
+            self._sock_buf += chunk
+
+    def _exit_status(self, pid: int, wait_s: float = 0.1) -> str | None:
+        """How worker ``pid`` ended, waiting briefly for the zygote's note."""
+        deadline = time.perf_counter() + wait_s
+        with self._lock:
+            while pid not in self._exits and self._sock is not None:
+                left = deadline - time.perf_counter()
+                if left <= 0 or self._zygote_message(left) is None:
+                    break
+            return self._exits.pop(pid, None)
 
     def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> EnvHandle:
         """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome."""

@@ -64,7 +64,7 @@ def _classify(exc: BaseException) -> tuple[str, str]:
         return P.CRASH, "raised KeyboardInterrupt"
     if isinstance(exc, RecursionError):
         return P.EXCEPTION, "RecursionError: maximum recursion depth exceeded; avoid deep recursion"
-    if isinstance(exc, PermissionError) or isinstance(exc, _Forbidden):
+    if isinstance(exc, (PermissionError, _Forbidden)):
         return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
     if isinstance(exc, OSError) and exc.errno in (1, 13):  # EPERM, EACCES from seccomp/landlock
         return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]

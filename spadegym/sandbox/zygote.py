@@ -1,9 +1,12 @@
 """The zygote: a pre-warmed interpreter that forks one worker per request.
 
-Started by the host as ``python -m spadegym.sandbox.zygote FD`` with a clean
-environment. It imports everything a worker needs once, then for each spawn
-request receives the worker's two pipe ends over its Unix socket, forks, and
-answers with the child's pid. When the host goes away it kills its workers.
+Started by the host as ``python -m spadegym.sandbox.zygote FD [--netns]`` with a
+clean environment. It imports everything a worker needs once (and, with
+``--netns``, enters an empty network namespace every worker inherits), then for
+each spawn request receives the worker's two pipe ends over its Unix socket,
+forks, and answers ``{"pid": N}``. When a worker ends it sends
+``{"exit": N, "status": "..."}`` so the host can say how it died. When the host
+goes away it kills its workers.
 """
 
 from __future__ import annotations
@@ -19,23 +22,79 @@ from ..envfile import loader as _loader  # noqa: F401
 from . import hardening, worker
 from .config import SandboxConfig
 
+# Worker pipes move to random high fd numbers (above RLIMIT_NOFILE, which only
+# limits new fds): code writing fake replies to guessed fds hits nothing.
+_HIDDEN_FD_LOW, _HIDDEN_FD_SPAN = 256, 700
+
+
+def describe_status(status: int) -> str:
+    """``exited with code 3`` / ``killed by SIGSEGV`` for a wait status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"killed by {name}"
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)}"
+    return f"ended with wait status {status}"
+
+
+def _hide(fds: tuple[int, int]) -> tuple[int, int]:
+    first = _HIDDEN_FD_LOW + int.from_bytes(os.urandom(2), "little") % _HIDDEN_FD_SPAN
+    moved = []
+    for offset, fd in enumerate(fds):
+        target = first + 1 + offset * (1 + os.urandom(1)[0] % 7)
+        os.dup2(fd, target)
+        os.close(fd)
+        moved.append(target)
+    return moved[0], moved[1]
+
 
 def _run_worker(spec: dict, in_fd: int, out_fd: int) -> None:
     try:
         os.setsid()  # own process group: the host kills the whole group on timeout
+        for sig in (signal.SIGCHLD, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        in_fd, out_fd = _hide((in_fd, out_fd))
         config = SandboxConfig(**spec["config"])
         hardening.confine(config, spec["scratch"], {in_fd, out_fd}, slot=spec.get("slot", 0))
         worker.serve(in_fd, out_fd, config.output_limit, config.line_limit)
     except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
-        pass
+        os._exit(70)
     os._exit(0)
 
 
-def main(sock_fd: int) -> None:
+def main(sock_fd: int, netns: bool = False) -> None:
+    # The cwd is the sandbox root, which holds every worker's scratch dir: not a library.
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    if netns:
+        try:
+            hardening.enter_private_network()
+        except OSError:
+            pass  # the probe reported this layer missing already
+    hardening.prepare()
     sock = socket.socket(fileno=sock_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps workers
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the host's to handle
     children: set[int] = set()
+
+    def reap(_signum: int, _frame: object) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            children.discard(pid)
+            note = json.dumps({"exit": pid, "status": describe_status(status)}).encode() + b"\n"
+            try:
+                sock.send(note, socket.MSG_DONTWAIT)
+            except OSError:
+                pass  # host busy or gone: the status is only a courtesy
+
+    signal.signal(signal.SIGCHLD, reap)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the host's to handle
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
@@ -56,7 +115,8 @@ def main(sock_fd: int) -> None:
         os.close(out_fd)
         children.add(pid)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-    for pid in children:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    for pid in list(children):
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
@@ -64,4 +124,4 @@ def main(sock_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), netns="--netns" in sys.argv[2:])
