@@ -1,0 +1,51 @@
+"""`spadegym validate`: the validation gate on files and directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from . import app
+from .errors import user_errors
+
+
+@app.command("validate")
+def validate(
+    paths: list[Path] = typer.Argument(..., help="Environment files, or directories of *.py files."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per file instead of text."),
+    hint: str = typer.Option(None, "--hint", help="A hint to check for answer leaks (default: the file's own)."),
+) -> None:
+    """Check environment files: static lint, sandboxed contract probes, feasibility and degeneracy.
+
+    Exit status 1 when any file is invalid.
+
+    Examples:
+      spadegym validate my_env.py
+      spadegym validate pools/generated/ --json
+      spadegym validate guess.py --hint "the number is even"
+    """
+    from ..validate import validate_paths
+
+    console = Console(highlight=False)
+    invalid = 0
+    with user_errors():
+        for verdict in validate_paths(list(paths), hint=hint):
+            invalid += not verdict.valid
+            if as_json:
+                typer.echo(json.dumps(verdict.to_dict()))
+                continue
+            if verdict.valid:
+                console.print(f"[green]valid[/]    {escape(verdict.file)} [dim]({verdict.seconds:.2f}s)[/]")
+            else:
+                console.print(f"[bold red]INVALID[/]  {escape(verdict.file)} [red]{verdict.category}[/] "
+                              f"[dim]({verdict.seconds:.2f}s)[/]")
+            for check in verdict.failed:
+                console.print(f"  [red]x {check.name}[/]: {escape(check.message)}")
+            for check in verdict.warnings:
+                console.print(f"  [yellow]! {check.name}[/]: {escape(check.message)}")
+    if invalid:
+        raise typer.Exit(1)

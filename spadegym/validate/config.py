@@ -1,0 +1,36 @@
+"""Validation settings: one pydantic model, a help line per field."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from ..sandbox import SandboxConfig
+
+#: The pure-computation part of the standard library: no files, processes,
+#: network, threads, interpreter internals or serialization of code.
+DEFAULT_ALLOWED_IMPORTS = (
+    "__future__", "abc", "array", "bisect", "cmath", "collections", "colorsys", "copy",
+    "dataclasses", "decimal", "difflib", "enum", "fractions", "functools", "graphlib",
+    "hashlib", "heapq", "itertools", "json", "math", "numbers", "operator", "random", "re",
+    "statistics", "string", "textwrap", "typing", "unicodedata", "zlib",
+)
+
+
+class ValidationConfig(BaseModel):
+    """How hard the gate probes an environment, and what it accepts."""
+
+    model_config = {"extra": "forbid"}
+
+    seed: int = Field(0, description="Base seed: the probes' instance seeds and random choices derive from it.")
+    max_turns: int = Field(25, ge=1, description="Turn budget for environments that declare no max_turns (the runner's default).")
+    max_source_bytes: int = Field(65_536, ge=1, description="Largest accepted environment file, in bytes.")
+    allowed_imports: list[str] = Field(list(DEFAULT_ALLOWED_IMPORTS), description="Top-level modules an environment may import.")
+    random_episodes: int = Field(16, ge=1, description="Episodes the random policy plays to estimate its win rate.")
+    random_win_threshold: float = Field(0.5, ge=0, le=1, description="Largest random-policy win rate allowed (above it the env is degenerate).")
+    random_workers: int = Field(4, ge=1, description="Sandbox workers playing random episodes in parallel (pipelined).")
+    repeat_steps: int = Field(30, ge=1, description="Steps of one repeated garbage action when probing robustness.")
+    reward_range_is_error: bool = Field(False, description="Treat rewards outside [-1, 1] as invalid (default: a warning, since the host clamps them).")
+    check_leaks: bool = Field(True, description="Check that the answer appears neither in the first observation nor in the hint.")
+    min_answer_chars: int = Field(3, ge=1, description="Shortest non-numeric answer the leak checks look for (shorter ones match by chance).")
+    min_answer_digits: int = Field(2, ge=1, description="Fewest digits a numeric answer needs before the leak checks look for it.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Limits for the sandbox the gate creates when none is passed in.")

@@ -1,0 +1,172 @@
+"""The probe plan: what the gate plays in the sandbox for one environment.
+
+All probes run together in lockstep on separate fresh workers:
+
+- main: reset(s0) with valid actions and hint, solution() and its play, reset(s0)
+  again (replay), reset(s1) and solution() (a second instance for the leak
+  checks), then each garbage action and one repeated action from reset(s0);
+- twin: the same first play as main (solution play, else random episode 0) in
+  another fresh worker, for the determinism check;
+- random: ``random_episodes`` uniform-random episodes spread over ``random_workers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+from ..sandbox import EnvHandle, Outcome, Sandbox
+from .config import ValidationConfig
+from .probes import (
+    GARBAGE_ACTIONS,
+    REPEATED_ACTION,
+    Probe,
+    Request,
+    Trace,
+    play,
+    random_episode_rng,
+    run_lockstep,
+    scripted,
+    uniform,
+)
+
+# Longest solution the gate plays; longer lists are cut (solution_fits_max_turns reports them).
+_MAX_SOLUTION_STEPS = 500
+
+
+@dataclass
+class Seeds:
+    """The instance seeds a verdict uses, all derived from ``ValidationConfig.seed``."""
+
+    base: int
+
+    @property
+    def first(self) -> int:
+        return self.base + 1
+
+    @property
+    def second(self) -> int:
+        return self.base + 2
+
+    def random_episode(self, i: int) -> int:
+        return self.base + 100 + i
+
+
+@dataclass
+class Evidence:
+    """Everything the probes saw; the runtime and quality checks only read this."""
+
+    seeds: Seeds
+    load: Outcome
+    methods: list[str] = field(default_factory=list)
+    declared_max_turns: int | None = None
+    turn_budget: int = 25
+    first: Trace | None = None                 # reset(s0) [+ the solution's play]
+    solution: Outcome | None = None            # solution() right after reset(s0)
+    replay: Outcome | None = None              # reset(s0) again after playing
+    other_reset: Outcome | None = None         # reset(s1)
+    other_solution: Outcome | None = None      # solution() after reset(s1)
+    twin: Trace | None = None                  # the first play again, in a fresh worker
+    twin_solution: Outcome | None = None
+    garbage: list[Trace] = field(default_factory=list)
+    repeated: Trace | None = None
+    random: list[Trace] = field(default_factory=list)
+
+    @property
+    def has_solution(self) -> bool:
+        return "solution" in self.methods
+
+    @property
+    def has_valid_actions(self) -> bool:
+        return "valid_actions" in self.methods
+
+    @property
+    def solution_actions(self) -> list[str] | None:
+        out = self.solution
+        return out.value if out is not None and out.ok and isinstance(out.value, list) else None
+
+    def all_traces(self) -> list[Trace]:
+        found = [self.first, self.twin, *self.garbage, self.repeated, *self.random]
+        return [t for t in found if t is not None]
+
+
+def _solution_play(handle: EnvHandle, seed: int) -> Generator[Request, Outcome, tuple[Trace, Outcome]]:
+    """reset(seed), solution(), then the solution's actions until the episode ends."""
+    trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": ["valid_actions", "hint"]}))
+    if not trace.reset.ok:
+        return trace, trace.reset
+    solution = yield handle, "call", {"method": "solution", "args": []}
+    if solution.ok:
+        for action in solution.value[:_MAX_SOLUTION_STEPS]:
+            out = yield handle, "step", {"action": action, "want": []}
+            trace.actions.append(action)
+            trace.steps.append(out)
+            if not out.ok or out.value["terminated"] or out.value["truncated"]:
+                break
+    return trace, solution
+
+
+def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    seeds = ev.seeds
+    if ev.has_solution:
+        ev.first, ev.solution = yield from _solution_play(handle, seeds.first)
+    else:
+        ev.first = Trace(seeds.first, (yield handle, "reset",
+                                       {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
+    if not ev.first.reset.ok:
+        return
+    if ev.first.failure is None:  # replay in the same worker, which a failure would have replaced
+        ev.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
+    ev.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
+    if ev.has_solution and ev.other_reset.ok:
+        ev.other_solution = yield handle, "call", {"method": "solution", "args": []}
+    for action in GARBAGE_ACTIONS:
+        ev.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1)))
+    ev.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
+                                  min(config.repeat_steps, ev.turn_budget))
+
+
+def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    if ev.has_solution:
+        ev.twin, ev.twin_solution = yield from _solution_play(handle, ev.seeds.first)
+    else:
+        ev.twin = yield from _random_play(ev, handle, config, 0)
+
+
+def _random_play(ev: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
+    policy = uniform(random_episode_rng(config.seed, i))
+    return (yield from play(handle, ev.seeds.random_episode(i), policy, ev.turn_budget))
+
+
+def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
+    traces = []
+    for i in episodes:
+        traces.append((yield from _random_play(ev, handle, config, i)))
+    return traces
+
+
+def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
+    """Load the environment and run every probe; infrastructure failures end up in the traces."""
+    ev = Evidence(Seeds(config.seed), load=Outcome("ok"))
+    main = sandbox.open(source, filename)
+    handles = [main]
+    try:
+        ev.load = main.loaded
+        if not main.loaded.ok:
+            return ev
+        ev.methods = list(main.info.get("methods", []))
+        ev.declared_max_turns = main.info.get("max_turns")
+        ev.turn_budget = ev.declared_max_turns or config.max_turns
+        workers = min(config.random_workers, config.random_episodes)
+        handles += [sandbox.open(source, filename) for _ in range(workers + 1)]
+        twin, randoms = handles[1], handles[2:]
+        probes: list[Probe] = [_main_probe(ev, main, config), _twin_probe(ev, twin, config)]
+        probes += [_random_probe(ev, h, config, range(k, config.random_episodes, workers))
+                   for k, h in enumerate(randoms)]
+        results = run_lockstep(probes)
+        by_episode = {t.seed: t for traces in results[2:] for t in traces}
+        ev.random = [by_episode[s] for s in sorted(by_episode)]
+        return ev
+    finally:
+        for h in handles:
+            h.close()

@@ -1,0 +1,88 @@
+"""The validation gate: static, runtime, feasibility and degeneracy sections -> one Verdict.
+
+    verdict = validate_source(code, "maze.py")
+    if not verdict.valid:
+        print(verdict.category, verdict.feedback())
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..envfile import SourceError, read_source
+from ..sandbox import Sandbox
+from .config import ValidationConfig
+from .evidence import gather_evidence
+from .quality_checks import degeneracy_checks, feasibility_checks
+from .runtime_checks import runtime_checks
+from .static_checks import static_checks
+from .verdict import STATIC, Check, Verdict, failed
+
+# Runtime checks without which the later sections have nothing to read.
+_GATING = ("loads", "reset_runs")
+
+
+def validate_source(source: str, filename: str = "<env>", *, hint: str | None = None,
+                    sandbox: Sandbox | None = None, config: ValidationConfig | None = None) -> Verdict:
+    """Check one environment source; ``hint`` overrides the file's own hint for the leak check.
+
+    Pass a ``sandbox`` to reuse its zygote across many files (much faster); the
+    environment code only ever runs inside it.
+    """
+    config = config or ValidationConfig()
+    start = time.perf_counter()
+    checks = static_checks(source, filename, config)
+    if not any(c.blocking for c in checks):
+        own = sandbox is None
+        box = sandbox or Sandbox(config.sandbox)
+        try:
+            checks += _runtime_sections(box, source, filename, hint, config)
+        finally:
+            if own:
+                box.close()
+    return Verdict.from_checks(filename, checks, time.perf_counter() - start)
+
+
+def _runtime_sections(box: Sandbox, source: str, filename: str, hint: str | None,
+                      config: ValidationConfig) -> list[Check]:
+    ev = gather_evidence(box, source, filename, config)
+    checks = runtime_checks(ev, config)
+    if any(c.blocking and c.name in _GATING for c in checks):
+        return checks
+    return checks + feasibility_checks(ev) + degeneracy_checks(ev, config, hint)
+
+
+def expand_paths(paths: list[str | Path]) -> list[Path]:
+    """Files as given; directories become their ``*.py`` files, sorted. Missing paths raise SourceError."""
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files += sorted(f for f in p.glob("*.py") if f.is_file())
+        elif p.exists():
+            files.append(p)
+        else:
+            raise SourceError(f"{p}: no such file or directory; check the path.")
+    return files
+
+
+def validate_paths(paths: list[str | Path], *, hint: str | None = None, sandbox: Sandbox | None = None,
+                   config: ValidationConfig | None = None) -> Iterator[Verdict]:
+    """Validate files and directories (their ``*.py`` files, sorted), one Verdict per file, sharing one sandbox."""
+    config = config or ValidationConfig()
+    files = expand_paths(paths)
+    own = sandbox is None
+    box = sandbox or Sandbox(config.sandbox)
+    try:
+        for path in files:
+            try:
+                source = read_source(path)
+            except SourceError as exc:
+                yield Verdict.from_checks(str(path), [failed("readable", str(exc), STATIC)], 0.0)
+                continue
+            yield validate_source(source, str(path), hint=hint, sandbox=box, config=config)
+    finally:
+        if own:
+            box.close()

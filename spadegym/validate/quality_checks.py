@@ -1,0 +1,136 @@
+"""Feasibility and degeneracy sections: can it be won, and only with skill?"""
+
+from __future__ import annotations
+
+from ..envfile import is_success
+from .config import ValidationConfig
+from .evidence import Evidence
+from .leak import Answer, leaks_in_hint, leaks_in_observation
+from .runtime_checks import explain, short
+from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, Check, failed, passed
+
+
+def feasibility_checks(ev: Evidence) -> list[Check]:
+    """Only for files with solution(): playing it from reset must win within the turn budget."""
+    if not ev.has_solution or ev.first is None or ev.solution is None:
+        return []
+    seed = ev.first.seed
+    if not ev.solution.ok:
+        return [failed("solution_returns_actions", explain(f"solution() after reset(seed={seed})", ev.solution,
+                       "return the list of action strings that wins the current instance"), ev.solution.status)]
+    actions = ev.solution_actions or []
+    if not actions:
+        return [failed("solution_returns_actions", f"solution() returned an empty list after reset(seed={seed}): "
+                       "return the actions that win the current instance, in order.", CONTRACT)]
+    checks = [passed("solution_returns_actions"), _solution_wins(ev, actions)]
+    checks.append(_solution_fits(ev, actions))
+    return checks
+
+
+def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
+    trace = ev.first
+    assert trace is not None
+    played = f"Playing solution() {short(actions, 60)} from reset(seed={trace.seed})"
+    if trace.failure is not None:
+        return failed("solution_wins", explain(f"{played}: step({short(trace.failed_action)})", trace.failure),
+                      trace.failure.status)
+    if trace.ended and is_success(trace.ret):
+        return passed("solution_wins")
+    last = trace.steps[-1].value
+    if not trace.ended:
+        why = ("left the episode running after its last action: return every action up to the winning one, "
+               "and end the episode with terminated=True and reward 1.0 when the task is solved")
+    elif last["truncated"] and not last["terminated"]:
+        why = (f"was truncated after {len(trace.steps)} of {len(actions)} actions: make the turn budget "
+               "large enough for the solution, or the solution shorter")
+    else:
+        why = (f"ended with return {trace.ret:g} (last reward {last['reward']:g}): make solution() match "
+               "the win condition in step(), or fix the win condition")
+    return failed("solution_wins", f"{played} {why}.", INFEASIBLE)
+
+
+def _solution_fits(ev: Evidence, actions: list[str]) -> Check:
+    trace = ev.first
+    assert trace is not None
+    needed = len(trace.steps) if trace.ended and is_success(trace.ret) else len(actions)
+    if needed <= ev.turn_budget:
+        return passed("solution_fits_max_turns")
+    source = f"max_turns={ev.declared_max_turns}" if ev.declared_max_turns else \
+        f"the runner's default of {ev.turn_budget} turns"
+    return failed("solution_fits_max_turns", f"solution() needs {needed} actions but the episode is cut at "
+                  f"{source}: raise max_turns or make the instance solvable in fewer moves.", INFEASIBLE)
+
+
+def degeneracy_checks(ev: Evidence, config: ValidationConfig, hint: str | None = None) -> list[Check]:
+    checks = [_not_won_without_trying(ev), _random_policy_loses(ev, config), _reward_varies(ev)]
+    if config.check_leaks:
+        checks += _leak_checks(ev, config, hint)
+    return checks
+
+
+def _not_won_without_trying(ev: Evidence) -> Check:
+    for trace in [*ev.garbage, ev.repeated]:
+        if trace is not None and trace.failure is None and trace.ended and is_success(trace.ret):
+            return failed("not_won_without_trying", f"The meaningless action {short(trace.actions[-1])} won "
+                          f"the episode after reset(seed={trace.seed}) (return {trace.ret:g}): end an episode "
+                          "with a positive reward only when the task is really solved.", DEGENERATE)
+    return passed("not_won_without_trying")
+
+
+def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check:
+    played = [t for t in ev.random if t.failure is None]
+    if not played:
+        return passed("random_policy_loses")
+    wins = sum(is_success(t.ret) for t in played)
+    rate = wins / len(played)
+    if rate <= config.random_win_threshold:
+        return passed("random_policy_loses", f"random policy won {wins}/{len(played)}")
+    policy = "uniform over valid_actions()" if ev.has_valid_actions else "short generic answers"
+    return failed("random_policy_loses", f"A random policy ({policy}) won {wins} of {len(played)} episodes "
+                  f"({rate:.2f} > {config.random_win_threshold:g}): make winning depend on the hidden state, "
+                  "e.g. more choices, fewer turns or a longer exact sequence.", DEGENERATE)
+
+
+def _reward_varies(ev: Evidence) -> Check:
+    rewards = [r for t in ev.all_traces() for r in t.rewards]
+    if len(set(rewards)) > 1 or not rewards:
+        return passed("reward_varies")
+    return failed("reward_varies", f"All {len(rewards)} probed steps (random, malformed and solution play) "
+                  f"returned the same reward {rewards[0]:g}: give 1.0 on success and 0 or small partial "
+                  "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
+
+
+def _answer(ev: Evidence) -> Answer | None:
+    actions = ev.solution_actions
+    if not actions or ev.first is None:
+        return None
+    other = ev.other_solution.value if ev.other_solution is not None and ev.other_solution.ok else None
+    return Answer(text=actions[-1].strip(), single_step=len(actions) == 1,
+                  menu=ev.first.reset.value.get("valid_actions"),
+                  other_text=other[-1].strip() if isinstance(other, list) and other else None)
+
+
+def _leak_checks(ev: Evidence, config: ValidationConfig, hint: str | None) -> list[Check]:
+    answer = _answer(ev)
+    if answer is None or ev.first is None:
+        return []
+    limits = (config.min_answer_chars, config.min_answer_digits)
+    seed = ev.first.seed
+    other_obs = ev.other_reset.value["observation"] if ev.other_reset is not None and ev.other_reset.ok else None
+    checks = []
+    if leaks_in_observation(answer, ev.first.first_observation, other_obs, *limits):
+        checks.append(failed("answer_not_in_observation", f"The first observation after reset(seed={seed}) "
+                             f"contains the answer {short(answer.text)} from solution(): keep it hidden and let "
+                             "the agent infer it (if it is one of several listed options, return the options "
+                             "from valid_actions() instead).", LEAK))
+    else:
+        checks.append(passed("answer_not_in_observation"))
+    hint = hint if hint is not None else ev.first.reset.value.get("hint")
+    if hint:
+        if leaks_in_hint(answer, hint, *limits):
+            checks.append(failed("hint_does_not_reveal_answer", f"The hint {short(hint, 60)} states the answer "
+                                 f"{short(answer.text)} of reset(seed={seed}): give a strategy or a partial fact "
+                                 "that helps find it instead.", LEAK))
+        else:
+            checks.append(passed("hint_does_not_reveal_answer"))
+    return checks

@@ -1,0 +1,169 @@
+"""Runtime section: the contract as the sandbox saw it (loading, types, determinism, robustness)."""
+
+from __future__ import annotations
+
+from ..envfile import clip_reward
+from ..sandbox import Outcome
+from .config import ValidationConfig
+from .evidence import Evidence
+from .probes import Trace
+from .verdict import CONTRACT, ERROR, NONDETERMINISTIC, WARNING, Check, failed, passed
+
+# What to change, per sandbox failure category (the sandbox's message says what happened).
+ADVICE = {
+    "timeout": "make it return quickly (no endless loops, sleeps or huge searches)",
+    "memory": "keep the state small (no huge lists, strings or recursion)",
+    "crash": "return values instead of exiting the process",
+    "forbidden": "use no files, processes, network or signals",
+    "protocol": "leave the process's file descriptors alone",
+    "exception": "fix the code so that it cannot raise there",
+    "invalid_return": "return exactly the documented types",
+}
+
+
+def short(text: object, limit: int = 40) -> str:
+    """A quoted, shortened value for a message."""
+    s = repr(str(text))
+    return s if len(s) <= limit else s[: limit - 4] + "...'"
+
+
+def explain(call: str, out: Outcome, advice: str | None = None) -> str:
+    """One sentence: which call failed, how (the sandbox's message), and what to change."""
+    what = out.message.rstrip(".") or out.status
+    return f"{call} failed ({out.status}): {what}; {advice or ADVICE.get(out.status, 'fix the code there')}."
+
+
+def runtime_checks(ev: Evidence, config: ValidationConfig) -> list[Check]:
+    """Loading and reset gate the rest: without them nothing else can be observed."""
+    if not ev.load.ok:
+        return [failed("loads", explain("Loading the file and calling the class with no arguments", ev.load),
+                       ev.load.status)]
+    checks = [passed("loads")]
+    assert ev.first is not None
+    if not ev.first.reset.ok:
+        return [*checks, failed("reset_runs", explain(f"reset(seed={ev.first.seed})", ev.first.reset),
+                                ev.first.reset.status)]
+    checks.append(_resets_run(ev))
+    checks.append(_observation_not_empty(ev.first))
+    if ev.has_valid_actions:
+        checks.append(_valid_actions(ev.first))
+    checks.append(_steps_run(ev))
+    checks.append(_reward_range(ev, config))
+    checks.append(_deterministic(ev))
+    if ev.replay is not None:
+        checks.append(_replay(ev))
+    checks.append(_robust(ev))
+    return checks
+
+
+def _resets_run(ev: Evidence) -> Check:
+    extra = [(t.seed, t.reset) for t in ev.all_traces()]
+    if ev.other_reset is not None:
+        extra.append((ev.seeds.second, ev.other_reset))
+    for seed, out in extra:
+        if not out.ok:
+            return failed("reset_runs", explain(f"reset(seed={seed})", out,
+                                                "make reset() work for every integer seed"), out.status)
+    return passed("reset_runs")
+
+
+def _observation_not_empty(first: Trace) -> Check:
+    if first.first_observation.strip():
+        return passed("reset_observation")
+    return failed("reset_observation", f"reset(seed={first.seed}) returned an empty observation: describe the "
+                  "task, the rules and the answer format in the first observation.", CONTRACT)
+
+
+def _valid_actions(first: Trace) -> Check:
+    menu = first.reset.value.get("valid_actions")
+    if not menu:
+        return failed("valid_actions_nonempty", f"valid_actions() returned an empty list right after "
+                      f"reset(seed={first.seed}): return the actions that are legal now as a non-empty "
+                      "list of strings.", CONTRACT)
+    if any(not a.strip() for a in menu):
+        return failed("valid_actions_nonempty", "valid_actions() contains an empty string: list only "
+                      "actions an agent can send, each a non-empty string.", CONTRACT)
+    return passed("valid_actions_nonempty")
+
+
+def _steps_run(ev: Evidence) -> Check:
+    """Steps with ordinary actions (the solution's and the random policy's)."""
+    for trace, where in [(ev.first, "playing solution()"), (ev.twin, "replaying the first play"),
+                         *((t, "random play") for t in ev.random)]:
+        if trace is None or trace.failure is None or trace.failure is trace.reset:
+            continue
+        out = trace.failure
+        return failed("step_runs", explain(f"step({short(trace.failed_action)}) during {where} after "
+                                           f"reset(seed={trace.seed})", out), out.status)
+    return passed("step_runs")
+
+
+def _reward_range(ev: Evidence, config: ValidationConfig) -> Check:
+    for trace in ev.all_traces():
+        for action, out in zip(trace.actions, trace.steps):
+            r = out.value["reward"] if out.ok else 0.0
+            if not -1.0 <= r <= 1.0:
+                severity = ERROR if config.reward_range_is_error else WARNING
+                return failed("reward_in_range", f"step({short(action)}) returned reward {r:g}, outside "
+                              f"[-1, 1], which the host clamps to {clip_reward(r):g}: scale rewards into "
+                              "[-1, 1] with 1.0 for success.", CONTRACT, severity)
+    return passed("reward_in_range")
+
+
+def _first_difference(a: list, b: list) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _deterministic(ev: Evidence) -> Check:
+    reference = ev.first if ev.has_solution else (ev.random[0] if ev.random else None)
+    if reference is None or ev.twin is None:
+        return passed("deterministic")
+    advice = ("derive all randomness from the seed (random.Random(seed), or the module random that the "
+              "runtime seeds), never from time, id(), hash() of objects or unseeded generators")
+    seed = reference.seed
+    if ev.has_solution and ev.solution and ev.twin_solution and ev.solution.ok and ev.twin_solution.ok \
+            and ev.solution.value != ev.twin_solution.value:
+        return failed("deterministic", f"Two fresh workers given reset(seed={seed}) returned different "
+                      f"solution() lists ({short(ev.solution.value)} vs {short(ev.twin_solution.value)}), so "
+                      f"the instance depends on more than the seed: {advice}.", NONDETERMINISTIC)
+    a, b = reference.signature(), ev.twin.signature()
+    if a == b:
+        return passed("deterministic")
+    i = _first_difference(a, b)
+    if i == 0:
+        where = f"returned different first observations ({short(a[0], 60)} vs {short(b[0], 60)})"
+    elif i < min(len(a), len(b)):
+        where = f"diverged at step {i} (action {short(a[i][0])}: {short(a[i][1:], 60)} vs {short(b[i][1:], 60)})"
+    else:
+        where = f"ended after different numbers of steps ({len(a) - 1} vs {len(b) - 1})"
+    return failed("deterministic", f"Two fresh workers given reset(seed={seed}) and the same actions {where}: "
+                  f"{advice}.", NONDETERMINISTIC)
+
+
+def _replay(ev: Evidence) -> Check:
+    assert ev.replay is not None and ev.first is not None
+    if not ev.replay.ok:
+        return failed("replay_after_reset", explain(f"reset(seed={ev.first.seed}) after a played episode",
+                                                    ev.replay, "reset() must rebuild all state"), ev.replay.status)
+    before, after = ev.first.first_observation, ev.replay.value["observation"]
+    if before == after:
+        return passed("replay_after_reset")
+    return failed("replay_after_reset", f"reset(seed={ev.first.seed}) after playing an episode returned "
+                  f"{short(after, 60)} instead of the first {short(before, 60)}: rebuild every piece of state "
+                  "in reset() (counters, boards, generators) instead of carrying it over from the last "
+                  "episode.", NONDETERMINISTIC)
+
+
+def _robust(ev: Evidence) -> Check:
+    for trace in [*ev.garbage, ev.repeated]:
+        if trace is None or trace.failure is None or trace.failure is trace.reset:
+            continue
+        out = trace.failure
+        return failed("robust_to_bad_actions", explain(
+            f"step({short(trace.failed_action)}) with a malformed action", out,
+            "treat any unexpected text as an invalid move and answer it with an observation "
+            "(reward 0) instead of raising"), out.status)
+    return passed("robust_to_bad_actions")

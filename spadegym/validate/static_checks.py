@@ -1,0 +1,130 @@
+"""Static section: rules read from the source without running it (host-safe).
+
+A lint with clear messages, not a security boundary: the sandbox contains
+whatever slips through.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ..envfile.static import SourceError, find_env_class_name, parse
+from .config import ValidationConfig
+from .verdict import STATIC, Check, failed, passed
+
+# Builtins and attributes an environment never needs: dynamic code, files,
+# console input, and the usual ways out of a restricted namespace.
+FORBIDDEN_NAMES = frozenset({"__import__", "eval", "exec", "compile", "open", "input", "breakpoint",
+                             "globals", "__builtins__"})
+FORBIDDEN_ATTRIBUTES = frozenset({"__subclasses__", "__globals__", "__builtins__", "__code__",
+                                  "__bases__", "__mro__", "f_globals", "f_back", "gi_frame"})
+
+
+def static_checks(source: str, filename: str, config: ValidationConfig) -> list[Check]:
+    """Run the static section; stops at the first check that makes the rest meaningless."""
+    checks: list[Check] = []
+    size = len(source.encode("utf-8", errors="replace"))
+    if size > config.max_source_bytes:
+        return [failed("source_size", f"The file is {size} bytes, above the {config.max_source_bytes}-byte "
+                       "limit: shorten it (remove unused code, long tables and comments).", STATIC)]
+    checks.append(passed("source_size"))
+    try:
+        tree = parse(source, filename)
+    except SourceError as exc:
+        return [*checks, failed("parses", str(exc), STATIC)]
+    checks.append(passed("parses"))
+    try:
+        class_name = find_env_class_name(source, filename)
+    except SourceError as exc:
+        return [*checks, failed("one_env_class", str(exc), STATIC)]
+    checks.append(passed("one_env_class"))
+    methods = _methods(tree, class_name)
+    checks += [_defines(methods, class_name, "reset", "def reset(self, seed=None)",
+                        "returning (observation, info)"),
+               _defines(methods, class_name, "step", "def step(self, action)",
+                        "returning (observation, reward, terminated, truncated, info)")]
+    if "reset" in methods:
+        checks.append(_reset_takes_seed(methods["reset"]))
+    if "step" in methods:
+        checks.append(_step_takes_action(methods["step"]))
+    checks.append(_imports_allowed(tree, config.allowed_imports))
+    checks.append(_no_forbidden_names(tree))
+    return checks
+
+
+def _methods(tree: ast.Module, class_name: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Methods of the environment class, including those of base classes defined in the same file."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    pending, seen = [class_name], set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        for node in classes[name].body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(node.name, node)
+        pending += [b.id for b in classes[name].bases if isinstance(b, ast.Name)]
+    return found
+
+
+def _defines(methods: dict, class_name: str, name: str, signature: str, returns: str) -> Check:
+    check = f"defines_{name}"
+    if name in methods:
+        return passed(check)
+    return failed(check, f"{class_name} defines no {name}() method: add `{signature}` {returns}.", STATIC)
+
+
+def _reset_takes_seed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Check:
+    args = fn.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if "seed" in names or args.kwarg is not None:
+        return passed("reset_takes_seed")
+    return failed("reset_takes_seed", f"reset() at line {fn.lineno} has no `seed` parameter, but the runtime "
+                  "calls reset(seed=...): declare it as `def reset(self, seed=None)` and build the "
+                  "instance from that seed.", STATIC)
+
+
+def _step_takes_action(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Check:
+    args = fn.args
+    if len(args.posonlyargs + args.args) >= 2 or args.vararg is not None:
+        return passed("step_takes_action")
+    return failed("step_takes_action", f"step() at line {fn.lineno} takes no action argument: declare it as "
+                  "`def step(self, action)` where action is the agent's answer as a string.", STATIC)
+
+
+def _imported_modules(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative imports have no package to come from
+                yield "." * node.level + (node.module or ""), node.lineno
+            elif node.module:
+                yield node.module, node.lineno
+
+
+def _imports_allowed(tree: ast.Module, allowed: list[str]) -> Check:
+    allow = set(allowed)
+    for module, line in _imported_modules(tree):
+        if module.split(".")[0] not in allow:
+            sample = ", ".join(m for m in ("math", "random", "re", "itertools", "collections") if m in allow)
+            return failed("imports_allowed", f"Line {line} imports '{module}', which environments may not use: "
+                          f"keep to pure-computation standard-library modules ({sample}, ...) and remove "
+                          "that import.", STATIC)
+    return passed("imports_allowed")
+
+
+def _no_forbidden_names(tree: ast.Module) -> Check:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            return failed("no_forbidden_names", f"Line {node.lineno} uses `{node.id}`, which environments may "
+                          "not use (no dynamic code, files or console input): keep all logic and state in "
+                          "plain Python inside the class.", STATIC)
+        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
+            return failed("no_forbidden_names", f"Line {node.lineno} reaches the interpreter internal "
+                          f"`.{node.attr}`: environments must not introspect the runtime; remove it.", STATIC)
+    return passed("no_forbidden_names")
