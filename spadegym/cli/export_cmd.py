@@ -1,0 +1,41 @@
+"""`spadegym export`: datasets of a run's environments, episodes and rounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from . import app
+from .errors import user_errors
+
+
+@app.command("export")
+def export(
+    run_dir: Path = typer.Argument(..., help="A run directory (the --out of `spadegym run`)."),
+    format: str = typer.Option(
+        "jsonl",
+        "--format",
+        "-f",
+        help="jsonl, parquet, hf (datasets save_to_disk) or spade (environment pool).",
+    ),
+    what: str = typer.Option(None, "--what", help="envs, episodes or rounds; default: all of them."),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Output file (directory for hf/spade, or when --what is omitted); default RUN_DIR/exports.",
+    ),
+) -> None:
+    """Export a run as datasets.
+
+    Examples:
+      spadegym export runs/demo --format jsonl
+      spadegym export runs/demo --format hf --what episodes --out data/episodes
+      spadegym export runs/demo --format spade --out pools/demo
+    """
+    from ..store.export import export_run
+
+    with user_errors():
+        for path in export_run(run_dir, format=format, what=what, out=out):
+            typer.echo(str(path))

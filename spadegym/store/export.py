@@ -1,0 +1,284 @@
+"""Datasets from a run store: environments, episodes (as chat messages) and round summaries.
+
+Formats:
+- ``jsonl``: one JSON object per line, stdlib only; nested dicts stay objects.
+- ``parquet``: pyarrow; free-form dicts (knobs, lineage, meta, nested summary
+  values) become JSON text columns so every row shares one schema.
+- ``hf``: a ``datasets`` ``save_to_disk`` directory with the parquet schema.
+- ``spade``: environments only, as a SPADE-style pool: one ``<env_id>.py`` per
+  environment plus ``index.jsonl`` (id, file, skill, hint, family, knobs, scores).
+
+Exports only read the store, so they work on finished and interrupted runs alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..cli.errors import UserError
+from .runstore import RunStore
+
+FORMATS = ("jsonl", "parquet", "hf", "spade")
+WHATS = ("envs", "episodes", "rounds")
+SCORE_KEYS = (
+    "round",
+    "win_rate",
+    "win_rate_hint",
+    "regret",
+    "oracle_regret",
+    "designer_reward",
+    "plays",
+    "plays_hint",
+)
+_JSON_TEXT = {"envs": ("knobs", "lineage", "meta"), "episodes": (), "rounds": ()}
+_BATCH = 2000  # episodes per parquet row group / write batch
+
+
+class ExportError(UserError):
+    """An export that cannot be written as asked (unknown format, missing optional library)."""
+
+
+# -- rows --------------------------------------------------------------------
+
+
+def environment_rows(store: RunStore) -> list[dict[str, Any]]:
+    """Valid environments with code, hint, metadata and their latest scores."""
+    latest = store.latest_scores()
+    rows = []
+    for env in store.environments(valid_only=True):
+        score = latest.get(env["env_id"])
+        rows.append(
+            {
+                "env_id": env["env_id"],
+                "code": env["source"],
+                "hint": env["hint"],
+                "skill": env["skill"],
+                "family": env["family"],
+                "knobs": env["knobs"],
+                "lineage": env["lineage"],
+                "meta": env["meta"],
+                "code_hash": env["code_hash"],
+                "round": env["round"],
+                "scores": None if score is None else {k: score[k] for k in SCORE_KEYS},
+            }
+        )
+    return rows
+
+
+def episode_messages(episode: dict[str, Any]) -> list[dict[str, str]]:
+    """The episode as a chat: each observation (hint line included) then the agent's reply."""
+    messages = []
+    for turn in episode.get("turns") or ():
+        messages.append({"role": "user", "content": turn["observation"]})
+        messages.append({"role": "assistant", "content": turn["reply"]})
+    return messages
+
+
+def episode_rows(store: RunStore) -> Iterator[dict[str, Any]]:
+    """Every stored episode as a chat-format training record, round by round."""
+    for summary in store.rounds():
+        for ep in store.episodes(round=summary["round"]):
+            yield {
+                "env_id": ep["env_id"],
+                "seed": ep.get("seed"),
+                "round": ep["round"],
+                "split": ep["split"],
+                "hinted": bool(ep.get("hinted")),
+                "return": float(ep.get("ret", 0.0)),
+                "success": ep["success"],
+                "failure": ep.get("failure"),
+                "turns": len(ep.get("turns") or ()),
+                "format_failures": int(ep.get("format_failures", 0)),
+                "messages": episode_messages(ep),
+                "final_observation": ep.get("final_observation", ""),
+            }
+
+
+def round_rows(store: RunStore) -> list[dict[str, Any]]:
+    """Round summaries, "round" first."""
+    return [{"round": s["round"], **{k: v for k, v in s.items() if k != "round"}} for s in store.rounds()]
+
+
+# -- writers -----------------------------------------------------------------
+
+
+def export_run(
+    run_dir: str | Path,
+    format: str = "jsonl",
+    what: str | None = None,
+    out: str | Path | None = None,
+) -> list[Path]:
+    """Export a run; returns the paths written.
+
+    With ``what`` (envs, episodes or rounds) ``out`` is the file (the directory
+    for hf/spade), default ``RUN_DIR/exports/<what>.<ext>``. Without it every
+    applicable table is exported into the directory ``out`` (default
+    ``RUN_DIR/exports``).
+    """
+    if format not in FORMATS:
+        raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
+    if what is not None and what not in WHATS:
+        raise ExportError(f"unknown --what {what!r}; choose one of {', '.join(WHATS)}.")
+    if format == "spade" and what not in (None, "envs"):
+        raise ExportError("the spade format holds environments only; use --what envs or another format.")
+    _require(format)
+    with RunStore.open(run_dir) as store:
+        if what is not None:
+            target = Path(out) if out is not None else store.dir / "exports" / _name(what, format)
+            return [_write(store, what, format, target)]
+        folder = Path(out) if out is not None else store.dir / "exports"
+        whats = ("envs",) if format == "spade" else WHATS
+        return [_write(store, w, format, folder / _name(w, format)) for w in whats]
+
+
+def _name(what: str, format: str) -> str:
+    return {"jsonl": f"{what}.jsonl", "parquet": f"{what}.parquet", "hf": what, "spade": "pool"}[format]
+
+
+def _write(store: RunStore, what: str, format: str, target: Path) -> Path:
+    rows: Iterable[dict[str, Any]] = {
+        "envs": lambda: environment_rows(store),
+        "episodes": lambda: episode_rows(store),
+        "rounds": lambda: round_rows(store),
+    }[what]()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if format == "jsonl":
+        with target.open("w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
+    elif format == "spade":
+        _write_spade(list(rows), target)
+    else:
+        _write_arrow(what, rows, format, target)
+    return target
+
+
+def _write_spade(rows: list[dict[str, Any]], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    with (folder / "index.jsonl").open("w", encoding="utf-8") as index:
+        for row in rows:
+            stem = re.sub(r"[^A-Za-z0-9._-]", "_", row["env_id"]) or "env"
+            while stem in used:  # two ids that sanitise alike still get two files
+                stem += "_"
+            used.add(stem)
+            (folder / f"{stem}.py").write_text(row["code"], encoding="utf-8")
+            scores = row["scores"] or {}
+            entry = {
+                "id": row["env_id"],
+                "file": f"{stem}.py",
+                "skill": row["skill"],
+                "hint": row["hint"],
+                "family": row["family"],
+                "knobs": row["knobs"],
+                "code_hash": row["code_hash"],
+                **{k: scores.get(k) for k in SCORE_KEYS if k != "round"},
+                "scored_round": scores.get("round"),
+            }
+            index.write(json.dumps(_finite(entry), ensure_ascii=False) + "\n")
+
+
+def _require(format: str) -> None:
+    needs = {"parquet": ("pyarrow",), "hf": ("pyarrow", "datasets")}.get(format, ())
+    for module in needs:
+        try:
+            __import__(module)
+        except ImportError:
+            raise ExportError(
+                f"the {format} export needs the {module} package; install it with pip install 'spadegym[export]'."
+            ) from None
+
+
+def _schema(what: str):
+    import pyarrow as pa
+
+    if what == "envs":
+        scores = pa.struct(
+            [
+                (k, pa.int64()) if k in ("round", "plays", "plays_hint") else (k, pa.float64())
+                for k in SCORE_KEYS
+            ]
+        )
+        text = ("env_id", "code", "hint", "skill", "family", "knobs", "lineage", "meta", "code_hash")
+        return pa.schema([*((k, pa.string()) for k in text), ("round", pa.int64()), ("scores", scores)])
+    if what == "episodes":
+        message = pa.struct([("role", pa.string()), ("content", pa.string())])
+        return pa.schema(
+            [
+                ("env_id", pa.string()),
+                ("seed", pa.int64()),
+                ("round", pa.int64()),
+                ("split", pa.string()),
+                ("hinted", pa.bool_()),
+                ("return", pa.float64()),
+                ("success", pa.bool_()),
+                ("failure", pa.string()),
+                ("turns", pa.int64()),
+                ("format_failures", pa.int64()),
+                ("messages", pa.list_(message)),
+                ("final_observation", pa.string()),
+            ]
+        )
+    return None  # rounds: inferred from whatever the summaries hold
+
+
+def _tabular(what: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Make rows fit one arrow schema: free-form dicts and mixed-type columns become JSON text."""
+    rows = [_finite(r) for r in rows]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    for key in keys:
+        values = [r.get(key) for r in rows if r.get(key) is not None]
+        scalar_kinds = {"num" if isinstance(v, (int, float)) else type(v).__name__ for v in values}
+        if key in _JSON_TEXT[what] or (
+            what == "rounds" and not scalar_kinds <= {"num"} and scalar_kinds != {"str"}
+        ):
+            for r in rows:
+                if r.get(key) is not None:
+                    r[key] = json.dumps(r[key], ensure_ascii=False)
+    return rows
+
+
+def _batches(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _write_arrow(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _schema(what)
+    if schema is None:  # rounds are few: one table, types inferred across all of them
+        table = pa.Table.from_pylist(_tabular(what, list(rows)))
+    else:
+        tables = [pa.Table.from_pylist(_tabular(what, b), schema=schema) for b in _batches(rows)]
+        table = pa.concat_tables(tables) if tables else schema.empty_table()
+    if format == "parquet":
+        pq.write_table(table, target, row_group_size=_BATCH)
+        return
+    import datasets
+
+    features = datasets.Features.from_arrow_schema(table.schema)
+    datasets.Dataset.from_dict(table.to_pydict(), features=features).save_to_disk(str(target))
+
+
+def _finite(value: Any) -> Any:
+    """NaN/inf become null: strict JSON readers (and arrow's) reject them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,162 @@
+"""Exports round-trip through `datasets` (json, parquet, load_from_disk) with their content intact."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from synthetic_run import build_run
+
+from spadegym.envfile.static import inspect_source
+from spadegym.store import RunStore
+from spadegym.store.export import ExportError, export_run
+
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+datasets = pytest.importorskip("datasets")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("export") / "run"
+    build_run(path, rounds=3).close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(run_dir):
+    with RunStore.open(run_dir) as s:
+        yield s
+
+
+def _load(kind: str, path, tmp_path):
+    return datasets.load_dataset(kind, data_files=str(path), split="train", cache_dir=str(tmp_path / "cache"))
+
+
+def test_jsonl_environments_carry_code_hint_knobs_and_latest_scores(run_dir, store, tmp_path):
+    (path,) = export_run(run_dir, "jsonl", "envs", tmp_path / "envs.jsonl")
+    ds = _load("json", path, tmp_path)
+    envs = store.environments()
+    assert ds.num_rows == len(envs)
+    latest = store.latest_scores()
+    for row, env in zip(ds, envs):
+        assert row["env_id"] == env["env_id"] and row["code"] == env["source"]
+        assert row["hint"] == env["hint"] and row["skill"] == env["skill"]
+        assert {k: v for k, v in row["knobs"].items() if v is not None} == env["knobs"]
+        if env["env_id"] in latest:
+            assert row["scores"]["regret"] == pytest.approx(latest[env["env_id"]]["regret"])
+            assert row["scores"]["round"] == latest[env["env_id"]]["round"]
+        else:
+            assert row["scores"] is None
+
+
+def test_jsonl_episodes_are_chat_messages(run_dir, store, tmp_path):
+    (path,) = export_run(run_dir, "jsonl", "episodes", tmp_path / "episodes.jsonl")
+    ds = _load("json", path, tmp_path)
+    assert ds.num_rows == store.episode_count()
+    stored = store.episodes()
+    for row, ep in zip(ds, stored):
+        assert [m["role"] for m in row["messages"]] == ["user", "assistant"] * len(ep["turns"])
+        assert row["messages"][1]["content"] == ep["turns"][0]["reply"]
+        assert ("hint: " in row["messages"][0]["content"]) == row["hinted"]
+        assert (row["return"], row["success"], row["env_id"], row["seed"]) == (
+            ep["ret"],
+            ep["success"],
+            ep["env_id"],
+            ep["seed"],
+        )
+    assert set(ds["split"]) == {"train", "heldout"}
+
+
+def test_parquet_round_trips_every_table(run_dir, store, tmp_path):
+    paths = export_run(run_dir, "parquet", out=tmp_path / "pq")
+    assert [p.name for p in paths] == ["envs.parquet", "episodes.parquet", "rounds.parquet"]
+    envs = _load("parquet", paths[0], tmp_path)
+    assert [json.loads(k) for k in envs["knobs"]] == [e["knobs"] for e in store.environments()]
+    episodes = _load("parquet", paths[1], tmp_path)
+    assert episodes.num_rows == store.episode_count()
+    assert episodes[0]["messages"][0]["role"] == "user"
+    rounds = _load("parquet", paths[2], tmp_path)
+    summaries = store.rounds()
+    assert rounds["round"] == [1, 2, 3]
+    assert rounds["win_rate"] == pytest.approx([s["win_rate"] for s in summaries])
+    assert [json.loads(r) for r in rounds["refusals"]] == [s["refusals"] for s in summaries]
+
+
+def test_hf_save_to_disk_loads_back(run_dir, store, tmp_path):
+    (path,) = export_run(run_dir, "hf", "episodes", tmp_path / "hf_episodes")
+    ds = datasets.load_from_disk(str(path))
+    assert ds.num_rows == store.episode_count()
+    assert set(ds.features) >= {"messages", "return", "success", "hinted", "env_id", "seed"}
+    assert sum(ds["success"]) == sum(e["success"] for e in store.episodes())
+
+
+def test_spade_pool_has_one_file_per_environment_and_an_index(run_dir, store, tmp_path):
+    (folder,) = export_run(run_dir, "spade", out=tmp_path / "pool")
+    index = [json.loads(line) for line in (folder / "index.jsonl").read_text().splitlines()]
+    envs = {e["env_id"]: e for e in store.environments()}
+    assert sorted(i["id"] for i in index) == sorted(envs)
+    for entry in index:
+        source = (folder / entry["file"]).read_text()
+        assert source == envs[entry["id"]]["source"]
+        assert inspect_source(source).skill == entry["skill"]
+        assert entry["hint"] == envs[entry["id"]]["hint"]
+    assert any(i["regret"] is not None for i in index)
+
+
+def test_an_empty_run_exports_empty_tables(tmp_path):
+    RunStore.create(tmp_path / "run", {}, {}).close()
+    for fmt in ("jsonl", "parquet", "hf"):
+        paths = export_run(tmp_path / "run", fmt, out=tmp_path / fmt)
+        assert len(paths) == 3 and all(p.exists() for p in paths)
+    assert (tmp_path / "jsonl" / "episodes.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"format": "csv"}, "unknown export format 'csv'"),
+        ({"format": "jsonl", "what": "levels"}, "unknown --what 'levels'"),
+        ({"format": "spade", "what": "episodes"}, "environments only"),
+    ],
+)
+def test_bad_requests_are_one_clear_sentence(run_dir, kwargs, message):
+    with pytest.raises(ExportError, match=message):
+        export_run(run_dir, **kwargs)
+
+
+def test_a_missing_optional_library_is_one_clear_sentence(run_dir, tmp_path):
+    code = (
+        "import sys; sys.modules['datasets'] = None\n"
+        "from spadegym.store.export import export_run\n"
+        f"export_run({str(run_dir)!r}, 'hf', 'rounds', {str(tmp_path / 'x')!r})\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "the hf export needs the datasets package" in proc.stderr
+
+
+def test_cli_export_prints_paths_and_reports_user_errors(run_dir, tmp_path):
+    ok = subprocess.run(
+        [
+            "spadegym",
+            "export",
+            str(run_dir),
+            "--format",
+            "jsonl",
+            "--what",
+            "rounds",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip() == str(tmp_path / "r.jsonl")
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+    bad = subprocess.run(["spadegym", "export", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "does not exist" in " ".join(bad.stderr.split()) and "Traceback" not in bad.stderr
