@@ -1,0 +1,352 @@
+"""The LLM designer: any OpenAI-compatible model writes environments, grounded and remembered.
+
+One proposal, start to end::
+
+    corpus document + memory ─► design prompt ─► reply ─► extract + brace repair
+        ─► validation gate ─(invalid: failed checks sent back, up to ``repair_turns``)
+        ─► hint call ─► leak check (a leaking hint is rewritten once, else refused)
+        ─► Candidate
+
+``propose`` runs ``context.count`` proposals concurrently and returns one
+candidate per proposal, valid or not: every candidate carries
+``meta["valid"]``, ``meta["verdict"]`` (the gate's verdict as a dict, or None
+when there was no code) and ``meta["refusal"]`` (None, or why it is not
+usable: ``no_code``, ``declined``, ``invalid``, ``hint_leak``). The loop keeps
+the rejected ones with their verdicts and gives them a designer reward below
+any valid one. A candidate that needed repair turns has ``attempts > 1`` and
+``meta["repaired"] = True``; with ``reward_first_attempt`` (the default) its
+reward should be that of an invalid first attempt.
+
+The loop feeds the memory either through ``update(feedback)`` (with
+``details`` holding ``win_rate``, ``regret`` and optionally ``env_id``) or
+through ``context.frontier / mastered / hopeless``; both work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import random
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..envfile import strip_thinking
+from ..llm.client import ChatResult, EndpointConfig, LLMClient
+from . import prompts
+from .base import Candidate, DesignContext, Feedback, Lineage
+from .corpus import Corpus, Document, truncate_words
+from .extraction import extract_code
+from .memory import DesignerMemory, MemoryEntry, code_excerpt
+
+#: (source, hint or None) -> the validation gate's verdict.
+Validator = Callable[[str, "str | None"], Any]
+
+REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak")
+
+
+class LLMDesignerConfig(BaseModel):
+    """How the LLM designer prompts, repairs and hints."""
+
+    model_config = {"extra": "forbid"}
+
+    corpus_words: int = Field(600, ge=0, description="Words of the grounding document shown per proposal (0 = no grounding).")
+    repair_turns: int = Field(2, ge=0, description="Follow-ups that send the gate's failed checks back for a fix.")
+    reward_first_attempt: bool = Field(True, description="The designer is rewarded on its first attempt: a repaired env counts as invalid for its reward.")
+    hint_words: int = Field(40, ge=5, description="Longest hint, in words.")
+    hint_retries: int = Field(1, ge=0, description="Rewrites of a hint that gives the answer away before the env is refused.")
+    hint_temperature: float = Field(0.3, ge=0, le=2, description="Sampling temperature of the hint call.")
+    hint_max_tokens: int = Field(1024, ge=16, description="Largest hint completion (room for reasoning models to think).")
+    memory_size: int = Field(200, ge=0, description="Past environments remembered.")
+    frontier_examples: int = Field(2, ge=0, description="Frontier examples (to vary) shown per prompt.")
+    avoid_examples: int = Field(1, ge=0, description="Too-easy and too-hard examples (to avoid) shown per prompt, each.")
+    target_win_rate: float = Field(0.5, ge=0, le=1, description="No-hint win rate the prompt asks for.")
+
+
+@dataclass
+class DesignerStats:
+    """Counts over the designer's life (persisted with its state)."""
+
+    proposals: int = 0
+    valid: int = 0
+    valid_first_attempt: int = 0
+    repaired: int = 0  # valid only after at least one repair turn
+    repair_turns: int = 0
+    hints_rewritten: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    fixes: dict[str, int] = field(default_factory=dict)  # mechanical extraction repairs
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def verdict_dict(verdict: Any) -> dict[str, Any]:
+    """A verdict as plain JSON, whatever record type the gate returns."""
+    if hasattr(verdict, "to_dict"):
+        return verdict.to_dict()
+    if hasattr(verdict, "model_dump"):
+        return verdict.model_dump()
+    if is_dataclass(verdict):
+        return asdict(verdict)
+    return dict(vars(verdict))
+
+
+def failed_checks(verdict: Any) -> list[Any]:
+    failed = getattr(verdict, "failed", None)
+    if failed is not None:
+        return list(failed)
+    return [c for c in verdict.checks if not c.passed]
+
+
+def verdict_feedback(verdict: Any) -> str:
+    if hasattr(verdict, "feedback"):
+        text = verdict.feedback()
+        if text.strip():
+            return text
+    return "\n".join(f"- {c.message or c.name}" for c in failed_checks(verdict)) or \
+        f"- the environment was rejected ({verdict.category})."
+
+
+def is_hint_leak(verdict: Any) -> bool:
+    """The verdict fails only because of the hint (a leak check naming the hint)."""
+    failed = failed_checks(verdict)
+    return bool(failed) and all(c.category == "leak" and "hint" in c.name.lower() for c in failed)
+
+
+def clean_hint(reply: str, max_words: int) -> str:
+    text = strip_thinking(reply).strip().strip("`").strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    text = lines[0] if lines else ""
+    if text.lower().startswith("hint:"):
+        text = text[5:].strip()
+    text = text.strip("\"'“”").strip()
+    words = text.split()
+    return " ".join(words[:max_words])
+
+
+class LLMDesigner:
+    """Writes environments with a chat model; see the module docstring."""
+
+    def __init__(self, endpoint: EndpointConfig, *, corpus: Corpus | None = None, seed: int = 0,
+                 config: LLMDesignerConfig | None = None, sandbox: Any = None,
+                 validation: Any = None, validator: Validator | None = None,
+                 memory: DesignerMemory | None = None):
+        self.endpoint = endpoint
+        self.name = f"openai:{endpoint.model}"
+        self.config = config or LLMDesignerConfig()
+        self.corpus = corpus
+        self.seed = seed
+        self.memory = memory or DesignerMemory(capacity=self.config.memory_size)
+        self.stats = DesignerStats()
+        self.usage: Counter[str] = Counter()
+        self._sandbox = sandbox
+        self._own_sandbox = False
+        self._validation = validation
+        self._validator = validator
+        self._counter = 0
+        self._pending: OrderedDict[str, dict[str, str]] = OrderedDict()  # candidate id -> skill, excerpt
+
+    # --- the Designer protocol ------------------------------------------------------
+
+    def propose(self, context: DesignContext) -> list[Candidate]:
+        """Synchronous ``apropose`` (runs its own event loop, in a thread if one is running)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.apropose(context))
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, self.apropose(context)).result()
+
+    async def apropose(self, context: DesignContext) -> list[Candidate]:
+        for levels in (context.frontier, context.mastered, context.hopeless):
+            self.memory.observe(levels)
+        keys = list(range(self._counter, self._counter + context.count))
+        self._counter += context.count
+        client = LLMClient(self.endpoint)
+        lock = asyncio.Lock()  # one validation at a time: the sandbox is not shared across threads
+        try:
+            tasks = [self._propose_one(client, lock, context, key) for key in keys]
+            candidates = await asyncio.gather(*tasks)
+        finally:
+            await client.aclose()
+        self.usage.update(client.usage)
+        return list(candidates)
+
+    def update(self, feedback: list[Feedback]) -> None:
+        """Remember how the loop scored earlier candidates (``details``: win_rate, regret, env_id)."""
+        for fb in feedback:
+            known = self._pending.get(fb.candidate_id)
+            if known is None or not fb.valid:
+                continue
+            details = fb.details or {}
+            self.memory.add(MemoryEntry(
+                env_id=str(details.get("env_id") or fb.candidate_id), skill=known["skill"],
+                code_excerpt=known["excerpt"], win_rate=_maybe_float(details.get("win_rate")),
+                regret=_maybe_float(details.get("regret")), score=fb.reward))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"counter": self._counter, "memory": self.memory.state_dict(), "stats": self.stats.to_dict(),
+                "pending": [[k, v] for k, v in self._pending.items()], "usage": dict(self.usage)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._counter = int(state.get("counter", 0))
+        self.memory.load_state_dict(state.get("memory", {}))
+        self.stats = DesignerStats(**state.get("stats", {}))
+        self._pending = OrderedDict((k, v) for k, v in state.get("pending", []))
+        self.usage = Counter(state.get("usage", {}))
+
+    def close(self) -> None:
+        if self._own_sandbox and self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    # --- one proposal -----------------------------------------------------------------
+
+    async def _propose_one(self, client: LLMClient, lock: asyncio.Lock, context: DesignContext,
+                           key: int) -> Candidate:
+        cfg = self.config
+        started = time.perf_counter()
+        rng = random.Random(f"{self.seed}:{key}")
+        document = self._document(rng)
+        selection = self.memory.select(context.skill, cfg.frontier_examples, cfg.avoid_examples)
+        picture = prompts.difficulty_picture(self.memory.skill_stats(context.skill), cfg.target_win_rate)
+        messages = prompts.design_messages(
+            context.skill, document=truncate_words(document.text, cfg.corpus_words) if document else None,
+            memory=selection, picture=picture)
+        candidate = Candidate(
+            source="", skill=context.skill, candidate_id=f"llm-{self.seed}-{key:05d}",
+            lineage=Lineage(operator="llm", designer=self.name),
+            meta={"corpus_doc": document.doc_id if document else None, "round": context.round,
+                  "prompt": messages[-1]["content"], "memory_examples": [
+                      e.env_id for e in selection.frontier + selection.too_easy + selection.too_hard]})
+        self.stats.proposals += 1
+
+        reply = await client.chat(messages)
+        candidate.meta["completion"] = reply.text
+        extraction = extract_code(reply.text)
+        self._count_fixes(extraction.fixes)
+        if extraction.code is None:
+            return self._refuse(candidate, extraction.refusal or "no_code", None, started)
+        code, verdict = extraction.code, await self._check(lock, extraction.code, None)
+        candidate.meta["fixes"] = list(extraction.fixes)
+        first_valid = bool(verdict.valid)
+        while not verdict.valid and candidate.attempts <= cfg.repair_turns:
+            messages = messages + [{"role": "assistant", "content": _replayed(reply)},
+                                   prompts.repair_request(verdict_feedback(verdict))]
+            reply = await client.chat(messages)
+            candidate.attempts += 1
+            self.stats.repair_turns += 1
+            fixed = extract_code(reply.text)
+            self._count_fixes(fixed.fixes)
+            if fixed.code is None:
+                break  # the model gave up; keep the last code and its verdict
+            code, verdict = fixed.code, await self._check(lock, fixed.code, None)
+            candidate.meta["fixes"] += fixed.fixes
+        candidate.source = code
+        candidate.meta.update(first_attempt_valid=first_valid, repaired=candidate.attempts > 1 and verdict.valid,
+                              reward_first_attempt=cfg.reward_first_attempt)
+        if not verdict.valid:
+            return self._refuse(candidate, "invalid", verdict, started)
+
+        hint, verdict = await self._hint(client, lock, code, verdict, candidate)
+        if hint is None:
+            return self._refuse(candidate, "hint_leak", verdict, started)
+        candidate.hint = hint or None
+        candidate.meta.update(valid=True, verdict=verdict_dict(verdict), refusal=None,
+                              attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
+        self.stats.valid += 1
+        self.stats.valid_first_attempt += first_valid
+        self.stats.repaired += candidate.attempts > 1
+        self._remember(candidate)
+        return candidate
+
+    async def _hint(self, client: LLMClient, lock: asyncio.Lock, code: str, verdict: Any,
+                    candidate: Candidate) -> tuple[str | None, Any]:
+        """A hint the leak check accepts ("" when the model writes none), or None when it keeps leaking."""
+        cfg = self.config
+        messages = prompts.hint_messages(code, cfg.hint_words)
+        for attempt in range(cfg.hint_retries + 1):
+            reply = await client.chat(messages, temperature=cfg.hint_temperature, max_tokens=cfg.hint_max_tokens)
+            hint = clean_hint(reply.text, cfg.hint_words)
+            if not hint:
+                return "", verdict  # no hint: the loop falls back to the file's own hint()
+            checked = await self._check(lock, code, hint)
+            if checked.valid:
+                candidate.meta["hint_rewrites"] = attempt
+                return hint, checked
+            if not is_hint_leak(checked):
+                return hint, verdict  # the code's own verdict stands; the hint was not the problem
+            candidate.meta["leaking_hint"] = hint
+            if attempt < cfg.hint_retries:
+                self.stats.hints_rewritten += 1
+                messages = messages + [{"role": "assistant", "content": hint},
+                                       prompts.hint_retry_request(verdict_feedback(checked))]
+            verdict = checked
+        return None, verdict
+
+    # --- pieces -------------------------------------------------------------------------
+
+    def _document(self, rng: random.Random) -> Document | None:
+        if self.corpus is None or self.config.corpus_words == 0:
+            return None
+        return self.corpus.sample(rng)
+
+    async def _check(self, lock: asyncio.Lock, code: str, hint: str | None) -> Any:
+        async with lock:
+            return await asyncio.to_thread(self._validate, code, hint)
+
+    def _validate(self, code: str, hint: str | None) -> Any:
+        if self._validator is not None:
+            return self._validator(code, hint)
+        from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox
+
+        if self._sandbox is None:
+            from ..sandbox import Sandbox
+
+            self._sandbox, self._own_sandbox = Sandbox(), True
+        name = "llm_" + hashlib.sha256(code.encode()).hexdigest()[:10] + ".py"
+        return validate_source(code, name, hint=hint, sandbox=self._sandbox, config=self._validation)
+
+    def _refuse(self, candidate: Candidate, reason: str, verdict: Any, started: float) -> Candidate:
+        candidate.meta.update(valid=False, refusal=reason, attempts=candidate.attempts,
+                              verdict=verdict_dict(verdict) if verdict is not None else _no_code_verdict(reason),
+                              seconds=round(time.perf_counter() - started, 3))
+        candidate.meta.setdefault("first_attempt_valid", False)
+        candidate.meta.setdefault("repaired", False)
+        self.stats.refused[reason] = self.stats.refused.get(reason, 0) + 1
+        return candidate
+
+    def _count_fixes(self, fixes: list[str]) -> None:
+        for fix in fixes:
+            self.stats.fixes[fix] = self.stats.fixes.get(fix, 0) + 1
+
+    def _remember(self, candidate: Candidate) -> None:
+        self._pending[candidate.candidate_id] = {"skill": candidate.skill,
+                                                 "excerpt": code_excerpt(candidate.source)}
+        while len(self._pending) > max(4 * self.config.memory_size, 64):
+            self._pending.popitem(last=False)
+
+
+def _no_code_verdict(reason: str) -> dict[str, Any]:
+    """A verdict-shaped record for a reply with no code, so every candidate carries one."""
+    message = ("The reply declined the task and held no code." if reason == "declined"
+               else "The reply held no fenced Python block with an environment class.")
+    return {"file": "<reply>", "valid": False, "category": reason, "seconds": 0.0, "checks": [
+        {"name": "has_code", "passed": False, "message": message, "category": reason, "severity": "error"}]}
+
+
+def _replayed(reply: ChatResult) -> str:
+    """The assistant turn as the next request shows it (its thinking left out)."""
+    return strip_thinking(reply.text).strip() or reply.text
+
+
+def _maybe_float(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,89 @@
+"""Designers by name: ``mutation`` or ``openai:MODEL[@BASE_URL]``.
+
+    designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, sandbox=box)
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .base import Designer
+
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]")
+#: The designer writes whole files: more room than a chat turn needs.
+DESIGNER_MAX_TOKENS = 4096
+
+
+class UnknownDesigner(UserError, ValueError):
+    """The designer spec names nothing we know."""
+
+
+def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
+    """Build a designer from its spec.
+
+    Options the LLM designer reads: ``sandbox``, ``validation`` (a ValidationConfig
+    or a dict of its fields), ``corpus`` (a JSONL path; None = the shipped corpus,
+    False = no grounding), ``llm`` (a dict of EndpointConfig fields, e.g.
+    temperature, max_tokens, concurrency), ``config`` (an LLMDesignerConfig or a
+    dict), ``validator``. The mutation designer gets the options its constructor
+    accepts; the rest are ignored.
+    """
+    spec = spec.strip()
+    if spec == "mutation":
+        return _mutation(seed, options)
+    if spec.startswith("openai:"):
+        return _llm(spec, seed, options)
+    near = difflib.get_close_matches(spec.split(":")[0], ["mutation", "openai"], n=1, cutoff=0.5)
+    hint = f" Did you mean '{near[0]}{':MODEL' if near[0] == 'openai' else ''}'?" if near else ""
+    raise UnknownDesigner(f"unknown designer '{spec}'; use {' or '.join(DESIGNER_SPECS)}.{hint}")
+
+
+def _mutation(seed: int, options: dict[str, Any]) -> Designer:
+    from .mutation import MutationDesigner
+
+    accepted = inspect.signature(MutationDesigner).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    kwargs = {k: v for k, v in options.items() if takes_any or k in accepted}
+    return MutationDesigner(seed=seed, **kwargs)
+
+
+def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
+    from ..llm.client import EndpointConfig, parse_spec
+    from .corpus import Corpus
+    from .llm import LLMDesigner, LLMDesignerConfig
+
+    try:
+        model, url = parse_spec(spec)
+    except ValueError as exc:
+        raise UnknownDesigner(str(exc)) from None
+    llm = dict(options.get("llm") or {})
+    llm.setdefault("max_tokens", DESIGNER_MAX_TOKENS)
+    if url:
+        llm["base_url"] = url
+    known = set(EndpointConfig.model_fields)
+    endpoint = EndpointConfig(model=model, **{k: v for k, v in llm.items() if k in known})
+
+    corpus_opt = options.get("corpus")
+    if corpus_opt is False:
+        corpus = None
+    elif isinstance(corpus_opt, Corpus):
+        corpus = corpus_opt
+    elif corpus_opt:
+        corpus = Corpus.load(Path(corpus_opt))
+    else:
+        corpus = Corpus.default()
+
+    config = options.get("config")
+    if isinstance(config, dict):
+        config = LLMDesignerConfig(**config)
+    validation = options.get("validation")
+    if isinstance(validation, dict):
+        from ..validate import ValidationConfig
+
+        validation = ValidationConfig(**validation)
+    return LLMDesigner(endpoint, corpus=corpus, seed=seed, config=config, sandbox=options.get("sandbox"),
+                       validation=validation, validator=options.get("validator"))
