@@ -1,0 +1,68 @@
+"""The PLR level buffer: duplicates, eviction, replay distribution, plain-data state."""
+
+import json
+
+import numpy as np
+
+from spadegym.curriculum import BufferConfig, BufferState, LevelBuffer, LevelRecord
+
+
+def level(i, score=0.0, skill="s"):
+    return LevelRecord(env_id=f"e{i}", skill=skill, code_hash=f"h{i}", added_round=0, score=score)
+
+
+def test_duplicates_are_refused():
+    buf = LevelBuffer()
+    assert buf.add(level(1))
+    assert not buf.add(LevelRecord(env_id="other", skill="s", code_hash="h1", added_round=1))
+    assert buf.duplicate_of("h1") == "e1" and len(buf) == 1
+
+
+def test_capacity_evicts_the_lowest_score():
+    buf = LevelBuffer(BufferConfig(capacity=3))
+    for i, score in enumerate([0.5, 0.1, 0.9, 0.7]):
+        buf.add(level(i, score))
+    assert sorted(buf.state.levels) == ["e0", "e2", "e3"]
+    assert buf.duplicate_of("h1") is None  # its hash is forgotten with it
+
+
+def test_replay_waits_for_min_fill():
+    buf = LevelBuffer(BufferConfig(min_fill=3, replay_fraction=0.5))
+    buf.add(level(1))
+    assert buf.replay_count(16) == 0
+    buf.add(level(2))
+    buf.add(level(3))
+    assert buf.replay_count(16) == 3  # never more than stored
+
+
+def test_rank_prioritisation_prefers_high_scores_and_staleness_rises():
+    buf = LevelBuffer(BufferConfig(temperature=0.5, staleness_coef=0.0))
+    for i, score in enumerate([0.1, 0.9, 0.5]):
+        buf.add(level(i, score))
+    ids, p = buf.replay_probabilities(current_round=5)
+    by_id = dict(zip(ids, p))
+    assert by_id["e1"] > by_id["e2"] > by_id["e0"]
+    assert np.isclose(p.sum(), 1.0)
+    stale = LevelBuffer(BufferConfig(staleness_coef=1.0))
+    for i in range(3):
+        stale.add(level(i))
+    stale.record_play("e0", 4, 0.0, 0.5, 0.5, 0.0)
+    ids, p = stale.replay_probabilities(current_round=5)
+    assert dict(zip(ids, p))["e0"] < dict(zip(ids, p))["e1"]
+
+
+def test_sampling_is_seeded_and_distinct():
+    buf = LevelBuffer()
+    for i in range(10):
+        buf.add(level(i, i / 10))
+    a = buf.sample_replay(4, 3, np.random.default_rng(1))
+    b = buf.sample_replay(4, 3, np.random.default_rng(1))
+    assert a == b and len(set(a)) == 4
+
+
+def test_state_round_trips_through_json():
+    buf = LevelBuffer()
+    buf.add(level(1, 0.3))
+    buf.record_play("e1", 2, 0.4, 0.5, 0.7, 0.2)
+    restored = BufferState.from_dict(json.loads(json.dumps(buf.state.to_dict())))
+    assert restored.levels["e1"].history == [[2, 0.5, 0.7, 0.4]] and restored.hashes == {"h1": "e1"}
