@@ -106,7 +106,8 @@ class SelfPlay:
         n_replay = self.buffer.replay_count(self.config.envs_per_round)
         proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
         fresh = [p.env_id for p in proposals if p.valid and p.env_id]
-        replayed = self.buffer.sample_replay(n_replay, n, rng)
+        # Replay fills the round, also where the designer came up short (invalid or duplicate levels).
+        replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng)
         chosen = fresh + replayed
 
         episodes = self.play(n, chosen)

@@ -1,0 +1,94 @@
+"""Non-adaptive designers: the baselines the adaptive curriculum is measured against.
+
+``uniform``     fresh uniform draws over every family, level and variant (domain randomisation)
+``fixed:easy``  a fixed pool: every family at its easiest level
+``fixed:all``   a fixed pool: every family at every level (the paper's fixed-environment baseline)
+
+A fixed pool is proposed once, in order; afterwards the loop replays it from the
+level buffer (give the buffer ``replay_fraction=1`` and ``min_fill`` = pool size,
+as ``baseline_overrides`` does). None of them learns from its rewards.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..families import list_families
+from .base import Candidate, DesignContext, Lineage
+
+SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all")
+VERSION = "sampler-1"
+
+
+def _pool(kind: str) -> list[tuple[str, dict[str, Any]]]:
+    pool = []
+    for family in list_families():
+        levels = [0] if kind == "easy" else range(family.max_level + 1)
+        pool.extend((family.name, family.level_knobs(level)) for level in levels)
+    return pool
+
+
+class SamplerDesigner:
+    """Proposes built-in family levels without looking at the agent."""
+
+    def __init__(self, spec: str = "uniform", seed: int = 0):
+        if spec not in SAMPLER_SPECS:
+            raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(SAMPLER_SPECS)}")
+        self.name, self.spec = spec, spec
+        self.rng = random.Random(seed)
+        self.pool = _pool(spec.split(":")[1]) if spec.startswith("fixed:") else []
+        self.cursor = 0  # next pool item to propose (fixed pools)
+        self.serial = 0
+
+    def propose(self, context: DesignContext) -> list[Candidate]:
+        if self.pool:
+            # A fixed pool ignores the requested skill: it is the same pool every run.
+            items = self.pool[self.cursor:self.cursor + context.count]
+            self.cursor += len(items)
+        else:
+            items = [self._draw(context.skill) for _ in range(context.count)]
+        return [self._candidate(name, knobs) for name, knobs in items]
+
+    def _draw(self, skill: str) -> tuple[str, dict[str, Any]]:
+        families = list_families(skill) or list_families()
+        family = self.rng.choice(families)
+        knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
+        return family.name, knobs
+
+    def _candidate(self, name: str, knobs: dict[str, Any]) -> Candidate:
+        from ..families import get_family
+
+        family = get_family(name)
+        self.serial += 1
+        return Candidate(source=family.render(knobs), skill=family.skill, family=name, knobs=knobs,
+                         lineage=Lineage(operator=self.spec, designer=VERSION),
+                         candidate_id=f"{self.spec}-{self.serial:05d}")
+
+    def update(self, feedback: list[Any]) -> None:
+        """Baselines do not adapt."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"cursor": self.cursor, "serial": self.serial, "rng": list(_jsonable(self.rng.getstate()))}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.cursor, self.serial = state.get("cursor", 0), state.get("serial", 0)
+        if "rng" in state:
+            version, internal, gauss = state["rng"]
+            self.rng.setstate((version, tuple(internal), gauss))
+
+    def pool_size(self) -> int:
+        return len(self.pool)
+
+
+def _jsonable(state: tuple) -> tuple:
+    version, internal, gauss = state
+    return version, list(internal), gauss
+
+
+def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
+    """Buffer settings that make the loop play a sampler's levels as its baseline intends."""
+    if designer.pool:
+        n = designer.pool_size()
+        return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0}
+    return {"replay_fraction": 0.0}
