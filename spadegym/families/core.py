@@ -1,0 +1,122 @@
+"""The episode machinery shared by every built-in family, rendered into each file.
+
+``EpisodeCore`` is never instantiated in the host: ``registry.Family.render``
+copies its source (and the family's class) into a standalone environment file
+whose module constants bind ``DIFFICULTY``. A family class only describes its
+game: ``setup`` (draw the hidden instance from ``self.rng``), ``observe``
+(labelled observation lines), ``actions`` (the legal actions now), ``apply``
+(one legal action -> event text, progress, outcome), ``policy`` (the best next
+action, using the hidden state) and ``advice`` (why, for the hint).
+
+The core adds what must be identical everywhere: the turn budget, the reward
+rule (1 for a win, 0 for a loss; under ``partial`` shaping, small progress
+rewards on the way), invalid-action handling, the observation layout, the
+per-state hint, and ``solution()`` computed by replaying ``policy`` on a copy
+of the freshly reset instance.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+#: Bound by every rendered file to the knob values it was rendered with.
+DIFFICULTY: dict = {}
+
+
+class EpisodeCore:
+    """Turn budget, reward shaping, observation layout, hint and solution of one family."""
+
+    TITLE = "puzzle"
+
+    def __init__(self):
+        self.k = dict(DIFFICULTY)
+        self.max_turns = int(self.budget())
+        self.done = True
+        self.turn = 0
+        self.event = "call reset() to start"
+
+    # -- the environment contract -------------------------------------------
+    def reset(self, seed=None):
+        # A per-instance generator: the same seed and knobs give the same instance.
+        self.rng = random.Random(f"{self.TITLE}:{seed}:{self.k.get('variant', 0)}")
+        self.turn = 0
+        self.done = False
+        self.event = "start"
+        self.setup()
+        self._solution = self._plan()
+        return self.render(), {"turn": 0}
+
+    def step(self, action):
+        if self.done:
+            return "the episode is over; call reset()", 0.0, True, False, {"turn": self.turn}
+        action = " ".join(str(action).lower().split())
+        self.turn += 1
+        progress, outcome = 0.0, None
+        if action in self.actions():
+            self.event, progress, outcome = self.apply(action)
+        else:
+            self.event = f"invalid action '{action}'; choose one of the listed actions"
+            progress = -0.5
+        terminated = outcome is not None
+        reward = 1.0 if outcome == "win" else 0.0
+        if not terminated and self.k.get("reward_shaping") == "partial":
+            reward = round(0.1 * max(-1.0, min(1.0, progress)), 3)
+        truncated = not terminated and self.turn >= self.max_turns
+        if truncated:
+            self.event += "; out of turns"
+        self.done = terminated or truncated
+        info = {"turn": self.turn, "outcome": outcome or ("timeout" if truncated else "")}
+        return self.render(), reward, terminated, truncated, info
+
+    def valid_actions(self):
+        return [] if self.done else list(self.actions())
+
+    def hint(self):
+        if self.done:
+            return "the episode is over"
+        return f"{self.advice()}; next useful action: {self.policy()}"
+
+    def solution(self):
+        return list(self._solution)
+
+    # -- shared layout ------------------------------------------------------
+    def render(self):
+        lines = [f"game: {self.TITLE}", *self.observe(), f"event: {self.event}",
+                 f"turns left: {self.max_turns - self.turn}"]
+        if not self.done:
+            lines.append("actions: " + ", ".join(self.actions()))
+        lines.append("Reply with one action inside \\boxed{}.")
+        return "\n".join(lines)
+
+    def _plan(self):
+        # Replaying the policy on a copy (its rng included) gives a winning action list.
+        sim = copy.deepcopy(self)
+        plan = []
+        while not sim.done and len(plan) < sim.max_turns:
+            action = sim.policy()
+            plan.append(action)
+            sim.step(action)
+        return plan
+
+    # -- what a family defines ------------------------------------------------
+    def budget(self):
+        return self.k.get("turns", 20)
+
+    def setup(self):
+        raise NotImplementedError
+
+    def observe(self):
+        return []
+
+    def actions(self):
+        raise NotImplementedError
+
+    def apply(self, action):
+        raise NotImplementedError
+
+    def policy(self):
+        raise NotImplementedError
+
+    def advice(self):
+        return "follow the plan"

@@ -1,0 +1,156 @@
+"""The family registry: parameterized environment generators with explicit difficulty.
+
+A family is a game with knobs. Each knob lists its levels, easiest first, so a
+difficulty level is just an index into every knob (clipped to its last level).
+``render(knobs)`` writes a standalone environment file: deterministic text
+from the knob values; the instance randomness comes from the reset seed.
+
+    family = get_family("button_lock")
+    source = family.render(family.level_knobs(2))
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..designers.base import SKILLS
+from . import core
+
+#: Knobs every family has. ``reward_shaping`` is ordered (sparse is harder);
+#: ``variant`` only changes which instances the seeds draw (initial conditions).
+COMMON_KNOBS: dict[str, list[Any]] = {
+    "reward_shaping": ["partial", "sparse"],
+    "variant": list(range(8)),
+}
+#: Knobs whose levels are not ordered by difficulty: ``level_knobs`` keeps their first value.
+FREE_KNOBS = ("variant",)
+
+
+class FamilyError(ValueError):
+    """A family name or knob value that does not exist: the message says what to use."""
+
+
+@dataclass
+class Family:
+    """One built-in environment family."""
+
+    name: str
+    skill: str
+    description: str
+    env_class: type  # subclass of core.EpisodeCore; its source is rendered
+    own_knobs: dict[str, list[Any]]  # family-specific knobs, levels easiest first
+    imports: tuple[str, ...] = ()  # extra stdlib modules the class uses
+    knobs: dict[str, list[Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.skill not in SKILLS:
+            raise FamilyError(f"family {self.name!r}: skill {self.skill!r} is not one of {', '.join(SKILLS)}")
+        if not self.env_class.__name__.endswith("Env"):
+            raise FamilyError(f"family {self.name!r}: class {self.env_class.__name__} must end in 'Env'")
+        self.knobs = {**self.own_knobs, **COMMON_KNOBS}
+
+    @property
+    def max_level(self) -> int:
+        return max(len(v) - 1 for k, v in self.knobs.items() if k not in FREE_KNOBS)
+
+    def level_knobs(self, level: int) -> dict[str, Any]:
+        """Every ordered knob at index ``level`` (clipped); free knobs at their first value."""
+        if level < 0:
+            raise FamilyError(f"level must be >= 0 (0 is easiest, {self.max_level} hardest), got {level}")
+        return {k: v[0] if k in FREE_KNOBS else v[min(level, len(v) - 1)] for k, v in self.knobs.items()}
+
+    def check_knobs(self, knobs: dict[str, Any]) -> dict[str, Any]:
+        """Complete ``knobs`` with level-0 values and reject unknown knobs or values."""
+        unknown = [k for k in knobs if k not in self.knobs]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], list(self.knobs), n=1)
+            tip = f"did you mean {near[0]!r}? " if near else ""
+            raise FamilyError(f"family {self.name!r} has no knob {unknown[0]!r}; {tip}"
+                              f"knobs: {', '.join(self.knobs)}")
+        out = self.level_knobs(0)
+        for name, value in knobs.items():
+            levels = self.knobs[name]
+            if value not in levels:
+                raise FamilyError(f"knob {name!r} of family {self.name!r} cannot be {value!r}; "
+                                  f"levels: {', '.join(map(str, levels))}")
+            out[name] = value
+        return out
+
+    def parse_value(self, knob: str, text: str) -> Any:
+        """The level of ``knob`` written as ``text`` (for ``--set knob=value``)."""
+        if knob not in self.knobs:
+            self.check_knobs({knob: None})  # raises the unknown-knob error
+        for value in self.knobs[knob]:
+            if str(value) == text.strip():
+                return value
+        raise FamilyError(f"knob {knob!r} of family {self.name!r} cannot be {text!r}; "
+                          f"levels: {', '.join(map(str, self.knobs[knob]))}")
+
+    def level_index(self, knobs: dict[str, Any]) -> dict[str, int]:
+        """The index of each knob value in its level list."""
+        full = self.check_knobs(knobs)
+        return {k: self.knobs[k].index(v) for k, v in full.items()}
+
+    def render(self, knobs: dict[str, Any]) -> str:
+        """The standalone environment file for these knob values (deterministic text)."""
+        values = self.check_knobs(knobs)
+        imports = sorted({"copy", "random", *self.imports})
+        header = [
+            f'"""{self.env_class.TITLE}: {self.description}',
+            "",
+            f"Rendered by spadegym from the built-in family {self.name!r}; knobs in DIFFICULTY.",
+            "Standalone: standard library only.",
+            '"""',
+            "",
+            *(f"import {m}" for m in imports),
+            "",
+            f"SKILL = {self.skill!r}",
+            f"DESCRIPTION = {self.description!r}",
+            f"FAMILY = {self.name!r}",
+            f"DIFFICULTY = {values!r}",
+            "",
+            "",
+            "",
+        ]
+        body = [_class_source(core.EpisodeCore), "", "", _class_source(self.env_class)]
+        return "\n".join(header) + "\n".join(body)
+
+
+def _class_source(cls: type) -> str:
+    return inspect.getsource(cls).rstrip() + "\n"
+
+
+_REGISTRY: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    """Add a family; names are unique."""
+    if family.name in _REGISTRY:
+        raise FamilyError(f"family {family.name!r} is already registered")
+    _REGISTRY[family.name] = family
+    return family
+
+
+def _load_builtins() -> None:
+    # Importing the skill modules registers their families (registration at module end).
+    from . import arithmetic, causal, deduction, optimization, patterns, spatial  # noqa: F401
+
+
+def get_family(name: str) -> Family:
+    """The registered family ``name``; unknown names suggest the nearest ones."""
+    _load_builtins()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    near = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.5)
+    tip = f"did you mean {', '.join(repr(n) for n in near)}? " if near else ""
+    raise FamilyError(f"unknown family {name!r}; {tip}run `spadegym families` to list them.")
+
+
+def list_families(skill: str | None = None) -> list[Family]:
+    """All registered families (optionally of one skill), sorted by skill then name."""
+    _load_builtins()
+    fams = [f for f in _REGISTRY.values() if skill is None or f.skill == skill]
+    return sorted(fams, key=lambda f: (SKILLS.index(f.skill), f.name))
