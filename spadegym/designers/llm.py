@@ -28,6 +28,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import random
+import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -149,6 +150,7 @@ class LLMDesigner:
         self._validation = validation
         self._validator = validator
         self._counter = 0
+        self._validating = threading.Lock()
         self._pending: OrderedDict[str, dict[str, str]] = OrderedDict()  # candidate id -> skill, excerpt
 
     # --- the Designer protocol ------------------------------------------------------
@@ -168,9 +170,8 @@ class LLMDesigner:
         keys = list(range(self._counter, self._counter + context.count))
         self._counter += context.count
         client = LLMClient(self.endpoint)
-        lock = asyncio.Lock()  # one validation at a time: the sandbox is not shared across threads
         try:
-            tasks = [self._propose_one(client, lock, context, key) for key in keys]
+            tasks = [self._propose_one(client, context, key) for key in keys]
             candidates = await asyncio.gather(*tasks)
         finally:
             await client.aclose()
@@ -207,7 +208,7 @@ class LLMDesigner:
 
     # --- one proposal -----------------------------------------------------------------
 
-    async def _propose_one(self, client: LLMClient, lock: asyncio.Lock, context: DesignContext,
+    async def _propose_one(self, client: LLMClient, context: DesignContext,
                            key: int) -> Candidate:
         cfg = self.config
         started = time.perf_counter()
@@ -232,7 +233,7 @@ class LLMDesigner:
         self._count_fixes(extraction.fixes)
         if extraction.code is None:
             return self._refuse(candidate, extraction.refusal or "no_code", None, started)
-        code, verdict = extraction.code, await self._check(lock, extraction.code, None)
+        code, verdict = extraction.code, await self._check(extraction.code, None)
         candidate.meta["fixes"] = list(extraction.fixes)
         first_valid = bool(verdict.valid)
         while not verdict.valid and candidate.attempts <= cfg.repair_turns:
@@ -245,7 +246,7 @@ class LLMDesigner:
             self._count_fixes(fixed.fixes)
             if fixed.code is None:
                 break  # the model gave up; keep the last code and its verdict
-            code, verdict = fixed.code, await self._check(lock, fixed.code, None)
+            code, verdict = fixed.code, await self._check(fixed.code, None)
             candidate.meta["fixes"] += fixed.fixes
         candidate.source = code
         candidate.meta.update(first_attempt_valid=first_valid, repaired=candidate.attempts > 1 and verdict.valid,
@@ -253,7 +254,7 @@ class LLMDesigner:
         if not verdict.valid:
             return self._refuse(candidate, "invalid", verdict, started)
 
-        hint, verdict = await self._hint(client, lock, code, verdict, candidate)
+        hint, verdict = await self._hint(client, code, verdict, candidate)
         if hint is None:
             return self._refuse(candidate, "hint_leak", verdict, started)
         candidate.hint = hint or None
@@ -265,7 +266,7 @@ class LLMDesigner:
         self._remember(candidate)
         return candidate
 
-    async def _hint(self, client: LLMClient, lock: asyncio.Lock, code: str, verdict: Any,
+    async def _hint(self, client: LLMClient, code: str, verdict: Any,
                     candidate: Candidate) -> tuple[str | None, Any]:
         """A hint the leak check accepts ("" when the model writes none), or None when it keeps leaking."""
         cfg = self.config
@@ -275,7 +276,7 @@ class LLMDesigner:
             hint = clean_hint(reply.text, cfg.hint_words)
             if not hint:
                 return "", verdict  # no hint: the loop falls back to the file's own hint()
-            checked = await self._check(lock, code, hint)
+            checked = await self._check(code, hint)
             if checked.valid:
                 candidate.meta["hint_rewrites"] = attempt
                 return hint, checked
@@ -296,11 +297,14 @@ class LLMDesigner:
             return None
         return self.corpus.sample(rng)
 
-    async def _check(self, lock: asyncio.Lock, code: str, hint: str | None) -> Any:
-        async with lock:
-            return await asyncio.to_thread(self._validate, code, hint)
+    async def _check(self, code: str, hint: str | None) -> Any:
+        return await asyncio.to_thread(self._validate, code, hint)
 
     def _validate(self, code: str, hint: str | None) -> Any:
+        with self._validating:  # one validation at a time: the sandbox is not shared across threads
+            return self._validate_now(code, hint)
+
+    def _validate_now(self, code: str, hint: str | None) -> Any:
         if self._validator is not None:
             return self._validator(code, hint)
         from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox

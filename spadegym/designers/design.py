@@ -1,0 +1,162 @@
+"""Generate a static pool: a designer proposes, the gate validates, files land in a folder.
+
+    summary = design(make_designer("mutation"), 20, None, "pool/")
+
+Layout of ``out_dir``::
+
+    NAME.py, NAME.json          one valid environment and its hint + metadata
+    rejected/NAME.py, .json     refused proposals with their verdicts (no .py when there was no code)
+    summary.json                the DesignSummary
+
+Candidates that already carry a verdict (the LLM designer validates inside its
+repair loop) are not validated twice; the others (mutation designer) go
+through the same gate here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..envfile import SourceError, inspect_source, normalized_code_hash
+from .base import SKILLS, Candidate, DesignContext, Designer
+
+#: Called after each proposal is judged: (candidate, valid, refusal reason or None).
+OnJudged = Callable[[Candidate, bool, "str | None"], None]
+
+
+@dataclass
+class DesignSummary:
+    """What one ``design`` call produced."""
+
+    designer: str
+    out_dir: str
+    proposals: int = 0
+    valid: int = 0
+    valid_first_attempt: int = 0
+    repaired: int = 0  # valid only after repair turns
+    refused: dict[str, int] = field(default_factory=dict)  # reason -> count
+    files: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def proposals_per_second(self) -> float:
+        return self.proposals / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["proposals_per_second"] = round(self.proposals_per_second, 3)
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+def split_count(count: int, skills: Sequence[str]) -> list[tuple[str, int]]:
+    """``count`` proposals spread over ``skills`` as evenly as possible, in order."""
+    n = len(skills)
+    return [(s, count // n + (1 if i < count % n else 0)) for i, s in enumerate(skills)
+            if count // n + (1 if i < count % n else 0) > 0]
+
+
+def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir: str | Path,
+           sandbox: Any = None, *, seed: int = 0, validation: Any = None,
+           on_judged: OnJudged | None = None) -> DesignSummary:
+    """Propose ``count`` environments over ``skills`` (default: all six), validate and write them."""
+    from ..sandbox import Sandbox
+
+    out = Path(out_dir)
+    (out / "rejected").mkdir(parents=True, exist_ok=True)
+    skills = list(skills or SKILLS)
+    start = time.perf_counter()
+    contexts = [DesignContext(skill=s, count=k, round=0, seed=seed) for s, k in split_count(count, skills)]
+    candidates = _propose_all(designer, contexts)
+
+    own = sandbox is None
+    box = sandbox or Sandbox(getattr(validation, "sandbox", None))
+    summary = DesignSummary(designer=getattr(designer, "name", type(designer).__name__), out_dir=str(out))
+    refused: Counter[str] = Counter()
+    seen: set[str] = set()
+    try:
+        for index, cand in enumerate(candidates):
+            name = _file_name(index, cand)
+            verdict = cand.meta.get("verdict") or _validate(cand, name, box, validation)
+            reason = _refusal(cand, verdict)
+            if reason is None:
+                code_hash = normalized_code_hash(cand.source)
+                if code_hash in seen:
+                    reason = "duplicate"
+                seen.add(code_hash)
+            summary.proposals += 1
+            if reason is None:
+                summary.valid += 1
+                summary.valid_first_attempt += cand.attempts <= 1
+                summary.repaired += cand.attempts > 1
+                summary.files.append(_write(out, name, cand, verdict, None))
+            else:
+                refused[reason] += 1
+                _write(out / "rejected", name, cand, verdict, reason)
+            if on_judged is not None:
+                on_judged(cand, reason is None, reason)
+    finally:
+        if own:
+            box.close()
+    summary.refused = dict(sorted(refused.items()))
+    summary.seconds = time.perf_counter() - start
+    (out / "summary.json").write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _propose_all(designer: Designer, contexts: list[DesignContext]) -> list[Candidate]:
+    """All contexts at once when the designer is async (LLM calls overlap), else one by one."""
+    apropose = getattr(designer, "apropose", None)
+    if apropose is None:
+        return [c for ctx in contexts for c in designer.propose(ctx)]
+
+    async def everything() -> list[Candidate]:
+        groups = await asyncio.gather(*(apropose(ctx) for ctx in contexts))
+        return [c for group in groups for c in group]
+
+    return asyncio.run(everything())
+
+
+def _validate(cand: Candidate, name: str, box: Any, validation: Any) -> dict[str, Any]:
+    from ..validate import validate_source
+
+    return validate_source(cand.source, f"{name}.py", hint=cand.hint, sandbox=box, config=validation).to_dict()
+
+
+def _refusal(cand: Candidate, verdict: dict[str, Any]) -> str | None:
+    """None for a usable candidate; else the reason (designer refusal or the verdict's category)."""
+    if verdict.get("valid") and cand.meta.get("valid", True):
+        return None
+    reason = cand.meta.get("refusal")
+    if reason and reason != "invalid":
+        return str(reason)
+    return str(verdict.get("category") or reason or "invalid")
+
+
+def _file_name(index: int, cand: Candidate) -> str:
+    try:
+        label = inspect_source(cand.source).class_name
+    except SourceError:
+        label = cand.family or cand.skill.split()[0]
+    label = re.sub(r"(?<!^)(?=[A-Z])", "_", label).lower()
+    label = re.sub(r"[^a-z0-9_]+", "_", label).strip("_")[:40] or "env"
+    return f"{index:03d}_{label}"
+
+
+def _write(folder: Path, name: str, cand: Candidate, verdict: dict[str, Any], reason: str | None) -> str:
+    record = {"name": name, "skill": cand.skill, "hint": cand.hint, "family": cand.family,
+              "knobs": cand.knobs, "candidate_id": cand.candidate_id, "attempts": cand.attempts,
+              "lineage": asdict(cand.lineage), "refusal": reason, "verdict": verdict,
+              "meta": {k: v for k, v in cand.meta.items() if k != "verdict"}}
+    if cand.source.strip():
+        (folder / f"{name}.py").write_text(cand.source, encoding="utf-8")
+    (folder / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    return str(folder / f"{name}.py")
