@@ -1,0 +1,73 @@
+"""The human agent: plays from the terminal.
+
+It prints each observation and the valid actions (numbered), and reads one
+line: a number picks that valid action, anything else is the action itself (a
+line containing ``\\boxed{}`` is read like a model's reply). End of input
+(Ctrl-D) raises ``PlayerQuit`` so the caller stops cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..envfile import extract_action
+from .base import Reply, View
+
+
+class PlayerQuit(Exception):
+    """The player closed the input (Ctrl-D / end of file)."""
+
+
+class HumanAgent:
+    """One line of input per turn; episodes are asked one after the other."""
+
+    name = "human"
+    keeps_history = True  # the player sees the whole conversation scroll by
+    needs_valid_actions = False
+
+    def __init__(self, input_stream: TextIO | None = None, console: Console | None = None):
+        self.input = input_stream or sys.stdin
+        # Prompts go to stderr, so `play --json` keeps stdout machine-readable.
+        self.console = console or Console(stderr=True, highlight=False)
+
+    def show(self, view: View) -> None:
+        budget = f"/{view.max_turns}" if view.max_turns else ""
+        self.console.rule(f"turn {view.turn + 1}{budget}")
+        self.console.print(escape(view.observation))
+        for number, action in enumerate(view.valid_actions or [], start=1):
+            self.console.print(f"  [bold]{number}[/] {escape(action)}")
+
+    def parse(self, line: str, view: View) -> str | None:
+        text = line.strip()
+        if view.valid_actions and text.isdigit() and 1 <= int(text) <= len(view.valid_actions):
+            return view.valid_actions[int(text) - 1]
+        if "\\boxed" in text:
+            return extract_action(text)
+        return text or None
+
+    async def act(self, views: list[View]) -> list[Reply]:
+        replies = []
+        for view in views:
+            self.show(view)
+            while True:
+                self.console.print("action> ", end="")
+                line = await asyncio.to_thread(self.input.readline)
+                if not line:
+                    self.console.print()
+                    raise PlayerQuit("input ended")
+                action = self.parse(line, view)
+                if action is not None:
+                    break
+            replies.append(Reply(text=line.rstrip("\n"), action=action))
+        return replies
+
+    def end_episodes(self, keys: list[str]) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,140 @@
+"""`spadegym play`: play an environment file with an agent and print the transcripts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.padding import Padding
+from rich.text import Text
+
+from . import app
+from .errors import UserError, fail, user_errors
+
+
+def episode_json(episode: Any, env: str) -> dict[str, Any]:
+    """The `--json` line of one episode."""
+    return {
+        "env": env, "seed": episode.seed, "hinted": episode.hinted,
+        "turns": [{"observation": t.observation, "reply": t.reply, "action": t.action, "reward": t.reward,
+                   "terminated": t.terminated, "truncated": t.truncated} for t in episode.turns],
+        "return": episode.ret, "success": episode.success, "terminated": episode.terminated,
+        "truncated": episode.truncated, "failure": episode.failure, "failure_message": episode.failure_message,
+        "format_failures": episode.format_failures, "tokens": episode.tokens,
+    }
+
+
+def _indent(text: str) -> Padding:
+    return Padding(Text(text.rstrip() or "(empty)"), (0, 0, 0, 4))
+
+
+def print_episode(console: Console, episode: Any, number: int, total: int, transcript: bool = True) -> None:
+    arm = " · hint" if episode.hinted else ""
+    console.rule(f"episode {number}/{total} · seed {episode.seed}{arm}")
+    if transcript:
+        for i, turn in enumerate(episode.turns, start=1):
+            console.print(f"[bold]turn {i}[/] observation:")
+            console.print(_indent(turn.observation))
+            if turn.reply and turn.reply.strip() != f"\\boxed{{{turn.action}}}":
+                console.print("  reply:")
+                console.print(_indent(turn.reply))
+            action = escape(turn.action) if turn.action is not None else "[red]none (no \\boxed{} found)[/]"
+            console.print(f"  action: {action}   reward: {turn.reward:g}")
+        if episode.final_observation and episode.failure is None:
+            console.print("[bold]final[/] observation:")
+            console.print(_indent(episode.final_observation))
+    if episode.failure:
+        console.print(f"[red]failure: {episode.failure}[/] {escape(episode.failure_message)}")
+    else:
+        end = "terminated" if episode.terminated else ("truncated" if episode.truncated else "stopped")
+        color = "green" if episode.success else "yellow"
+        console.print(f"[{color}]return {episode.ret:g}[/] · {end} after {len(episode.turns)} turns"
+                      + (f" · {episode.format_failures} format failures" if episode.format_failures else ""))
+
+
+def print_summary(console: Console, episodes: list[Any]) -> None:
+    if not episodes:
+        return
+    scored = [e for e in episodes if e.scored]
+    wins = sum(e.success for e in scored)
+    mean = sum(e.ret for e in scored) / len(scored) if scored else 0.0
+    failed = len(episodes) - len(scored)
+    rate = f"{wins}/{len(scored)} ({wins / len(scored):.0%})" if scored else "n/a"
+    console.rule()
+    console.print(f"{len(episodes)} episodes · success {rate} · mean return {mean:.3f}"
+                  + (f" · [red]{failed} not scored (infrastructure failures)[/]" if failed else ""))
+
+
+@app.command("play")
+def play(
+    file: Path = typer.Argument(..., help="An environment file."),
+    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner[:DIR], openai:MODEL[@URL]."),
+    episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes to play; episode i uses seed S+i."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the first episode (fixes the instance)."),
+    hint: str = typer.Option(None, "--hint", help="Play the hint arm with this hint text."),
+    hinted: bool = typer.Option(False, "--hinted", help="Play the hint arm with the file's own hint."),
+    max_turns: int = typer.Option(25, "--max-turns", min=1, help="Turn budget when the file declares no max_turns."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per episode instead of transcripts."),
+) -> None:
+    """Play an environment in the sandbox and print each episode.
+
+    Examples:
+      spadegym play maze.py
+      spadegym play maze.py --agent human --hinted
+      spadegym play maze.py --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --episodes 8 --json
+      spadegym play maze.py --agent scripted:moves.txt --seed 3
+    """
+    from ..agents import AgentSpecError, PlayerQuit, make_agent
+    from ..llm import LLMUnavailable
+    from ..rollout.play import PlayFileError, play_file
+    from ..rollout.runner import RolloutError
+
+    console = Console(highlight=False)
+    interactive = agent.strip() == "human"
+    order = {}  # seed -> play index, so episodes print in play order whatever finishes first
+    done: dict[int, Any] = {}
+    printed: list[Any] = []
+
+    def on_episode(episode: Any) -> None:
+        done[order.get(episode.seed, len(done))] = episode
+        while len(printed) in done:
+            ep = done.pop(len(printed))
+            printed.append(ep)
+            if as_json:
+                typer.echo(json.dumps(episode_json(ep, str(file))))
+            else:
+                print_episode(console, ep, len(printed), episodes, transcript=not interactive)
+
+    order.update({seed + i: i for i in range(episodes)})
+    with user_errors():
+        try:
+            player = make_agent(agent, seed=seed)
+        except AgentSpecError as exc:
+            raise UserError(str(exc)) from None
+
+        async def main() -> None:
+            try:
+                await play_file(file, player, episodes=episodes, seed=seed, hint=hint, hinted=hinted,
+                                max_turns=max_turns, concurrency=1 if interactive else 16, on_episode=on_episode)
+            finally:
+                await player.aclose()
+
+        try:
+            asyncio.run(main())
+        except PlayFileError as exc:
+            raise fail(str(exc), 1) from None
+        except RolloutError as exc:
+            raise UserError(str(exc)) from None
+        except LLMUnavailable as exc:
+            if not as_json:
+                print_summary(console, printed)
+            raise fail(str(exc), 1) from None
+        except PlayerQuit:
+            console.print("input ended; stopping.")
+    if not as_json:
+        print_summary(console, printed)
