@@ -18,7 +18,7 @@ __all__ = ["UserError", "err_console", "fail", "user_errors"]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
