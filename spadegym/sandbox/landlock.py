@@ -31,8 +31,8 @@ _NET_CONNECT_TCP = 1 << 1
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 _SCOPE_SIGNAL = 1 << 1
 
-_READ_DIR = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
-_READ_FILE = _FS_EXECUTE | _FS_READ_FILE
+# No EXECUTE: a worker never runs programs (loading extension modules is an mmap, not an exec).
+_READ_DIR = _FS_READ_FILE | _FS_READ_DIR
 _FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
 
 # What the interpreter may need to read besides its own prefix and code.
@@ -97,7 +97,7 @@ def restrict(abi: int, read: Iterable[str], write: Iterable[str]) -> None:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        rules = [(p, _READ_DIR) for p in read] + [(p, fs) for p in write]
+        rules = [(p, _READ_DIR) for p in read] + [(p, fs & ~_FS_EXECUTE) for p in write]
         rules += [(p, _FS_READ_FILE | _FS_WRITE_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV) for p in DEVICES_RW]
         for path, rights in rules:
             _add_path_rule(libc, int(ruleset), path, rights & fs)
