@@ -6,7 +6,9 @@ All probes run together in lockstep on separate fresh workers:
   again (replay), reset(s1) and solution() (a second instance for the leak
   checks), then each garbage action and one repeated action from reset(s0);
 - twin: the same first play as main (solution play, else random episode 0) in
-  another fresh worker, for the determinism check;
+  another fresh worker, and reset(s1) with solution(), for the determinism
+  check; then each action that
+  valid_actions() lists after reset(s0), one per episode (the menu sweep);
 - random: ``random_episodes`` uniform-random episodes spread over ``random_workers``.
 """
 
@@ -32,6 +34,8 @@ from .probes import (
 
 # Longest solution the gate plays; longer lists are cut (solution_fits_max_turns reports them).
 _MAX_SOLUTION_STEPS = 500
+# Most listed actions the menu sweep tries.
+_MAX_SWEEP = 24
 
 
 @dataclass
@@ -68,7 +72,10 @@ class Evidence:
     other_solution: Outcome | None = None      # solution() after reset(s1)
     twin: Trace | None = None                  # the first play again, in a fresh worker
     twin_solution: Outcome | None = None
+    twin_other_reset: Outcome | None = None    # reset(s1) in the twin worker
+    twin_other_solution: Outcome | None = None
     garbage: list[Trace] = field(default_factory=list)
+    sweep: list[Trace] = field(default_factory=list)  # one listed action each, from reset(s0)
     repeated: Trace | None = None
     random: list[Trace] = field(default_factory=list)
 
@@ -86,7 +93,7 @@ class Evidence:
         return out.value if out is not None and out.ok and isinstance(out.value, list) else None
 
     def all_traces(self) -> list[Trace]:
-        found = [self.first, self.twin, *self.garbage, self.repeated, *self.random]
+        found = [self.first, self.twin, *self.garbage, self.repeated, *self.sweep, *self.random]
         return [t for t in found if t is not None]
 
 
@@ -131,6 +138,12 @@ def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
         ev.twin, ev.twin_solution = yield from _solution_play(handle, ev.seeds.first)
     else:
         ev.twin = yield from _random_play(ev, handle, config, 0)
+    ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
+    if ev.has_solution and ev.twin_other_reset.ok:
+        ev.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
+    menu = ev.twin.reset.value.get("valid_actions") if ev.twin.reset.ok else None
+    for action in (menu or [])[:_MAX_SWEEP]:
+        ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1)))
 
 
 def _random_play(ev: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:

@@ -95,8 +95,8 @@ def _reward_varies(ev: Evidence) -> Check:
     rewards = [r for t in ev.all_traces() for r in t.rewards]
     if len(set(rewards)) > 1 or not rewards:
         return passed("reward_varies")
-    return failed("reward_varies", f"All {len(rewards)} probed steps (random, malformed and solution play) "
-                  f"returned the same reward {rewards[0]:g}: give 1.0 on success and 0 or small partial "
+    return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
+                  f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
 
 

@@ -89,7 +89,8 @@ def _valid_actions(first: Trace) -> Check:
 def _steps_run(ev: Evidence) -> Check:
     """Steps with ordinary actions (the solution's and the random policy's)."""
     for trace, where in [(ev.first, "playing solution()"), (ev.twin, "replaying the first play"),
-                         *((t, "random play") for t in ev.random)]:
+                         *((t, "random play") for t in ev.random),
+                         *((t, "trying each of valid_actions()") for t in ev.sweep)]:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
             continue
         out = trace.failure
@@ -117,30 +118,39 @@ def _first_difference(a: list, b: list) -> int:
     return min(len(a), len(b))
 
 
+def _values(out: Outcome | None) -> object:
+    return out.value if out is not None and out.ok else None
+
+
 def _deterministic(ev: Evidence) -> Check:
     reference = ev.first if ev.has_solution else (ev.random[0] if ev.random else None)
     if reference is None or ev.twin is None:
         return passed("deterministic")
     advice = ("derive all randomness from the seed (random.Random(seed), or the module random that the "
               "runtime seeds), never from time, id(), hash() of objects or unseeded generators")
-    seed = reference.seed
-    if ev.has_solution and ev.solution and ev.twin_solution and ev.solution.ok and ev.twin_solution.ok \
-            and ev.solution.value != ev.twin_solution.value:
-        return failed("deterministic", f"Two fresh workers given reset(seed={seed}) returned different "
-                      f"solution() lists ({short(ev.solution.value)} vs {short(ev.twin_solution.value)}), so "
-                      f"the instance depends on more than the seed: {advice}.", NONDETERMINISTIC)
+    same = f"Two fresh workers given reset(seed={reference.seed})"
+    if _values(ev.solution) != _values(ev.twin_solution):
+        return failed("deterministic", f"{same} returned different solution() lists "
+                      f"({short(_values(ev.solution))} vs {short(_values(ev.twin_solution))}), so the instance "
+                      f"depends on more than the seed: {advice}.", NONDETERMINISTIC)
     a, b = reference.signature(), ev.twin.signature()
-    if a == b:
-        return passed("deterministic")
-    i = _first_difference(a, b)
-    if i == 0:
-        where = f"returned different first observations ({short(a[0], 60)} vs {short(b[0], 60)})"
-    elif i < min(len(a), len(b)):
-        where = f"diverged at step {i} (action {short(a[i][0])}: {short(a[i][1:], 60)} vs {short(b[i][1:], 60)})"
-    else:
-        where = f"ended after different numbers of steps ({len(a) - 1} vs {len(b) - 1})"
-    return failed("deterministic", f"Two fresh workers given reset(seed={seed}) and the same actions {where}: "
-                  f"{advice}.", NONDETERMINISTIC)
+    if a != b:
+        i = _first_difference(a, b)
+        if i == 0:
+            where = f"returned different first observations ({short(a[0], 60)} vs {short(b[0], 60)})"
+        elif i < min(len(a), len(b)):
+            where = (f"diverged at step {i} (action {short(a[i][0])}: {short(a[i][1:], 60)} vs "
+                     f"{short(b[i][1:], 60)})")
+        else:
+            where = f"ended after different numbers of steps ({len(a) - 1} vs {len(b) - 1})"
+        return failed("deterministic", f"{same} and the same actions {where}: {advice}.", NONDETERMINISTIC)
+    if ev.twin_other_reset is not None and ev.other_reset is not None:
+        first, second = _values(ev.other_reset), _values(ev.twin_other_reset)
+        if first != second or _values(ev.other_solution) != _values(ev.twin_other_solution):
+            return failed("deterministic", f"Two fresh workers given reset(seed={ev.seeds.second}) built "
+                          f"different instances (first observation, valid_actions() or solution() differ): "
+                          f"{advice}.", NONDETERMINISTIC)
+    return passed("deterministic")
 
 
 def _replay(ev: Evidence) -> Check:
