@@ -1,1 +1,198 @@
-"""placeholder"""
+"""Logical Deduction families: code breaker, suspect grid, hidden order.
+
+Each class is rendered into a standalone file (see ``core``); it uses only
+``self.k`` (the knob values), ``self.rng`` and the standard library.
+"""
+
+from __future__ import annotations
+
+from .core import EpisodeCore
+from .registry import Family, register_family
+
+SKILL = "Logical Deduction"
+
+
+class CodeBreakerEnv(EpisodeCore):
+    """Mastermind: set the colour of each slot, then check the guess for feedback."""
+
+    TITLE = "code breaker"
+
+    def setup(self):
+        n, c = self.k["slots"], self.k["colors"]
+        self.secret = [self.rng.randint(1, c) for _ in range(n)]
+        self.guess = [1] * n
+        self.history = []
+
+    def _feedback(self):
+        exact = sum(g == s for g, s in zip(self.guess, self.secret))
+        common = sum(min(self.guess.count(c), self.secret.count(c)) for c in range(1, self.k["colors"] + 1))
+        return exact, common - exact
+
+    def observe(self):
+        lines = [f"slots: {self.k['slots']}, colours 1 to {self.k['colors']}",
+                 "current guess: " + " ".join(map(str, self.guess))]
+        for guess, exact, near in self.history[-4:]:
+            lines.append(f"checked {guess}: {exact} exact, {near} right colour wrong slot")
+        return lines
+
+    def actions(self):
+        acts = [f"set {s} {c}" for s in range(1, self.k["slots"] + 1) for c in range(1, self.k["colors"] + 1)]
+        return acts + ["check"]
+
+    def apply(self, action):
+        if action == "check":
+            exact, near = self._feedback()
+            self.history.append((" ".join(map(str, self.guess)), exact, near))
+            if exact == len(self.secret):
+                return "feedback: all slots exact; the code is broken", 1.0, "win"
+            return f"feedback: {exact} exact, {near} right colour wrong slot", exact / len(self.secret), None
+        _, s, c = action.split()
+        self.guess[int(s) - 1] = int(c)
+        return f"slot {s} set to colour {c}", 0.0, None
+
+    def policy(self):
+        for i, (g, s) in enumerate(zip(self.guess, self.secret)):
+            if g != s:
+                return f"set {i + 1} {s}"
+        return "check"
+
+    def advice(self):
+        action = self.policy()
+        if action == "check":
+            return "the current guess is the code"
+        _, s, c = action.split()
+        return f"slot {s} should be colour {c}"
+
+
+class SuspectGridEnv(EpisodeCore):
+    """Read clues that clear suspects and weapons, mark the remaining pair, accuse."""
+
+    TITLE = "suspect grid"
+    PEOPLE = ["ada", "bo", "cy", "di", "ed", "flo"]
+    TOOLS = ["rope", "knife", "wrench", "candle"]
+
+    def setup(self):
+        self.people = self.PEOPLE[: self.k["suspects"]]
+        self.tools = self.TOOLS[: self.k["weapons"]]
+        self.culprit = self.rng.choice(self.people)
+        self.weapon = self.rng.choice(self.tools)
+        facts = [f"{p} has an alibi" for p in self.people if p != self.culprit]
+        facts += [f"the {t} is untouched" for t in self.tools if t != self.weapon]
+        self.rng.shuffle(facts)
+        n = self.k["clues"]
+        self.clues = [[] for _ in range(n)]
+        for i, fact in enumerate(facts):
+            self.clues[i % n].append(fact)
+        self.clues = ["; ".join(c) if c else "nothing useful" for c in self.clues]
+        self.read = []
+        self.marked = {"suspect": "none", "weapon": "none"}
+
+    def observe(self):
+        lines = ["suspects: " + ", ".join(self.people), "weapons: " + ", ".join(self.tools)]
+        lines += [f"clue {i}: {self.clues[i - 1]}" for i in self.read]
+        lines.append(f"marked: suspect {self.marked['suspect']}, weapon {self.marked['weapon']}")
+        return lines
+
+    def actions(self):
+        acts = [f"read clue {i}" for i in range(1, len(self.clues) + 1)]
+        acts += [f"suspect {p}" for p in self.people] + [f"weapon {t}" for t in self.tools]
+        return acts + ["accuse"]
+
+    def apply(self, action):
+        words = action.split()
+        if words[0] == "read":
+            i = int(words[2])
+            fresh = i not in self.read
+            if fresh:
+                self.read.append(i)
+            return f"clue {i}: {self.clues[i - 1]}", 0.5 if fresh else 0.0, None
+        if words[0] in ("suspect", "weapon"):
+            self.marked[words[0]] = words[1]
+            return f"marked {words[0]} {words[1]}", 0.0, None
+        if "none" in self.marked.values():
+            return "mark a suspect and a weapon before accusing", -0.5, None
+        if self.marked == {"suspect": self.culprit, "weapon": self.weapon}:
+            return f"correct: {self.culprit} with the {self.weapon}", 1.0, "win"
+        return f"wrong accusation: it was {self.culprit} with the {self.weapon}", 0.0, "lose"
+
+    def policy(self):
+        if self.marked["suspect"] != self.culprit:
+            return f"suspect {self.culprit}"
+        if self.marked["weapon"] != self.weapon:
+            return f"weapon {self.weapon}"
+        return "accuse"
+
+    def advice(self):
+        return f"the clues clear everyone but {self.culprit}, and every weapon but the {self.weapon}"
+
+
+class HiddenOrderEnv(EpisodeCore):
+    """Compare items on a balance, then place them from lightest to heaviest."""
+
+    TITLE = "hidden order"
+
+    def setup(self):
+        n = self.k["items"]
+        self.weight = dict(zip(range(1, n + 1), self.rng.sample(range(1, 10 * n), n)))
+        self.placed = []
+        self.known = []
+        self.strikes = self.k["mistakes"]
+
+    def _left(self):
+        return sorted(set(self.weight) - set(self.placed))
+
+    def observe(self):
+        lines = [f"items: {', '.join(f'item {i}' for i in sorted(self.weight))}",
+                 "placed so far: " + (", ".join(f"item {i}" for i in self.placed) or "none")]
+        lines += self.known[-6:]
+        lines.append(f"mistakes allowed: {self.strikes}")
+        return lines
+
+    def actions(self):
+        n = self.k["items"]
+        acts = [f"compare {a} {b}" for a in range(1, n + 1) for b in range(a + 1, n + 1)]
+        return acts + [f"place {i}" for i in self._left()]
+
+    def apply(self, action):
+        words = action.split()
+        if words[0] == "compare":
+            a, b = int(words[1]), int(words[2])
+            lo, hi = (a, b) if self.weight[a] < self.weight[b] else (b, a)
+            fact = f"item {lo} is lighter than item {hi}"
+            if fact not in self.known:
+                self.known.append(fact)
+            return fact, 0.0, None
+        i = int(words[1])
+        if i != min(self._left(), key=self.weight.get):
+            self.strikes -= 1
+            if self.strikes < 0:
+                return f"item {i} is not the lightest remaining; the order is wrong", 0.0, "lose"
+            return f"item {i} is not the lightest remaining (rejected)", -1.0, None
+        self.placed.append(i)
+        if not self._left():
+            return "all items placed in order", 1.0, "win"
+        return f"item {i} placed", 1.0 / len(self.weight), None
+
+    def policy(self):
+        return f"place {min(self._left(), key=self.weight.get)}"
+
+    def advice(self):
+        return f"item {self.policy().split()[1]} is the lightest item not yet placed"
+
+
+register_family(Family(
+    name="code_breaker", skill=SKILL, env_class=CodeBreakerEnv,
+    description="Break a hidden colour code from exact / right-colour feedback on checked guesses.",
+    own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [16, 16, 14, 12]},
+))
+register_family(Family(
+    name="suspect_grid", skill=SKILL, env_class=SuspectGridEnv,
+    description="Eliminate suspects and weapons with clues, then accuse the remaining pair.",
+    own_knobs={"suspects": [3, 4, 5, 6], "weapons": [2, 3, 4, 4], "clues": [2, 3, 4, 5],
+               "turns": [12, 12, 12, 10]},
+))
+register_family(Family(
+    name="hidden_order", skill=SKILL, env_class=HiddenOrderEnv,
+    description="Discover the hidden weight order of items by comparisons and place them lightest first.",
+    own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [12, 12, 14, 16]},
+))
