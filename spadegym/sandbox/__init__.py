@@ -1,11 +1,12 @@
 """Run untrusted environment code in confined worker processes."""
 
 from .config import TIERS, SandboxConfig
+from .doctor import doctor
 from .hardening import TierReport, probe
 from .host import EnvHandle, Sandbox, SandboxError, Worker, gather
 from .protocol import CATEGORIES, Outcome
 
 __all__ = [
     "CATEGORIES", "TIERS", "EnvHandle", "Outcome", "Sandbox", "SandboxConfig", "SandboxError",
-    "TierReport", "Worker", "gather", "probe",
+    "TierReport", "Worker", "doctor", "gather", "probe",
 ]
