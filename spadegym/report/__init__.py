@@ -1,0 +1,38 @@
+"""The HTML report of a run, built only from its store (so any run can be re-reported).
+
+from spadegym.report import write_report
+path = write_report("runs/demo")   # -> runs/demo/report.html
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..store import RunStore
+from .data import RunData, read_run
+from .page import render
+
+REPORT_NAME = "report.html"
+SAMPLE_TRANSCRIPTS = 2  # per environment: one without and one with the hint
+
+
+def write_report(run_dir: str | Path) -> Path:
+    """Write ``run_dir/report.html`` from the run store and return its path."""
+    with RunStore.open(run_dir) as store:
+        data = read_run(store)
+
+        def transcripts(env_id: str) -> list[dict]:
+            sample = store.episodes(env_id=env_id, hinted=False, split="train", limit=1)
+            sample += store.episodes(env_id=env_id, hinted=True, split="train", limit=1)
+            return sample[:SAMPLE_TRANSCRIPTS]
+
+        html = render(Path(run_dir).resolve().name, data, transcripts)
+        target = store.dir / REPORT_NAME
+    tmp = target.with_suffix(".html.tmp")
+    tmp.write_text(html, encoding="utf-8")
+    os.replace(tmp, target)  # a reader never sees a half-written page
+    return target
+
+
+__all__ = ["REPORT_NAME", "RunData", "read_run", "write_report"]
