@@ -1,0 +1,45 @@
+"""design(): a designer's proposals validated and written as a static pool (in process, LLM designer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from designer_model import DesignerModel, designer_for, reply
+
+from spadegym.designers.design import design, split_count
+
+
+def test_split_count_spreads_evenly() -> None:
+    assert split_count(5, ["a", "b"]) == [("a", 3), ("b", 2)]
+    assert split_count(1, ["a", "b", "c"]) == [("a", 1)]
+
+
+def test_design_writes_valid_and_rejected_environments(serve, sandbox, tmp_path: Path) -> None:
+    model = DesignerModel(design=[reply("prose_valid"), reply("no_code"), reply("invalid_first"),
+                                  reply("think_valid")], repair=[reply("invalid_first")])
+    designer = designer_for(serve(model), sandbox, repair_turns=1)
+    out = tmp_path / "pool"
+    summary = design(designer, 4, ["Mathematical Reasoning", "Optimization"], out, sandbox)
+
+    assert (summary.proposals, summary.valid, summary.repaired) == (4, 2, 0)
+    assert summary.refused == {"exception": 1, "no_code": 1}
+    valid = sorted(p.name for p in out.glob("*.py"))
+    assert len(valid) == 2 and all(Path(f).exists() for f in summary.files)
+    for name in valid:
+        record = json.loads((out / name).with_suffix(".json").read_text())
+        assert record["verdict"]["valid"] and record["hint"] and record["refusal"] is None
+        assert record["lineage"]["designer"] == "openai:designer-model"
+    rejected = sorted(p.name for p in (out / "rejected").iterdir())
+    assert len([n for n in rejected if n.endswith(".py")]) == 1  # the invalid code; no code, no .py
+    reasons = sorted(json.loads((out / "rejected" / n).read_text())["refusal"]
+                     for n in rejected if n.endswith(".json"))
+    assert reasons == ["exception", "no_code"]
+    assert json.loads((out / "summary.json").read_text())["valid"] == 2
+
+
+def test_duplicates_are_refused(serve, sandbox, tmp_path: Path) -> None:
+    model = DesignerModel(design=[reply("prose_valid")])
+    designer = designer_for(serve(model), sandbox)
+    summary = design(designer, 2, ["Mathematical Reasoning"], tmp_path, sandbox)
+    assert (summary.valid, summary.refused) == (1, {"duplicate": 1})
