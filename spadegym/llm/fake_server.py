@@ -12,6 +12,7 @@ slow, fail with a status code, send a malformed body, or drop the connection.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +32,16 @@ class FakeReply:
     finish_reason: str = "stop"
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Read by listen() inside __init__: a backlog of 5 drops the SYNs of a burst of new
+    # connections, and each dropped SYN costs the client a 1 s retransmission.
+    request_queue_size = 1024
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # connections cut by stop() or by clients are expected here, not news
+
+
 Script = Sequence[str | FakeReply] | Callable[[dict[str, Any], int], str | FakeReply]
 
 
@@ -43,9 +54,8 @@ class FakeOpenAIServer:
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._server.request_queue_size = 256
+        self._connections: set[socket.socket] = set()  # open keep-alive connections, closed by stop()
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -61,6 +71,14 @@ class FakeOpenAIServer:
         """Go away: later requests are refused at the TCP level."""
         self._server.shutdown()
         self._server.server_close()
+        # Clients keep connections alive: without this, a pooled connection would still be served.
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -94,6 +112,16 @@ class FakeOpenAIServer:
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def _send(self, status: int, body: bytes) -> None:
                 self.send_response(status)

@@ -1,0 +1,73 @@
+"""Agent specs -> agents, and one-sentence errors for bad specs and options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spadegym.agents import (
+    AgentSpecError,
+    OpenAIAgent,
+    RandomAgent,
+    ScriptedAgent,
+    agent_kinds,
+    make_agent,
+)
+from spadegym.agents.base import Agent
+
+
+def test_each_kind_builds_an_agent(tmp_path: Path) -> None:
+    script = tmp_path / "moves.txt"
+    script.write_text("north\n")
+    built = {
+        "random": make_agent("random", seed=3),
+        "human": make_agent("human"),
+        f"scripted:{script}": make_agent(f"scripted:{script}"),
+        "openai:qwen@http://127.0.0.1:9/v1": make_agent("openai:qwen@http://127.0.0.1:9/v1", temperature=0.1,
+                                                        concurrency=8, episode_timeout_s=30),
+    }
+    for agent in built.values():
+        assert isinstance(agent, Agent)
+    assert isinstance(built["random"], RandomAgent) and built["random"].seed == 3
+    assert isinstance(built[f"scripted:{script}"], ScriptedAgent)
+    llm = built["openai:qwen@http://127.0.0.1:9/v1"]
+    assert isinstance(llm, OpenAIAgent)
+    assert llm.endpoint.model == "qwen" and llm.endpoint.base_url == "http://127.0.0.1:9/v1"
+    assert llm.endpoint.temperature == 0.1 and llm.endpoint.concurrency == 8
+    assert llm.config.episode_timeout_s == 30 and llm.keeps_history
+
+
+def test_learner_specs_call_the_learner_lazily(tmp_path: Path) -> None:
+    learner = make_agent("learner", seed=1)
+    assert learner.needs_valid_actions
+    with pytest.raises(AgentSpecError, match="cannot load the learner from"):
+        make_agent(f"learner:{tmp_path / 'missing'}")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("randm", "did you mean 'random'"),
+    ("opnai:gpt", "did you mean 'openai:MODEL[@BASE_URL]'"),
+    ("zzz", "known agents: random, human"),
+    ("openai:", "names no model"),
+    ("scripted", "needs a file"),
+    ("random:3", "takes no argument"),
+])
+def test_bad_specs_are_one_sentence(spec: str, message: str) -> None:
+    with pytest.raises(AgentSpecError) as raised:
+        make_agent(spec)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(AgentSpecError, match="did you mean 'temperature'"):
+        make_agent("openai:m", temprature=0.5)
+    with pytest.raises(AgentSpecError, match="'temperature' is invalid"):
+        make_agent("openai:m", temperature=9)
+    with pytest.raises(AgentSpecError, match="takes no options"):
+        make_agent("random", temperature=0.5)
+
+
+def test_kinds_are_listed() -> None:
+    assert agent_kinds() == ["random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]"]
