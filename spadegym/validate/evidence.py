@@ -15,6 +15,7 @@ All probes run together in lockstep on separate fresh workers:
 from __future__ import annotations
 
 from collections.abc import Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..sandbox import EnvHandle, Outcome, Sandbox
@@ -158,11 +159,18 @@ def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, epi
     return traces
 
 
+def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int) -> list[EnvHandle]:
+    """Fresh workers loading the file; threads overlap the loads (the sandbox's spawn lock orders forks)."""
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(lambda _: sandbox.open(source, filename), range(count)))
+
+
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
     ev = Evidence(Seeds(config.seed), load=Outcome("ok"))
-    main = sandbox.open(source, filename)
-    handles = [main]
+    workers = min(config.random_workers, config.random_episodes)
+    handles = _open_handles(sandbox, source, filename, workers + 2)
+    main, twin, randoms = handles[0], handles[1], handles[2:]
     try:
         ev.load = main.loaded
         if not main.loaded.ok:
@@ -170,9 +178,6 @@ def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: Valida
         ev.methods = list(main.info.get("methods", []))
         ev.declared_max_turns = main.info.get("max_turns")
         ev.turn_budget = ev.declared_max_turns or config.max_turns
-        workers = min(config.random_workers, config.random_episodes)
-        handles += [sandbox.open(source, filename) for _ in range(workers + 1)]
-        twin, randoms = handles[1], handles[2:]
         probes: list[Probe] = [_main_probe(ev, main, config), _twin_probe(ev, twin, config)]
         probes += [_random_probe(ev, h, config, range(k, config.random_episodes, workers))
                    for k, h in enumerate(randoms)]

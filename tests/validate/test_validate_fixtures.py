@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from spadegym.envfile import SourceError
-from spadegym.validate import Verdict, expand_paths, validate_paths
+from spadegym.validate import ValidationConfig, Verdict, expand_paths, validate_paths
 
 
 def test_every_fixture_env_is_valid(sandbox, fixtures_dir):
@@ -41,3 +43,14 @@ def test_unreadable_file_gives_an_invalid_verdict(sandbox, tmp_path):
     assert isinstance(verdict, Verdict)
     assert not verdict.valid and verdict.category == "static"
     assert "not UTF-8" in verdict.failed[0].message
+
+
+def test_verdicts_come_back_in_file_order_with_parallel_jobs(sandbox, fixtures_dir, tmp_path):
+    names = sorted(p.name for p in (fixtures_dir / "envs").glob("*.py"))
+    for i, name in enumerate(names):
+        (tmp_path / f"{i:02d}_{name}").write_text((fixtures_dir / "envs" / name).read_text())
+    (tmp_path / "03_broken.py").write_text("class BrokenEnv:\n    pass\n")
+    verdicts = list(validate_paths([tmp_path], sandbox=sandbox, config=ValidationConfig(jobs=3)))
+    assert [Path(v.file).name for v in verdicts] == sorted(p.name for p in tmp_path.glob("*.py"))
+    assert [v.valid for v in verdicts].count(False) == 1
+    assert next(v for v in verdicts if v.file.endswith("03_broken.py")).failed[0].name == "defines_reset"
