@@ -185,6 +185,8 @@ class LLMDesigner:
             if known is None or not fb.valid:
                 continue
             details = fb.details or {}
+            if details.get("win_rate") is None:
+                continue  # nothing to learn about difficulty; context lists may still bring it
             self.memory.add(MemoryEntry(
                 env_id=str(details.get("env_id") or fb.candidate_id), skill=known["skill"],
                 code_excerpt=known["excerpt"], win_rate=_maybe_float(details.get("win_rate")),

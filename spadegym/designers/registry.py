@@ -1,4 +1,5 @@
-"""Designers by name: ``mutation`` or ``openai:MODEL[@BASE_URL]``.
+"""Designers by name: ``mutation``, ``openai:MODEL[@BASE_URL]``, or a baseline sampler
+(``uniform``, ``fixed:easy``, ``fixed:all``).
 
     designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, sandbox=box)
 """
@@ -13,7 +14,7 @@ from typing import Any
 from ..errors import UserError
 from .base import Designer
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]")
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all")
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
 
@@ -37,9 +38,15 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         return _mutation(seed, options)
     if spec.startswith("openai:"):
         return _llm(spec, seed, options)
-    near = difflib.get_close_matches(spec.split(":")[0], ["mutation", "openai"], n=1, cutoff=0.5)
+    from .sampler import SAMPLER_SPECS, SamplerDesigner
+
+    if spec in SAMPLER_SPECS:
+        return SamplerDesigner(spec, seed=seed)
+    names = ["mutation", *SAMPLER_SPECS]
+    near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \
+        difflib.get_close_matches(spec.split(":")[0], ["openai"], n=1, cutoff=0.6)
     hint = f" Did you mean '{near[0]}{':MODEL' if near[0] == 'openai' else ''}'?" if near else ""
-    raise UnknownDesigner(f"unknown designer '{spec}'; use {' or '.join(DESIGNER_SPECS)}.{hint}")
+    raise UnknownDesigner(f"unknown designer '{spec}'; use one of {', '.join(DESIGNER_SPECS)}.{hint}")
 
 
 def _mutation(seed: int, options: dict[str, Any]) -> Designer:
