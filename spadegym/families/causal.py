@@ -1,1 +1,194 @@
-"""placeholder"""
+"""Causal Inference families: lamp wiring, device chain, garden causes.
+
+Each class is rendered into a standalone file (see ``core``); it uses only
+``self.k`` (the knob values), ``self.rng`` and the standard library.
+"""
+
+from __future__ import annotations
+
+from .core import EpisodeCore
+from .registry import Family, register_family
+
+SKILL = "Causal Inference"
+
+
+class LampWiringEnv(EpisodeCore):
+    """Switches toggle hidden sets of lamps; flip switches until the lamps match the target."""
+
+    TITLE = "lamp wiring"
+
+    def setup(self):
+        n, m = self.k["switches"], self.k["lamps"]
+        for attempt in range(200):
+            self.wires = [sorted(self.rng.sample(range(m), self.rng.randint(1, min(2, m)))) for _ in range(n)]
+            self.lamps = [self.rng.random() < 0.5 for _ in range(m)]
+            self.target = list(self.lamps)
+            for s in self.rng.sample(range(n), min(n, self.k["depth"])):
+                for lamp in self.wires[s]:
+                    self.target[lamp] = not self.target[lamp]
+            flips = self._fewest()
+            # Few lamps cannot need many flips: after a while accept any non-trivial target.
+            if flips and (len(flips) == self.k["depth"] or attempt >= 100):
+                break
+        self.known = set()
+
+    def _fewest(self):
+        # Toggles commute, so a solution is a set of switches: try the smallest sets first.
+        n = len(self.wires)
+        for mask in sorted(range(1 << n), key=lambda x: (bin(x).count("1"), x)):
+            lamps = list(self.lamps)
+            for s in range(n):
+                if mask >> s & 1:
+                    for lamp in self.wires[s]:
+                        lamps[lamp] = not lamps[lamp]
+            if lamps == self.target:
+                return [s for s in range(n) if mask >> s & 1]
+        return None
+
+    @staticmethod
+    def _show(lamps):
+        return " ".join("on" if x else "off" for x in lamps)
+
+    def observe(self):
+        lines = [f"lamps: {self._show(self.lamps)}", f"target: {self._show(self.target)}"]
+        for s in sorted(self.known):
+            lines.append(f"switch {s + 1} toggles lamps {' and '.join(str(x + 1) for x in self.wires[s])}")
+        return lines
+
+    def actions(self):
+        return [f"flip {s + 1}" for s in range(len(self.wires))]
+
+    def apply(self, action):
+        s = int(action.split()[1]) - 1
+        before = sum(a == b for a, b in zip(self.lamps, self.target))
+        for lamp in self.wires[s]:
+            self.lamps[lamp] = not self.lamps[lamp]
+        self.known.add(s)
+        if self.lamps == self.target:
+            return f"switch {s + 1} flipped; the lamps match the target", 1.0, "win"
+        after = sum(a == b for a, b in zip(self.lamps, self.target))
+        return f"switch {s + 1} flipped", (after - before) / len(self.lamps), None
+
+    def policy(self):
+        return f"flip {self._fewest()[0] + 1}"
+
+    def advice(self):
+        s = self._fewest()[0]
+        return f"switch {s + 1} toggles lamps {' and '.join(str(x + 1) for x in self.wires[s])}"
+
+
+class DeviceChainEnv(EpisodeCore):
+    """Devices only work once their hidden cause has run; a wrong activation breaks the chain."""
+
+    TITLE = "device chain"
+
+    def setup(self):
+        self.chain = self.rng.sample(range(1, self.k["devices"] + 1), self.k["length"])
+        self.powered = []
+
+    def observe(self):
+        on = ", ".join(f"device {d}" for d in self.powered) or "none"
+        return [f"devices: {self.k['devices']}", f"powered: {on}",
+                f"chain length: {self.k['length']} devices end with the gate"]
+
+    def actions(self):
+        return [f"activate {d}" for d in range(1, self.k["devices"] + 1)]
+
+    def apply(self, action):
+        d = int(action.split()[1])
+        if d in self.powered:
+            return f"device {d} is already running", 0.0, None
+        if d == self.chain[len(self.powered)]:
+            self.powered.append(d)
+            if len(self.powered) == len(self.chain):
+                return f"device {d} runs and the gate opens", 1.0, "win"
+            return f"device {d} starts humming", 1.0 / len(self.chain), None
+        broke = bool(self.powered) and self.k.get("strict", 1)
+        self.powered = [] if broke else self.powered
+        return f"device {d} sputters" + ("; the chain breaks and every device stops" if broke else ""), -1.0, None
+
+    def policy(self):
+        return f"activate {self.chain[len(self.powered)]}"
+
+    def advice(self):
+        return f"device {self.chain[len(self.powered)]} is the next cause in the chain"
+
+
+class GardenCausesEnv(EpisodeCore):
+    """A plant grows only under a hidden combination of conditions; find it and let it grow."""
+
+    TITLE = "garden causes"
+    FACTORS = ["water", "light", "compost", "music", "shade", "wind"]
+
+    def budget(self):
+        return self.k["factors"] + self.k["growth"] + self.k["slack"]
+
+    def setup(self):
+        names = self.FACTORS[: self.k["factors"]]
+        needed = min(self.k["needed"], len(names))
+        harmful = min(self.k["harmful"], len(names) - needed)
+        picked = self.rng.sample(names, needed + harmful)
+        self.needed, self.harmful = picked[:needed], picked[needed:]
+        while True:
+            self.on = {f: self.rng.random() < 0.5 for f in names}
+            if not self._thrives():
+                break
+        self.height = 1
+
+    def _thrives(self):
+        return all(self.on[f] for f in self.needed) and not any(self.on[f] for f in self.harmful)
+
+    def observe(self):
+        lines = [f"plant height: {self.height} (goal {self.k['growth'] + 1})"]
+        lines += [f"{f}: {'on' if v else 'off'}" for f, v in self.on.items()]
+        return lines
+
+    def actions(self):
+        return [f"toggle {f}" for f in self.on] + ["wait"]
+
+    def apply(self, action):
+        if action == "wait":
+            if self._thrives():
+                self.height += 1
+                if self.height > self.k["growth"]:
+                    return "the plant grew and is in full bloom", 1.0, "win"
+                return "the plant grew", 1.0, None
+            self.height -= 1
+            if self.height <= 0:
+                return "the plant wilted and died", 0.0, "lose"
+            return "the plant wilted", -1.0, None
+        f = action.split()[1]
+        self.on[f] = not self.on[f]
+        return f"{f} is now {'on' if self.on[f] else 'off'}", 0.0, None
+
+    def policy(self):
+        for f in self.needed:
+            if not self.on[f]:
+                return f"toggle {f}"
+        for f in self.harmful:
+            if self.on[f]:
+                return f"toggle {f}"
+        return "wait"
+
+    def advice(self):
+        grow = " and ".join(self.needed)
+        harm = f"; {' and '.join(self.harmful)} stunts it" if self.harmful else ""
+        return f"the plant needs {grow}{harm}"
+
+
+register_family(Family(
+    name="lamp_wiring", skill=SKILL, env_class=LampWiringEnv,
+    description="Work out which lamps each switch toggles and reach a target lamp pattern.",
+    own_knobs={"switches": [4, 5, 6, 8], "lamps": [3, 4, 5, 6], "depth": [2, 3, 3, 4], "turns": [4, 5, 5, 6]},
+))
+register_family(Family(
+    name="device_chain", skill=SKILL, env_class=DeviceChainEnv,
+    description="Discover the hidden causal order of devices; a wrong activation breaks the chain.",
+    own_knobs={"devices": [4, 5, 6, 8], "length": [2, 3, 3, 4], "turns": [8, 10, 10, 10]},
+))
+register_family(Family(
+    name="garden_causes", skill=SKILL, env_class=GardenCausesEnv,
+    description="Find which conditions make a plant grow and which stunt it, then grow it to full bloom.",
+    own_knobs={"factors": [2, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
+               "growth": [1, 2, 2, 3], "slack": [4, 2, 1, 0]},
+))
