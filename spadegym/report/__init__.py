@@ -11,7 +11,6 @@ from pathlib import Path
 
 from ..store import RunStore
 from .data import RunData, read_run
-from .page import render
 
 REPORT_NAME = "report.html"
 SAMPLE_TRANSCRIPTS = 2  # per environment: one without and one with the hint
@@ -20,6 +19,8 @@ SAMPLE_TRANSCRIPTS = 2  # per environment: one without and one with the hint
 def write_report(run_dir: str | Path) -> Path:
     """Write ``run_dir/report.html`` from the run store and return its path."""
     with RunStore.open(run_dir) as store:
+        from .page import render  # matplotlib loads only once there is a run to draw
+
         data = read_run(store)
 
         def transcripts(env_id: str) -> list[dict]:
