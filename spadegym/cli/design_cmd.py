@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -34,6 +35,12 @@ def parse_skills(text: str | None) -> list[str] | None:
     return chosen or None
 
 
+def _is_llm_error(exc: BaseException) -> bool:
+    """An error from the model server (without importing the client when no LLM was used)."""
+    client = sys.modules.get("spadegym.llm.client")
+    return client is not None and isinstance(exc, client.LLMError)
+
+
 @app.command("design")
 def design_command(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the environments (created if missing)."),
@@ -55,7 +62,6 @@ def design_command(
     """
     from ..designers.design import design
     from ..designers.registry import make_designer
-    from ..llm.client import LLMError
     from ..sandbox import Sandbox
 
     with user_errors():
@@ -64,10 +70,11 @@ def design_command(
         made = None
         try:
             made = make_designer(designer, seed=seed, sandbox=box, corpus=str(corpus) if corpus else None)
-            try:
-                summary = design(made, count, chosen, out, box, seed=seed)
-            except LLMError as exc:
+            summary = design(made, count, chosen, out, box, seed=seed)
+        except Exception as exc:
+            if _is_llm_error(exc):
                 raise UserError(str(exc)) from None
+            raise
         finally:
             close = getattr(made, "close", None)
             if close is not None:

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from spadegym.cli.design_cmd import parse_skills
+from spadegym.errors import UserError
 from spadegym.llm.fake_server import FakeOpenAIServer, FakeReply
 
 
@@ -31,7 +35,7 @@ def test_mutation_designer_pool(tmp_path: Path) -> None:
 
 
 def test_text_summary_table(tmp_path: Path) -> None:
-    done = run_design("--count", "2", "--skills", "Optimization", "--out", str(tmp_path))
+    done = run_design("--count", "1", "--skills", "Optimization", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "proposals" in done.stdout and "valid" in done.stdout
 
@@ -42,9 +46,11 @@ def test_unknown_designer_suggests_a_name(tmp_path: Path) -> None:
     assert "Did you mean 'mutation'?" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_unknown_skill_is_a_user_error(tmp_path: Path) -> None:
-    done = run_design("--skills", "juggling", "--out", str(tmp_path))
-    assert done.returncode == 2 and "--skills: 'juggling' names no skill" in done.stderr
+def test_skills_option_accepts_prefixes_and_rejects_unknown_names() -> None:
+    assert parse_skills("math, spatial reasoning") == ["Mathematical Reasoning", "Spatial Reasoning"]
+    assert parse_skills(None) is None
+    with pytest.raises(UserError, match="--skills: 'juggling' names no skill"):
+        parse_skills("juggling")
 
 
 def test_bad_corpus_names_file_and_line(tmp_path: Path) -> None:
