@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
 from . import app
@@ -70,7 +71,12 @@ def design_command(
         made = None
         try:
             made = make_designer(designer, seed=seed, sandbox=box, corpus=str(corpus) if corpus else None)
-            summary = design(made, count, chosen, out, box, seed=seed)
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                          MofNCompleteColumn(), console=Console(stderr=True), transient=True,
+                          disable=as_json) as progress:
+                task = progress.add_task(f"designing with {designer}", total=count)
+                summary = design(made, count, chosen, out, box, seed=seed,
+                                 on_judged=lambda *_: progress.advance(task))
         except Exception as exc:
             if _is_llm_error(exc):
                 raise UserError(str(exc)) from None
@@ -83,7 +89,8 @@ def design_command(
     if as_json:
         typer.echo(json.dumps(summary.to_dict()))
         return
-    table = Table(title=f"spadegym design: {summary.designer} -> {summary.out_dir}", show_header=False)
+    table = Table(title=f"spadegym design ({summary.designer})", show_header=False)
+    table.add_row("written to", summary.out_dir)
     table.add_row("proposals", str(summary.proposals))
     table.add_row("valid", f"{summary.valid} ({summary.valid_first_attempt} at first attempt)")
     table.add_row("repaired", str(summary.repaired))

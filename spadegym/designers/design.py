@@ -146,7 +146,7 @@ def _file_name(index: int, cand: Candidate) -> str:
         label = inspect_source(cand.source).class_name
     except SourceError:
         label = cand.family or cand.skill.split()[0]
-    label = re.sub(r"(?<!^)(?=[A-Z])", "_", label).lower()
+    label = re.sub(r"(?<!^)(?=[A-Z])", "_", label).lower().removesuffix("_env")
     label = re.sub(r"[^a-z0-9_]+", "_", label).strip("_")[:40] or "env"
     return f"{index:03d}_{label}"
 
