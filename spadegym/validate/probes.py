@@ -9,7 +9,7 @@ The checks only read the resulting traces.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,8 +127,12 @@ def random_episode_rng(base_seed: int, episode: int) -> random.Random:
     return random.Random(base_seed * 1_000_003 + episode)
 
 
-def run_lockstep(probes: list[Probe]) -> list[Any]:
-    """Drive all probes to completion, pipelining one request per probe per round."""
+def run_lockstep(probes: list[Probe], stop_on: Collection[str] = ()) -> list[Any]:
+    """Drive all probes to completion, pipelining one request per probe per round.
+
+    When a round brings an outcome whose status is in ``stop_on``, every probe
+    is closed after seeing that round (unfinished probes leave None).
+    """
     results: list[Any] = [None] * len(probes)
     current: dict[int, Request] = {}
 
@@ -144,6 +148,11 @@ def run_lockstep(probes: list[Probe]) -> list[Any]:
     while current:
         order = list(current)
         pendings = [current[i][0].submit(current[i][1], **current[i][2]) for i in order]
-        for i, outcome in zip(order, gather(pendings)):
+        outcomes = gather(pendings)
+        for i, outcome in zip(order, outcomes):
             advance(i, outcome)
+        if any(o.status in stop_on for o in outcomes):
+            for i in list(current):
+                probes[i].close()
+            break
     return results

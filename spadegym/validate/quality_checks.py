@@ -62,10 +62,11 @@ def _solution_fits(ev: Evidence, actions: list[str]) -> Check:
 
 
 def degeneracy_checks(ev: Evidence, config: ValidationConfig, hint: str | None = None) -> list[Check]:
-    checks = [_not_won_without_trying(ev), _random_policy_loses(ev, config), _reward_varies(ev)]
+    checks: list[Check | None] = [_not_won_without_trying(ev), _random_policy_loses(ev, config),
+                                  _reward_varies(ev)]
     if config.check_leaks:
         checks += _leak_checks(ev, config, hint)
-    return checks
+    return [c for c in checks if c is not None]
 
 
 def _not_won_without_trying(ev: Evidence) -> Check:
@@ -77,10 +78,10 @@ def _not_won_without_trying(ev: Evidence) -> Check:
     return passed("not_won_without_trying")
 
 
-def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check:
+def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check | None:
     played = [t for t in ev.random if t.failure is None]
     if not played:
-        return passed("random_policy_loses")
+        return None
     wins = sum(is_success(t.ret) for t in played)
     rate = wins / len(played)
     if rate <= config.random_win_threshold:
@@ -91,9 +92,11 @@ def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check:
                   "e.g. more choices, fewer turns or a longer exact sequence.", DEGENERATE)
 
 
-def _reward_varies(ev: Evidence) -> Check:
+def _reward_varies(ev: Evidence) -> Check | None:
     rewards = [r for t in ev.all_traces() for r in t.rewards]
-    if len(set(rewards)) > 1 or not rewards:
+    if not rewards:
+        return None
+    if len(set(rewards)) > 1:
         return passed("reward_varies")
     return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
                   f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "

@@ -12,7 +12,7 @@ from .verdict import CONTRACT, ERROR, NONDETERMINISTIC, WARNING, Check, failed, 
 # What to change, per sandbox failure category (the sandbox's message says what happened).
 ADVICE = {
     "timeout": "make it return quickly (no endless loops, sleeps or huge searches)",
-    "memory": "keep the state small (no huge lists, strings or recursion)",
+    "memory": "store less (no huge lists, strings or tables)",
     "crash": "return values instead of exiting the process",
     "forbidden": "use no files, processes, network or signals",
     "protocol": "leave the process's file descriptors alone",
@@ -49,9 +49,7 @@ def runtime_checks(ev: Evidence, config: ValidationConfig) -> list[Check]:
         checks.append(_valid_actions(ev.first))
     checks.append(_steps_run(ev))
     checks.append(_reward_range(ev, config))
-    checks.append(_deterministic(ev))
-    if ev.replay is not None:
-        checks.append(_replay(ev))
+    checks += [c for c in (_deterministic(ev), _replay(ev)) if c is not None]
     checks.append(_robust(ev))
     return checks
 
@@ -88,7 +86,8 @@ def _valid_actions(first: Trace) -> Check:
 
 def _steps_run(ev: Evidence) -> Check:
     """Steps with ordinary actions (the solution's and the random policy's)."""
-    for trace, where in [(ev.first, "playing solution()"), (ev.twin, "replaying the first play"),
+    twin = "replaying solution() in a second worker" if ev.has_solution else "random play"
+    for trace, where in [(ev.first, "playing solution()"), (ev.twin, twin),
                          *((t, "random play") for t in ev.random),
                          *((t, "trying each of valid_actions()") for t in ev.sweep)]:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
@@ -122,10 +121,11 @@ def _values(out: Outcome | None) -> object:
     return out.value if out is not None and out.ok else None
 
 
-def _deterministic(ev: Evidence) -> Check:
+def _deterministic(ev: Evidence) -> Check | None:
+    """None when a stopped probe left nothing to compare."""
     reference = ev.first if ev.has_solution else (ev.random[0] if ev.random else None)
-    if reference is None or ev.twin is None:
-        return passed("deterministic")
+    if reference is None or ev.twin is None or reference.seed != ev.twin.seed:
+        return None
     advice = ("derive all randomness from the seed (random.Random(seed), or the module random that the "
               "runtime seeds), never from time, id(), hash() of objects or unseeded generators")
     same = f"Two fresh workers given reset(seed={reference.seed})"
@@ -153,8 +153,9 @@ def _deterministic(ev: Evidence) -> Check:
     return passed("deterministic")
 
 
-def _replay(ev: Evidence) -> Check:
-    assert ev.replay is not None and ev.first is not None
+def _replay(ev: Evidence) -> Check | None:
+    if ev.replay is None or ev.first is None:
+        return None
     if not ev.replay.ok:
         return failed("replay_after_reset", explain(f"reset(seed={ev.first.seed}) after a played episode",
                                                     ev.replay, "reset() must rebuild all state"), ev.replay.status)
