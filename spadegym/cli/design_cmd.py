@@ -96,5 +96,11 @@ def design_command(
     table.add_row("repaired", str(summary.repaired))
     for reason, n in summary.refused.items():
         table.add_row(f"refused: {reason}", str(n))
+    stats = summary.designer_stats
+    if "repair_turns" in stats:  # the LLM designer's own counts
+        table.add_row("repair turns", str(stats["repair_turns"]))
+        table.add_row("hints rewritten", str(stats.get("hints_rewritten", 0)))
+        for fix, n in stats.get("fixes", {}).items():
+            table.add_row(f"code fixed: {fix}", str(n))
     table.add_row("seconds", f"{summary.seconds:.1f} ({summary.proposals_per_second:.2f} proposals/s)")
     Console(highlight=False).print(table)

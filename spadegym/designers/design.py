@@ -45,6 +45,7 @@ class DesignSummary:
     refused: dict[str, int] = field(default_factory=dict)  # reason -> count
     files: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    designer_stats: dict[str, Any] = field(default_factory=dict)  # what the designer itself counted
 
     @property
     def proposals_per_second(self) -> float:
@@ -107,6 +108,11 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
         if own:
             box.close()
     summary.refused = dict(sorted(refused.items()))
+    stats = getattr(designer, "stats", None)
+    if hasattr(stats, "to_dict"):
+        summary.designer_stats = stats.to_dict()
+    if getattr(designer, "usage", None):
+        summary.designer_stats["usage"] = dict(designer.usage)  # type: ignore[attr-defined]
     summary.seconds = time.perf_counter() - start
     (out / "summary.json").write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
     return summary

@@ -35,7 +35,9 @@ def test_design_writes_valid_and_rejected_environments(serve, sandbox, tmp_path:
     reasons = sorted(json.loads((out / "rejected" / n).read_text())["refusal"]
                      for n in rejected if n.endswith(".json"))
     assert reasons == ["exception", "no_code"]
-    assert json.loads((out / "summary.json").read_text())["valid"] == 2
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["valid"] == 2 and saved["designer_stats"]["refused"] == {"invalid": 1, "no_code": 1}
+    assert saved["designer_stats"]["usage"]["completion_tokens"] > 0
 
 
 def test_duplicates_are_refused(serve, sandbox, tmp_path: Path) -> None:
