@@ -33,6 +33,9 @@ from . import protocol as P
 from .config import TIERS, SandboxConfig
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+# The zygote leaves the terminal's process group (Ctrl-C is the host's) but stays in
+# its session: a session of its own is a scheduling group of its own (autogroup).
+_OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
 
 
 class SandboxError(RuntimeError):
@@ -220,7 +223,7 @@ class Sandbox:
         self._zygote = subprocess.Popen(
             args,
             pass_fds=[zygote_end.fileno()], env=env, cwd=self._root, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **_OWN_GROUP,
         )
         zygote_end.close()
         self._sock = host_end

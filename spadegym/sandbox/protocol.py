@@ -50,22 +50,34 @@ def failure(category: str, message: str, seconds: float = 0.0, output: str = "")
     return Outcome(status=category, message=message, seconds=seconds, output=output)
 
 
+# Built once: json.dumps with arguments builds a new encoder on every call (the
+# per-step cost matters: replies are the hot path of pipelined rollouts).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder()
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
+    return (_ENCODER.encode(message) + "\n").encode()
+
+
+def decode(line: bytes) -> Any:
+    """One JSON line (bytes); ValueError (also for bad UTF-8) or RecursionError when it is not."""
+    return _DECODER.decode(line.decode())
 
 
 def parse_reply(line: bytes, expected_id: int) -> Outcome:
     """Validate one reply line; anything unexpected becomes a ``protocol`` failure."""
     try:
-        msg = json.loads(line)
+        msg = decode(line)
     except (ValueError, RecursionError):
         return failure(PROTOCOL, f"worker sent a line that is not JSON: {line[:80]!r}")
-    if not isinstance(msg, dict) or set(msg) - _REPLY_KEYS or "id" not in msg or "ok" not in msg:
+    if type(msg) is not dict or not msg.keys() <= _REPLY_KEYS or "id" not in msg or "ok" not in msg:
         return failure(PROTOCOL, "worker reply does not follow the schema")
     if msg["id"] != expected_id or isinstance(msg["id"], bool):
         return failure(PROTOCOL, f"worker replied to request {msg['id']!r} while {expected_id} was pending")
     seconds = msg.get("seconds", 0.0)
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+    if type(seconds) is not float and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))) \
+            or not math.isfinite(seconds):
         return failure(PROTOCOL, "worker reply has an invalid 'seconds' field")
     output = msg.get("output", "")
     if not isinstance(output, str):

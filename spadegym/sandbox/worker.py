@@ -81,6 +81,8 @@ def _classify(exc: BaseException) -> tuple[str, str]:
 
 def _safe_info(info: dict[str, Any]) -> dict[str, Any]:
     """info is untrusted data: keep it JSON-safe and small."""
+    if not info:
+        return {}
     try:
         text = json.dumps(info, default=repr, allow_nan=False)
     except (ValueError, TypeError, RecursionError):
@@ -211,7 +213,7 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
         if line is None:
             return
         try:
-            req = json.loads(line)
+            req = P.decode(line)
             rid, op = req.pop("id"), req.pop("op")
             handler = handlers[op]
         except Exception:  # malformed request from the host: nothing sensible to answer
