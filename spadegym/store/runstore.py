@@ -37,15 +37,8 @@ from .schema import DDL, SCHEMA_VERSION, TABLES
 DB_NAME = "run.sqlite"
 SPLITS = ("train", "heldout")
 _EPISODE_FIELDS = {f.name for f in dataclasses.fields(Episode)}
-_SCORE_COLUMNS = (
-    "win_rate",
-    "win_rate_hint",
-    "regret",
-    "oracle_regret",
-    "designer_reward",
-    "plays",
-    "plays_hint",
-)
+_SCORE_REALS = ("win_rate", "win_rate_hint", "regret", "oracle_regret", "designer_reward")
+_SCORE_COUNTS = ("plays", "plays_hint")
 
 
 class StoreError(UserError):
@@ -201,7 +194,7 @@ class RoundTransaction:
     def add_scores(self, rows: list[dict[str, Any]]) -> None:
         """Per-environment scores of this round; unknown keys go to ``extra``."""
         self._check_open()
-        known = {"env_id", "round", "extra", *_SCORE_COLUMNS}
+        known = {"env_id", "round", "extra", *_SCORE_REALS, *_SCORE_COUNTS}
         values = []
         for row in rows:
             extra = dict(row.get("extra") or {})
@@ -210,9 +203,8 @@ class RoundTransaction:
                 (
                     int(row.get("round", self.round)),
                     row["env_id"],
-                    *(_number(row.get(c)) for c in _SCORE_COLUMNS[:5]),
-                    _count(row.get("plays")),
-                    _count(row.get("plays_hint")),
+                    *(_number(row.get(c)) for c in _SCORE_REALS),
+                    *(_count(row.get(c)) for c in _SCORE_COUNTS),
                     to_json(extra),
                 )
             )
