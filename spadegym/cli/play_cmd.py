@@ -90,7 +90,6 @@ def play(
       spadegym play maze.py --agent scripted:moves.txt --seed 3
     """
     from ..agents import AgentSpecError, PlayerQuit, make_agent
-    from ..llm import LLMUnavailable
     from ..rollout.play import PlayFileError, play_file
     from ..rollout.runner import RolloutError
 
@@ -111,6 +110,11 @@ def play(
                 print_episode(console, ep, len(printed), episodes, transcript=not interactive)
 
     order.update({seed + i: i for i in range(episodes)})
+    unavailable: tuple[type[Exception], ...] = ()  # the openai client loads only for openai agents
+    if agent.strip().startswith("openai:"):
+        from ..llm import LLMUnavailable
+
+        unavailable = (LLMUnavailable,)
     with user_errors():
         try:
             player = make_agent(agent, seed=seed)
@@ -130,7 +134,7 @@ def play(
             raise fail(str(exc), 1) from None
         except RolloutError as exc:
             raise UserError(str(exc)) from None
-        except LLMUnavailable as exc:
+        except unavailable as exc:
             if not as_json:
                 print_summary(console, printed)
             raise fail(str(exc), 1) from None
