@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..envfile import strip_thinking
+from ..envfile import inspect_source, strip_thinking
 from ..llm.client import ChatResult, EndpointConfig, LLMClient
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Lineage
@@ -260,6 +260,9 @@ class LLMDesigner:
         if hint is None:
             return self._refuse(candidate, "hint_leak", verdict, started)
         candidate.hint = hint or None
+        declared = inspect_source(code).skill
+        if declared != context.skill:
+            candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
         candidate.meta.update(valid=True, verdict=verdict_dict(verdict), refusal=None,
                               attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         self.stats.valid += 1

@@ -33,6 +33,7 @@ def test_valid_replies_come_out_as_valid_candidates(serve, sandbox) -> None:
     classes = sorted(extract_code(c.source).code.split("class ")[-1].split(":")[0] for c in candidates)
     assert classes == ["BaseReaderEnv", "DigitSumSearchEnv", "OddDialEnv"]
     assert sum("fstring_braces" in c.meta["fixes"] for c in candidates) == 1
+    assert sorted(c.meta.get("declared_skill", "") for c in candidates) == ["", "", "Pattern Recognition"]
     assert designer.stats.valid == designer.stats.valid_first_attempt == 3
     assert len(model.requests["hint"]) == 3 and not model.requests["repair"]
 
