@@ -71,7 +71,9 @@ def degeneracy_checks(ev: Evidence, config: ValidationConfig, hint: str | None =
 
 def _not_won_without_trying(ev: Evidence) -> Check:
     for trace in [*ev.garbage, ev.repeated]:
-        if trace is not None and trace.failure is None and trace.ended and is_success(trace.ret):
+        if trace is None or not trace.actions or any(ch.isdigit() for ch in trace.actions[-1]):
+            continue  # a malformed reply holding a number may be a leniently parsed right answer
+        if trace.failure is None and trace.ended and is_success(trace.ret):
             return failed("not_won_without_trying", f"The meaningless action {short(trace.actions[-1])} won "
                           f"the episode after reset(seed={trace.seed}) (return {trace.ret:g}): end an episode "
                           "with a positive reward only when the task is really solved.", DEGENERATE)

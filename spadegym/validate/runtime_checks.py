@@ -173,8 +173,8 @@ def _robust(ev: Evidence) -> Check:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
             continue
         out = trace.failure
+        advice = ("treat any unexpected text as an invalid move and answer it with an observation "
+                  "(reward 0) instead of raising") if out.status == "exception" else None
         return failed("robust_to_bad_actions", explain(
-            f"step({short(trace.failed_action)}) with a malformed action", out,
-            "treat any unexpected text as an invalid move and answer it with an observation "
-            "(reward 0) instead of raising"), out.status)
+            f"step({short(trace.failed_action)}) with a malformed action", out, advice), out.status)
     return passed("robust_to_bad_actions")

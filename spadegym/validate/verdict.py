@@ -42,6 +42,11 @@ class Check:
         return {"name": self.name, "passed": self.passed, "message": self.message,
                 "category": self.category, "severity": self.severity}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Check:
+        return cls(data["name"], bool(data["passed"]), data.get("message", ""), data.get("category"),
+                   data.get("severity", ERROR))
+
 
 @dataclass
 class Verdict:
@@ -71,6 +76,12 @@ class Verdict:
     def feedback(self) -> str:
         """The failed checks' messages, one per line, for a repair prompt."""
         return "\n".join(f"- {c.message}" for c in self.failed + self.warnings)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        """Read back what ``to_dict`` wrote (e.g. from the run store)."""
+        return cls(data["file"], bool(data["valid"]), data.get("category"),
+                   [Check.from_dict(c) for c in data.get("checks", [])], float(data.get("seconds", 0.0)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "valid": self.valid, "category": self.category,

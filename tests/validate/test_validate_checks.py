@@ -8,7 +8,7 @@ import pytest
 from snippet_env import WORDS, make_env
 
 from spadegym.sandbox import Sandbox, SandboxConfig
-from spadegym.validate import ValidationConfig, validate_source
+from spadegym.validate import ValidationConfig, Verdict, validate_source
 
 GOOD_STEP = make_env().split("    def step", 1)[1].split("\n\n", 1)[0]
 
@@ -45,6 +45,10 @@ BROKEN = [
      "valid_actions_nonempty", "returned an empty list"),
     ("step_three_tuple", {"step": "    def step(self, action):\n        return 'x', 0.0, True"},
      "step_runs", "step() must return (observation, reward, terminated, truncated, info)"),
+    ("nan_reward", {"step": "    def step" + GOOD_STEP.replace('"The vault opens!", 1.0', '"Open!", float("nan")')},
+     "step_runs", "reward must be finite"),
+    ("valid_actions_not_a_list", {"valid_actions": "    def valid_actions(self):\n        return 'amber'"},
+     "reset_runs", "valid_actions() must return a list"),
     ("step_raises_on_listen", {"step": "    def step" + GOOD_STEP.replace(
         'if word == "listen":', 'if word == "listen":\n            raise KeyError("no clue left")')},
      "step_runs", "KeyError"),
@@ -120,6 +124,7 @@ def test_table_covers_every_error_check():
 def test_base_env_is_valid(sandbox):
     verdict = validate_source(make_env(), "vault.py", sandbox=sandbox)
     assert verdict.valid, verdict.feedback()
+    assert Verdict.from_dict(verdict.to_dict()).to_dict() == verdict.to_dict()
     assert verdict.category is None
     assert {c.name for c in verdict.checks} >= {"deterministic", "solution_wins", "answer_not_in_observation"}
 
