@@ -238,18 +238,8 @@ class LLMDesigner:
         code, verdict = extraction.code, await self._check(extraction.code, None)
         candidate.meta["fixes"] = list(extraction.fixes)
         first_valid = bool(verdict.valid)
-        while not verdict.valid and candidate.attempts <= cfg.repair_turns:
-            messages = messages + [{"role": "assistant", "content": _replayed(reply)},
-                                   prompts.repair_request(verdict_feedback(verdict))]
-            reply = await client.chat(messages)
-            candidate.attempts += 1
-            self.stats.repair_turns += 1
-            fixed = extract_code(reply.text)
-            self._count_fixes(fixed.fixes)
-            if fixed.code is None:
-                break  # the model gave up; keep the last code and its verdict
-            code, verdict = fixed.code, await self._check(fixed.code, None)
-            candidate.meta["fixes"] += fixed.fixes
+        if not first_valid:
+            code, verdict = await self._repair(client, messages, reply, code, verdict, candidate)
         candidate.source = code
         candidate.meta.update(first_attempt_valid=first_valid, repaired=candidate.attempts > 1 and verdict.valid,
                               reward_first_attempt=cfg.reward_first_attempt)
@@ -270,6 +260,23 @@ class LLMDesigner:
         self.stats.repaired += candidate.attempts > 1
         self._remember(candidate)
         return candidate
+
+    async def _repair(self, client: LLMClient, messages: list[dict[str, str]], reply: ChatResult, code: str,
+                      verdict: Any, candidate: Candidate) -> tuple[str, Any]:
+        """Send the failed checks back until the code passes or the repair turns run out."""
+        while not verdict.valid and candidate.attempts <= self.config.repair_turns:
+            messages = messages + [{"role": "assistant", "content": _replayed(reply)},
+                                   prompts.repair_request(verdict_feedback(verdict))]
+            reply = await client.chat(messages)
+            candidate.attempts += 1
+            self.stats.repair_turns += 1
+            fixed = extract_code(reply.text)
+            self._count_fixes(fixed.fixes)
+            if fixed.code is None:
+                break  # the model gave up; keep the last code and its verdict
+            code, verdict = fixed.code, await self._check(fixed.code, None)
+            candidate.meta["fixes"] += fixed.fixes
+        return code, verdict
 
     async def _hint(self, client: LLMClient, code: str, verdict: Any,
                     candidate: Candidate) -> tuple[str | None, Any]:
