@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from ..envfile import is_success
 from .config import ValidationConfig
 from .evidence import Evidence
 from .leak import Answer, leaks_in_hint, leaks_in_observation
 from .runtime_checks import explain, short
 from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, Check, failed, passed
+
+_DIGIT = re.compile(r"\d")
 
 
 def feasibility_checks(ev: Evidence) -> list[Check]:
@@ -71,7 +75,7 @@ def degeneracy_checks(ev: Evidence, config: ValidationConfig, hint: str | None =
 
 def _not_won_without_trying(ev: Evidence) -> Check:
     for trace in [*ev.garbage, ev.repeated]:
-        if trace is None or not trace.actions or any(ch.isdigit() for ch in trace.actions[-1]):
+        if trace is None or not trace.actions or _DIGIT.search(trace.actions[-1]):
             continue  # a malformed reply holding a number may be a leniently parsed right answer
         if trace.failure is None and trace.ended and is_success(trace.ret):
             return failed("not_won_without_trying", f"The meaningless action {short(trace.actions[-1])} won "
