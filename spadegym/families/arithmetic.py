@@ -83,8 +83,8 @@ class ButtonLockEnv(EpisodeCore):
         return f"press {1 if first is None else first + 1}"
 
     def advice(self):
-        i = int(self.policy().split()[1]) - 1
-        return f"button {i + 1} {self._describe(i)} and leads toward {self.target}"
+        i = self.policy().split()[1]
+        return f"press button {i} next: it moves the display toward the target"
 
 
 class WaterJugsEnv(EpisodeCore):
@@ -118,7 +118,7 @@ class WaterJugsEnv(EpisodeCore):
     def _moves(self):
         names = self.NAMES[: len(self.caps)]
         moves = [f"fill {j}" for j in names] + [f"empty {j}" for j in names]
-        moves += [f"pour {a} {b}" for a in names for b in names if a != b]
+        moves += [f"pour {a} into {b}" for a in names for b in names if a != b]
         return moves
 
     def _after(self, state, move):
@@ -130,7 +130,7 @@ class WaterJugsEnv(EpisodeCore):
         elif words[0] == "empty":
             state[i] = 0
         else:
-            j = self.NAMES.index(words[2])
+            j = self.NAMES.index(words[3])
             amount = min(state[i], self.caps[j] - state[j])
             state[i] -= amount
             state[j] += amount
@@ -188,8 +188,8 @@ class WaterJugsEnv(EpisodeCore):
         return self._moves()[0]
 
     def advice(self):
-        caps = ", ".join(f"jug {n} holds {c}" for n, c in zip(self.NAMES, self.caps))
-        return f"{caps}; aim for {self.target}"
+        # Verbatim is safe here: the first step is a fill, the last a pour (a fill is never the answer).
+        return f"{self.policy()} next: it is on the shortest way to {self.target} liters"
 
 
 class TakeAwayEnv(EpisodeCore):
@@ -225,17 +225,17 @@ class TakeAwayEnv(EpisodeCore):
         return max(range(len(piles)), key=lambda i: piles[i]), 1
 
     def observe(self):
-        lines = [f"pile {i + 1}: {p} stones" for i, p in enumerate(self.piles)]
+        lines = [f"pile {'xyz'[i]}: {p} stones" for i, p in enumerate(self.piles)]
         lines.append(f"rule: take 1 to {self.k['max_take']} stones from one pile; taking the last stone wins")
         lines.append(f"opponent last move: {self.last}")
         return lines
 
     def actions(self):
-        return [f"take {t} from pile {i + 1}" for i, t in self._moves(self.piles)]
+        return [f"take {t} from pile {'xyz'[i]}" for i, t in self._moves(self.piles)]
 
     def apply(self, action):
         words = action.split()
-        t, i = int(words[1]), int(words[4]) - 1
+        t, i = int(words[1]), "xyz".index(words[4])
         self.piles[i] -= t
         if sum(self.piles) == 0:
             return "you took the last stone", 1.0, "win"
@@ -245,18 +245,18 @@ class TakeAwayEnv(EpisodeCore):
         else:
             oi, ot = self.rng.choice(self._moves(self.piles))
         self.piles[oi] -= ot
-        self.last = f"took {ot} from pile {oi + 1}"
+        self.last = f"took {ot} from pile {'xyz'[oi]}"
         if sum(self.piles) == 0:
             return f"the opponent {self.last} and took the last stone", 0.0, "lose"
-        return f"you took {t} from pile {i + 1}; opponent {self.last}", 1.0 if good else -0.5, None
+        return f"you took {t} from pile {'xyz'[i]}; opponent {self.last}", 1.0 if good else -0.5, None
 
     def policy(self):
         i, t = self._best(self.piles)
-        return f"take {t} from pile {i + 1}"
+        return f"take {t} from pile {'xyz'[i]}"
 
     def advice(self):
-        m = self.k["max_take"] + 1
-        return f"leave every pile's remainder mod {m} with xor zero"
+        i, t = self._best(self.piles)
+        return f"take {t} stones from pile {'xyz'[i]} next: it leaves the opponent only losing moves"
 
 
 register_family(Family(

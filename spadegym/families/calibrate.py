@@ -8,6 +8,7 @@ worker each, so a few hundred episodes take about a second.
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 from dataclasses import dataclass
@@ -16,9 +17,9 @@ from ..envfile import episode_return, is_success
 from ..sandbox import EnvHandle, Sandbox, gather
 
 #: The policies ``play`` knows: uniform over valid actions, the file's own
-#: solution, or the action named by the hint (``next useful action: X``).
+#: solution, or the action the hint names (most of its words in the hint, in order).
 POLICIES = ("random", "solution", "hint")
-_HINTED = re.compile(r"next useful action:\s*(.+)$")
+_WORDS = re.compile(r"[a-z0-9]+")
 
 
 @dataclass
@@ -62,9 +63,24 @@ def _choose(value: dict, policy: str, plan: list[str], rng: random.Random) -> st
     if policy == "solution":
         return plan.pop(0) if plan else actions[0]
     if policy == "hint":
-        found = _HINTED.search(value.get("hint") or "")
-        return found.group(1).strip() if found else rng.choice(actions)
+        return hinted_action(value.get("hint") or "", actions)
     return rng.choice(actions)
+
+
+def hinted_action(hint: str, actions: list[str]) -> str:
+    """The action whose words the hint covers best (ties: the one whose words keep their order).
+
+    Roughly what a word-overlap learner can read from the ``hint:`` line.
+    """
+    said = _WORDS.findall(hint.lower())
+    present = set(said)
+
+    def score(action: str) -> tuple[float, float]:
+        words = _WORDS.findall(action.lower())
+        share = sum(w in present for w in words) / max(1, len(words))
+        return share, difflib.SequenceMatcher(None, said, words).ratio()
+
+    return max(actions, key=score)
 
 
 def _play_batch(batch: list[tuple[EnvHandle, int]], policy: str, rng: random.Random,

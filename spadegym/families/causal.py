@@ -73,8 +73,7 @@ class LampWiringEnv(EpisodeCore):
         return f"flip {self._fewest()[0] + 1}"
 
     def advice(self):
-        s = self._fewest()[0]
-        return f"switch {s + 1} toggles lamps {' and '.join(str(x + 1) for x in self.wires[s])}"
+        return f"{self.policy()} next: that switch is part of the fewest flips that reach the target"
 
 
 class DeviceChainEnv(EpisodeCore):
@@ -111,7 +110,8 @@ class DeviceChainEnv(EpisodeCore):
         return f"activate {self.chain[len(self.powered)]}"
 
     def advice(self):
-        return f"device {self.chain[len(self.powered)]} is the next cause in the chain"
+        d = self.chain[len(self.powered)]
+        return f"device {d} is the next cause in the chain: activate {d}"
 
 
 class GardenCausesEnv(EpisodeCore):
@@ -171,9 +171,12 @@ class GardenCausesEnv(EpisodeCore):
         return "wait"
 
     def advice(self):
-        grow = " and ".join(self.needed)
-        harm = f"; {' and '.join(self.harmful)} stunts it" if self.harmful else ""
-        return f"the plant needs {grow}{harm}"
+        action = self.policy()
+        if action == "wait":
+            return "the conditions are right for growth: wait"
+        f = action.split()[1]
+        why = "helps the plant and is off" if f in self.needed else "harms the plant and is on"
+        return f"{f} {why}: toggle {f}"
 
 
 register_family(Family(

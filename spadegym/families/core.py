@@ -73,9 +73,8 @@ class EpisodeCore:
         return [] if self.done else list(self.actions())
 
     def hint(self):
-        if self.done:
-            return "the episode is over"
-        return f"{self.advice()}; next useful action: {self.policy()}"
+        # The concrete next step in words that contain the action's words (policy() names it).
+        return "the episode is over" if self.done else self.advice()
 
     def solution(self):
         return list(self._solution)
@@ -119,4 +118,4 @@ class EpisodeCore:
         raise NotImplementedError
 
     def advice(self):
-        return "follow the plan"
+        return f"do {self.policy()} next"

@@ -16,39 +16,42 @@ class CodeBreakerEnv(EpisodeCore):
     """Mastermind: set the colour of each slot, then check the guess for feedback."""
 
     TITLE = "code breaker"
+    COLOURS = ["red", "blue", "green", "yellow", "white", "black"]
 
     def setup(self):
         n, c = self.k["slots"], self.k["colors"]
-        self.secret = [self.rng.randint(1, c) for _ in range(n)]
-        self.guess = [1] * n
+        self.guess = [self.COLOURS[0]] * n
+        self.secret = list(self.guess)
+        while self.secret == self.guess:  # an unbroken code, so the solution takes several steps
+            self.secret = [self.rng.choice(self.COLOURS[:c]) for _ in range(n)]
         self.history = []
 
     def _feedback(self):
         exact = sum(g == s for g, s in zip(self.guess, self.secret))
-        common = sum(min(self.guess.count(c), self.secret.count(c)) for c in range(1, self.k["colors"] + 1))
+        common = sum(min(self.guess.count(c), self.secret.count(c)) for c in self.COLOURS)
         return exact, common - exact
 
     def observe(self):
-        lines = [f"slots: {self.k['slots']}, colours 1 to {self.k['colors']}",
-                 "current guess: " + " ".join(map(str, self.guess))]
+        lines = [f"slots: {self.k['slots']}, colours: {', '.join(self.COLOURS[: self.k['colors']])}",
+                 "current guess: " + " ".join(self.guess)]
         for guess, exact, near in self.history[-4:]:
             lines.append(f"checked {guess}: {exact} exact, {near} right colour wrong slot")
         return lines
 
     def actions(self):
-        acts = [f"set {s} {c}" for s in range(1, self.k["slots"] + 1) for c in range(1, self.k["colors"] + 1)]
+        acts = [f"set {s} {c}" for s in range(1, self.k["slots"] + 1) for c in self.COLOURS[: self.k["colors"]]]
         return acts + ["check"]
 
     def apply(self, action):
         if action == "check":
             exact, near = self._feedback()
-            self.history.append((" ".join(map(str, self.guess)), exact, near))
+            self.history.append((" ".join(self.guess), exact, near))
             if exact == len(self.secret):
                 return "feedback: all slots exact; the code is broken", 1.0, "win"
             return f"feedback: {exact} exact, {near} right colour wrong slot", exact / len(self.secret), None
         _, s, c = action.split()
-        self.guess[int(s) - 1] = int(c)
-        return f"slot {s} set to colour {c}", 0.0, None
+        self.guess[int(s) - 1] = c
+        return f"slot {s} set to {c}", 0.0, None
 
     def policy(self):
         for i, (g, s) in enumerate(zip(self.guess, self.secret)):
@@ -59,9 +62,9 @@ class CodeBreakerEnv(EpisodeCore):
     def advice(self):
         action = self.policy()
         if action == "check":
-            return "the current guess is the code"
+            return "the current guess is the code: check it"
         _, s, c = action.split()
-        return f"slot {s} should be colour {c}"
+        return f"slot {s} should be {c}: set slot {s} to {c}"
 
 
 class SuspectGridEnv(EpisodeCore):
@@ -123,7 +126,12 @@ class SuspectGridEnv(EpisodeCore):
         return "accuse"
 
     def advice(self):
-        return f"the clues clear everyone but {self.culprit}, and every weapon but the {self.weapon}"
+        action = self.policy()
+        if action.startswith("suspect"):
+            return f"{self.culprit} has no alibi: mark suspect {self.culprit}"
+        if action.startswith("weapon"):
+            return f"the {self.weapon} was used: mark weapon {self.weapon}"
+        return "both marks are right: accuse now"
 
 
 class HiddenOrderEnv(EpisodeCore):
@@ -177,7 +185,8 @@ class HiddenOrderEnv(EpisodeCore):
         return f"place {min(self._left(), key=self.weight.get)}"
 
     def advice(self):
-        return f"item {self.policy().split()[1]} is the lightest item not yet placed"
+        i = self.policy().split()[1]
+        return f"item {i} is the lightest item not yet placed: place item {i}"
 
 
 register_family(Family(

@@ -84,9 +84,10 @@ class KnapsackEnv(EpisodeCore):
         return f"take {max(pick, key=lambda i: self.values[i]) + 1}"
 
     def advice(self):
-        _, pick = self._best(self.taken, self.capacity - self._load()[0])
-        names = ", ".join(f"item {i + 1}" for i in sorted(pick)) or "nothing more"
-        return f"the best remaining addition is {names}"
+        action = self.policy()
+        if action == "done":
+            return "the bag meets the goal: done"
+        return f"{action} next: it belongs to the best packing of the remaining room"
 
 
 class JobScheduleEnv(EpisodeCore):
@@ -139,7 +140,7 @@ class JobScheduleEnv(EpisodeCore):
         return f"run job {min(left, key=lambda j: (self.deadline[j], j)) + 1}"
 
     def advice(self):
-        return f"job {self.policy().split()[-1]} has the earliest deadline among the jobs left"
+        return f"{self.policy()}: it has the earliest deadline among the jobs left"
 
 
 class FuelRouteEnv(EpisodeCore):
@@ -162,7 +163,9 @@ class FuelRouteEnv(EpisodeCore):
             self.roads[a][b] = self.roads[b][a] = cost
         self.here = towns[0]
         dist = self._dijkstra(towns[0])
-        self.goal = max(dist, key=lambda t: (dist[t], t))
+        # The farthest town that is not a direct neighbour: every route takes two roads or more.
+        self.goal = max((t for t in dist if t not in self.roads[self.here] and t != self.here),
+                        key=lambda t: (dist[t], t), default=max(dist, key=lambda t: (dist[t], t)))
         self.fuel = dist[self.goal] + self.k["slack"]
 
     def _dijkstra(self, source):
@@ -202,8 +205,7 @@ class FuelRouteEnv(EpisodeCore):
         return f"drive to {best}"
 
     def advice(self):
-        to = int(self.policy().split()[-1])
-        return f"the cheapest route to town {self.goal} goes through town {to}"
+        return f"{self.policy()} next: it is on the cheapest route to the destination"
 
 
 register_family(Family(

@@ -71,7 +71,7 @@ class NumberSequenceEnv(EpisodeCore):
         return f"say {self.terms[self.known]}"
 
     def advice(self):
-        return f"the sequence {self.rule}; the next number is {self.terms[self.known]}"
+        return f"the sequence {self.rule}: the next number is {self.terms[self.known]}"
 
 
 class RuleSorterEnv(EpisodeCore):
@@ -142,7 +142,8 @@ class RuleSorterEnv(EpisodeCore):
         return "accept 1"
 
     def advice(self):
-        return f"the rule accepts {self.text}"
+        verb, i = self.policy().split()
+        return f"the rule accepts {self.text}: {verb} item {i}"
 
 
 class MotifFillEnv(EpisodeCore):
@@ -203,7 +204,8 @@ class MotifFillEnv(EpisodeCore):
         return f"place {self.row[self.hidden[len(self.filled)]]}"
 
     def advice(self):
-        return f"the row repeats the motif {' '.join(self.motif)}"
+        s = self.policy().split()[1]
+        return f"the next missing tile is a {s}: place a {s}"
 
 
 register_family(Family(

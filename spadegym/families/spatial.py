@@ -80,7 +80,7 @@ class GridMazeEnv(EpisodeCore):
         return f"go {self._distance(self.pos, self.goal, first=True)}"
 
     def advice(self):
-        return f"the shortest open path to the goal starts {self.policy().split()[1]}"
+        return f"head {self.policy().split()[1]}: the shortest open path to the goal starts that way"
 
 
 class KeyRoomsEnv(EpisodeCore):
@@ -155,7 +155,11 @@ class KeyRoomsEnv(EpisodeCore):
         return "unlock door" if self.here == self.door_room else f"go to room {self._route(self.door_room)}"
 
     def advice(self):
-        return f"the key is in room {self.key_room}"
+        action = self.policy()
+        if action.startswith("go"):
+            toward = "the exit door" if self.has_key else "the key"
+            return f"{action}: it is on the way to {toward}"
+        return f"{'the key is here' if action == 'take key' else 'the door is here'}: {action}"
 
 
 class SonarDigEnv(EpisodeCore):
@@ -210,7 +214,10 @@ class SonarDigEnv(EpisodeCore):
         return "dig"
 
     def advice(self):
-        return f"the treasure is at row {self.treasure[0] + 1}, column {self.treasure[1] + 1}"
+        action = self.policy()
+        if action == "dig":
+            return "the treasure is right here: dig"
+        return f"the treasure lies to the {action.split()[1]}: {action}"
 
 
 register_family(Family(
