@@ -8,9 +8,11 @@ Figures, in one run:
 - echo_steps_per_s: the same pattern against 8 bare JSON echo processes over
   the same kind of pipes (what inter-process messaging alone allows);
 - ratio: framework / echo (aim: >= 0.8);
-- zygote_start_ms: median time from asking for a new hardened worker to its
-  first reply; fresh_start_ms: the same for a fresh ``python -c`` echo worker;
-  layer_start_ms: zygote start with the layers added one tier at a time;
+- zygote_start_ms: median time from asking the (warm) zygote for a new worker
+  at the strongest tier to its first reply; fresh_start_ms: the same for a
+  fresh ``python -c`` echo worker; layer_start_ms: zygote start with the layers
+  added one tier at a time; layer_cost_ms: the time each layer takes to apply,
+  measured inside a forked child (free of scheduling noise);
 - inprocess_calls_per_s: ``step`` called directly in this process (reference).
 """
 
@@ -20,13 +22,15 @@ import argparse
 import json
 import os
 import select
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from spadegym.envfile.loader import instantiate, load_env_class
-from spadegym.sandbox import Sandbox, SandboxConfig, gather, probe
+from spadegym.sandbox import Sandbox, SandboxConfig, gather, hardening, landlock, probe, seccomp
 
 N_ENVS = 8
 
@@ -45,6 +49,8 @@ class CounterEnv:
 ECHO_WORKER = r'''
 import json, os, sys
 rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
+encode = json.JSONEncoder(separators=(",", ":")).encode
+decode = json.JSONDecoder().decode
 buf = b""
 n = 0
 while True:
@@ -54,12 +60,16 @@ while True:
             sys.exit(0)
         buf += chunk
     line, buf = buf.split(b"\n", 1)
-    req = json.loads(line)
+    req = decode(line.decode())
     n += 1
     reply = {"id": req["id"], "ok": True, "value": {"observation": f"count {n}", "reward": 0.0,
              "terminated": False, "truncated": False, "info": {}}, "output": "", "seconds": 0.0}
-    os.write(wfd, (json.dumps(reply, separators=(",", ":")) + "\n").encode())
+    os.write(wfd, (encode(reply) + "\n").encode())
 '''
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
 
 
 class EchoWorker:
@@ -80,7 +90,7 @@ class EchoWorker:
     def send(self) -> None:
         self.rid += 1
         msg = {"id": self.rid, "op": "step", "action": "a", "want": []}
-        os.write(self.to_w, (json.dumps(msg, separators=(",", ":")) + "\n").encode())
+        os.write(self.to_w, (_ENCODE(msg) + "\n").encode())
 
     def close(self) -> None:
         os.close(self.to_w)
@@ -94,7 +104,7 @@ def echo_gather(workers: list[EchoWorker]) -> None:
         for w in list(waiting.values()):
             if b"\n" in w.buf:
                 line, w.buf = w.buf.split(b"\n", 1)
-                if json.loads(line)["id"] != w.rid:
+                if _DECODE(line.decode())["id"] != w.rid:
                     raise RuntimeError("echo worker out of step")
                 del waiting[w.from_r]
         if not waiting:
@@ -106,60 +116,70 @@ def echo_gather(workers: list[EchoWorker]) -> None:
 
 def rate(step_once, seconds: float) -> float:
     """Steps per second of ``step_once`` (which does N_ENVS steps), over about ``seconds``."""
-    for _ in range(50):
-        step_once()  # warm up
     done, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        for _ in range(100):
+        for _ in range(50):
             step_once()
-        done += 100 * N_ENVS
+        done += 50 * N_ENVS
     return done / elapsed
 
 
-def framework_rate(seconds: float) -> float:
+def throughput(seconds: float, rounds: int = 7) -> tuple[float, float]:
+    """(framework, echo) steps/s: medians of alternating short rounds.
+
+    Alternating keeps both figures under the same machine load (the CPUs are shared).
+    """
+    workers = [EchoWorker() for _ in range(N_ENVS)]
     with Sandbox() as box:
         envs = [box.open(TRIVIAL, "counter.py") for _ in range(N_ENVS)]
         for env in envs:
             assert env.reset(seed=0).ok
 
-        def step_once() -> None:
+        def framework_once() -> None:
             outcomes = gather([env.submit("step", action="a", want=[]) for env in envs])
             if not all(o.ok for o in outcomes):
                 raise RuntimeError(outcomes)
 
-        return rate(step_once, seconds)
-
-
-def echo_rate(seconds: float) -> float:
-    workers = [EchoWorker() for _ in range(N_ENVS)]
-    try:
-        def step_once() -> None:
+        def echo_once() -> None:
             for w in workers:
                 w.send()
             echo_gather(workers)
 
-        return rate(step_once, seconds)
-    finally:
-        for w in workers:
-            w.close()
+        rate(framework_once, 0.2)  # warm up
+        rate(echo_once, 0.2)
+        framework, echo = [], []
+        for _ in range(rounds):
+            framework.append(rate(framework_once, seconds / rounds))
+            echo.append(rate(echo_once, seconds / rounds))
+    for w in workers:
+        w.close()
+    return statistics.median(framework), statistics.median(echo)
 
 
-def zygote_start_ms(config: SandboxConfig, repeats: int) -> float:
-    """Median ms from spawning a worker to its first reply (the zygote already warm)."""
-    times = []
-    with Sandbox(config) as box:
+def start_ms(configs: dict[str, SandboxConfig], repeats: int) -> dict[str, float]:
+    """Median ms from asking a warm zygote for a worker to its first reply, per config.
+
+    The configs take turns, so machine load hits them alike.
+    """
+    boxes = {name: Sandbox(config) for name, config in configs.items()}
+    times: dict[str, list[float]] = {name: [] for name in configs}
+    try:
         for i in range(repeats + 3):
-            start = time.perf_counter()
-            worker = box.spawn()
-            outcome = gather([worker.send("ping", 10.0)])[0]
-            took = time.perf_counter() - start
-            worker.kill()
-            box._workers.discard(worker)
-            if not outcome.ok:
-                raise RuntimeError(outcome)
-            if i >= 3:
-                times.append(took * 1000)
-    return statistics.median(times)
+            for name, box in boxes.items():
+                start = time.perf_counter()
+                worker = box.spawn()
+                outcome = gather([worker.send("ping", 10.0)])[0]
+                took = time.perf_counter() - start
+                worker.kill()
+                box._workers.discard(worker)
+                if not outcome.ok:
+                    raise RuntimeError(outcome)
+                if i >= 3:  # the first spawns start the zygote
+                    times[name].append(took * 1000)
+    finally:
+        for box in boxes.values():
+            box.close()
+    return {name: round(statistics.median(t), 3) for name, t in times.items()}
 
 
 def fresh_start_ms(repeats: int) -> float:
@@ -185,34 +205,85 @@ def inprocess_rate(seconds: float) -> float:
     return done / elapsed
 
 
-def layer_start_ms(repeats: int) -> dict[str, float]:
-    """Zygote start with the layers added tier by tier (cumulative)."""
-    steps = {
-        "process": {"seccomp": False, "landlock": False, "namespaces": False},
-        "seccomp": {"seccomp": True, "landlock": False, "namespaces": False},
-        "landlock": {"seccomp": True, "landlock": True, "namespaces": False},
-        "namespaces": {"seccomp": True, "landlock": True, "namespaces": True},
-    }
-    return {tier: round(zygote_start_ms(SandboxConfig(**flags), repeats), 3) for tier, flags in steps.items()}
+#: Layers added tier by tier (cumulative), to price each one at worker start.
+LAYER_STEPS = {
+    "process": {"seccomp": False, "landlock": False, "namespaces": False},
+    "seccomp": {"seccomp": True, "landlock": False, "namespaces": False},
+    "landlock": {"seccomp": True, "landlock": True, "namespaces": False},
+    "namespaces": {"seccomp": True, "landlock": True, "namespaces": True},
+}
+
+
+def layer_costs_ms(repeats: int) -> dict[str, float]:
+    """Median ms each layer takes to apply in a freshly forked child (no scheduling noise).
+
+    The network namespace is entered once per zygote, not per worker.
+    """
+    hardening.prepare()
+    abi, read_paths, keep_read = hardening._worker_plan()
+    report = probe()
+    samples: dict[str, list[float]] = {"process": [], "seccomp": [], "landlock": [], "uid": [], "netns": []}
+    for i in range(repeats):
+        read_end, write_end = os.pipe()
+        scratch = tempfile.mkdtemp(prefix="spadegym-bench-")
+        os.chmod(scratch, 0o711)
+        pid = os.fork()
+        if pid == 0:  # the child applies each layer the machine has, timing each
+            took = {}
+            try:
+                t = time.perf_counter()
+                hardening.close_other_fds({write_end})
+                os.chdir(scratch)
+                hardening.set_rlimits(SandboxConfig())
+                took["process"] = time.perf_counter() - t
+                if report.layers["netns"]:
+                    t = time.perf_counter()
+                    hardening.enter_private_network()
+                    took["netns"] = time.perf_counter() - t
+                if report.layers["landlock"]:
+                    t = time.perf_counter()
+                    landlock.restrict(abi, read_paths, [scratch])
+                    took["landlock"] = time.perf_counter() - t
+                if report.layers["uid"]:
+                    t = time.perf_counter()
+                    os.chown(scratch, hardening.UID_BASE + i, hardening.UID_BASE + i)
+                    hardening._switch_uid(hardening.UID_BASE + i, keep_read)
+                    took["uid"] = time.perf_counter() - t
+                if report.layers["seccomp"]:
+                    t = time.perf_counter()
+                    seccomp.install(os.getpid())
+                    took["seccomp"] = time.perf_counter() - t
+                os.write(write_end, json.dumps(took).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data = os.read(read_end, 65536)
+        os.close(read_end)
+        os.waitpid(pid, 0)
+        shutil.rmtree(scratch, ignore_errors=True)
+        for name, seconds in json.loads(data).items():
+            samples[name].append(seconds * 1000)
+    return {name: round(statistics.median(v), 3) for name, v in samples.items() if v}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per throughput figure")
+    parser.add_argument("--seconds", type=float, default=3.0, help="measuring time per throughput figure")
     parser.add_argument("--starts", type=int, default=30, help="worker starts per start-time figure")
     args = parser.parse_args()
 
-    framework = framework_rate(args.seconds)
-    echo = echo_rate(args.seconds)
+    framework, echo = throughput(args.seconds)
+    layers = start_ms({tier: SandboxConfig(**flags) for tier, flags in LAYER_STEPS.items()}, args.starts)
     figures = {
         "tier": probe().tier,
         "framework_steps_per_s": round(framework),
         "echo_steps_per_s": round(echo),
         "ratio": round(framework / echo, 3),
-        "zygote_start_ms": round(zygote_start_ms(SandboxConfig(), args.starts), 3),
+        "zygote_start_ms": layers[probe().tier],
         "fresh_start_ms": round(fresh_start_ms(args.starts), 3),
-        "layer_start_ms": layer_start_ms(args.starts),
+        "layer_start_ms": layers,
+        "layer_cost_ms": layer_costs_ms(args.starts),
         "inprocess_calls_per_s": round(inprocess_rate(args.seconds)),
         "envs": N_ENVS,
         "cpus": os.cpu_count(),

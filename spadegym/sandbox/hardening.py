@@ -247,6 +247,7 @@ def prepare() -> None:
     _libc()
     seccomp._libc()
     landlock._libc()
+    seccomp.build_filter(0)
     _worker_plan()
 
 

@@ -13,6 +13,7 @@ failure category; the host never raises because of environment code.
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import shutil
@@ -115,52 +116,59 @@ class Worker:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):  # the usual case: one call
+        return
+    view = memoryview(data)[written:]
     while view:
         view = view[os.write(fd, view):]
 
 
 def gather(pendings: list[_Pending]) -> list[P.Outcome]:
     """Wait for replies to requests in flight on several workers (pipelined)."""
-    results: dict[int, P.Outcome] = {}
-    waiting = {}
+    results: list[P.Outcome | None] = [None] * len(pendings)
+    waiting: dict[int, _Pending] = {}
     for i, p in enumerate(pendings):
         if not p.worker.alive:
             results[i] = P.failure(P.CRASH, "the worker process had already ended")
-        else:
+            continue
+        line = p.worker._line()  # a reply already buffered needs no system call
+        if line is None:
             waiting[i] = p
+        else:
+            results[i] = _finish(p, line)
     while waiting:
-        # Replies already buffered need no system call.
-        for i, p in list(waiting.items()):
-            line = p.worker._line()
-            if line is not None:
-                results[i] = _finish(p, line)
-                del waiting[i]
-        if not waiting:
-            break
         now = time.perf_counter()
+        earliest = math.inf
         for i, p in list(waiting.items()):
             if now >= p.deadline:
                 p.worker.kill()
                 results[i] = P.failure(P.TIMEOUT, f"{p.op} did not answer within "
                                        f"{p.deadline - p.started:.1f}s (endless loop or sleep?)", now - p.started)
                 del waiting[i]
+            elif p.deadline < earliest:
+                earliest = p.deadline
         if not waiting:
             break
         by_fd = {p.worker.from_worker: i for i, p in waiting.items()}
-        timeout = max(0.0, min(p.deadline for p in waiting.values()) - now)
-        ready, _, _ = select.select(list(by_fd), [], [], timeout)
+        ready, _, _ = select.select(list(by_fd), [], [], earliest - now)
         for fd in ready:
             i = by_fd[fd]
             p = waiting[i]
-            if not p.worker._read_some():
+            worker = p.worker
+            if not worker._read_some():
                 results[i] = _ended(p)
                 del waiting[i]
-            elif len(p.worker._buf) > p.worker.config.line_limit and p.worker._buf.find(b"\n") < 0:
-                p.worker.kill()
+                continue
+            line = worker._line()
+            if line is not None:
+                results[i] = _finish(p, line)
+                del waiting[i]
+            elif len(worker._buf) > worker.config.line_limit:
+                worker.kill()
                 results[i] = P.failure(P.PROTOCOL, "worker reply exceeds the line size limit")
                 del waiting[i]
-    return [results[i] for i in range(len(pendings))]
+    return results  # type: ignore[return-value] - every slot is filled above
 
 
 # Signals that mean a resource limit rather than a crash.

@@ -9,6 +9,7 @@ abstract Unix sockets can be scoped to the worker itself.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import struct
 import sys
@@ -41,6 +42,7 @@ SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/loc
 DEVICES_RW = ("/dev/null", "/dev/zero")
 
 
+@functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 

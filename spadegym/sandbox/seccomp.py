@@ -11,6 +11,7 @@ An unknown architecture or an x32 system call kills the worker.
 from __future__ import annotations
 
 import ctypes
+import functools
 import platform
 import struct
 
@@ -111,6 +112,7 @@ _ARCHES = {
 }
 
 
+@functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
@@ -126,12 +128,24 @@ def unsupported_reason() -> str | None:
     return None
 
 
+_PID_PLACEHOLDER = 0x7FFFFFFF  # patched with the worker's pid (pid_max is at most 2**22)
+
+
 def build_filter(self_pid: int, machine: str | None = None) -> bytes:
     """The BPF program (packed sock_filter array) for this architecture.
 
     ``self_pid`` is the worker's own pid: kill/tkill/tgkill may target only it.
     """
-    audit_arch, table, has_x32 = _ARCHES[machine or platform.machine()]
+    program, pid_offset = _program(machine or platform.machine())
+    out = bytearray(program)
+    struct.pack_into("=I", out, pid_offset, self_pid & 0xFFFFFFFF)
+    return bytes(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _program(machine: str) -> tuple[bytes, int]:
+    """The program with a placeholder pid, and the byte offset of that pid (built once)."""
+    audit_arch, table, has_x32 = _ARCHES[machine]
     prog: list[tuple[int, int | str, int | str, int]] = [
         (_LD_W_ABS, 0, 0, _ARCH),
         (_JEQ_K, 0, "kill", audit_arch),
@@ -157,7 +171,8 @@ def build_filter(self_pid: int, machine: str | None = None) -> bytes:
     prog += [(_LD_W_ABS, 0, 0, _arg_low(0)), (_JSET_K, "allow", "deny", _CLONE_THREAD)]
     # kill(pid)/tkill(tid)/tgkill(tgid): the worker itself only; pid <= 0 never matches.
     labels["self_only"] = len(prog)
-    prog += [(_LD_W_ABS, 0, 0, _arg_low(0)), (_JEQ_K, "allow", "deny", self_pid & 0xFFFFFFFF)]
+    prog += [(_LD_W_ABS, 0, 0, _arg_low(0)), (_JEQ_K, "allow", "deny", _PID_PLACEHOLDER)]
+    pid_offset = (len(prog) - 1) * 8 + 4  # k is the last field of struct sock_filter
     # prlimit64: reading limits is fine, changing them is not.
     labels["prlimit"] = len(prog)
     prog += [
@@ -177,7 +192,7 @@ def build_filter(self_pid: int, machine: str | None = None) -> bytes:
                 raise ValueError("seccomp filter too long for 8-bit jumps")
             offsets.append(off)
         out += struct.pack("=HBBI", code, offsets[0], offsets[1], k)
-    return bytes(out)
+    return bytes(out), pid_offset
 
 
 class _SockFprog(ctypes.Structure):
