@@ -85,7 +85,7 @@ class EpisodeCore:
                  f"turns left: {self.max_turns - self.turn}"]
         if not self.done:
             lines.append("actions: " + ", ".join(self.actions()))
-        lines.append("Reply with one action inside \\boxed{}.")
+            lines.append("Reply with one action inside \\boxed{}.")
         return "\n".join(lines)
 
     def _plan(self):

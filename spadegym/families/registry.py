@@ -149,6 +149,35 @@ def get_family(name: str) -> Family:
     raise FamilyError(f"unknown family {name!r}; {tip}run `spadegym families` to list them.")
 
 
+def new_environment(name: str, level: int | str = 0, overrides: dict[str, str] | None = None,
+                    seed: int | None = None) -> tuple[Family, dict[str, Any], str]:
+    """Render one environment file: ``level`` (an index or ``"max"``), then single-knob overrides.
+
+    ``overrides`` maps knob names to values as written on a command line
+    (``{"size": "5"}``); ``seed`` picks the ``variant`` knob unless it is overridden.
+    Returns the family, the knob values used, and the source.
+    """
+    family = get_family(name)
+    if isinstance(level, str):
+        text = level.strip().lower()
+        if text == "max":
+            level = family.max_level
+        elif text.isdigit():
+            level = int(text)
+        else:
+            raise FamilyError(f"level must be a number from 0 to {family.max_level} or 'max', got {level!r}")
+    if level > family.max_level:
+        raise FamilyError(f"family {name!r} has levels 0 to {family.max_level}; got {level} (use 'max' for the hardest)")
+    knobs = family.level_knobs(level)
+    if seed is not None:
+        variants = family.knobs["variant"]
+        knobs["variant"] = variants[seed % len(variants)]
+    for knob, text in (overrides or {}).items():
+        knobs[knob] = family.parse_value(knob, text)
+    knobs = family.check_knobs(knobs)
+    return family, knobs, family.render(knobs)
+
+
 def list_families(skill: str | None = None) -> list[Family]:
     """All registered families (optionally of one skill), sorted by skill then name."""
     _load_builtins()

@@ -1,0 +1,42 @@
+"""`spadegym families`: list the built-in environment families and their knobs."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import app
+
+
+@app.command("families")
+def families(
+    as_json: bool = typer.Option(False, "--json", help="A JSON list of families instead of a table."),
+) -> None:
+    """List the built-in families: skill, number of difficulty levels, knobs and their levels.
+
+    Level 0 is the easiest; each knob's levels are listed easiest first.
+
+    Examples:
+      spadegym families
+      spadegym families --json
+    """
+    from ..families import FREE_KNOBS, list_families
+
+    fams = list_families()
+    if as_json:
+        typer.echo(json.dumps([
+            {"name": f.name, "skill": f.skill, "description": f.description, "levels": f.max_level + 1,
+             "knobs": f.knobs, "free_knobs": [k for k in f.knobs if k in FREE_KNOBS]}
+            for f in fams
+        ]))
+        return
+    table = Table(title=f"{len(fams)} built-in families (spadegym new NAME --level K -o FILE)")
+    for column in ("name", "skill", "levels", "knobs (levels, easiest first)"):
+        table.add_column(column)
+    for f in fams:
+        knobs = "\n".join(f"{k}: {' / '.join(map(str, v))}" for k, v in f.knobs.items() if k not in FREE_KNOBS)
+        table.add_row(f.name, f.skill, str(f.max_level + 1), knobs)
+    Console().print(table)

@@ -1,0 +1,237 @@
+"""The mutation designer: ACCEL-style edits of built-in family levels, no model needed.
+
+Each proposal either draws a fresh level (``new``) or edits a parent from the
+level buffer. Parents are picked by rank of the designer reward they earned
+(P ~ (1/rank)^(1/T), as in PLR/ACCEL). The edit operators change:
+
+- task parameters:     ``harder`` / ``easier`` move one difficulty knob one level;
+- initial conditions:  ``variant`` redraws the ``variant`` knob (which instances seeds map to);
+- reward structure:    ``reshape`` flips ``reward_shaping`` between sparse and partial.
+
+How often each operator is used adapts to the designer rewards it earns: a
+gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
+policy is softmax(preferences) mixed with a uniform floor, and each reward
+``r`` moves the chosen operator's preference by ``lr * (r - baseline) * (1 - p)``
+(the others by ``-lr * (r - baseline) * p``), the baseline being a running mean
+of rewards. Preferences are global by default, or kept per skill.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
+from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage
+
+VERSION = "mutation-1"
+OPERATORS = ("new", "harder", "easier", "variant", "reshape")
+#: Knobs that ``harder``/``easier`` leave alone (they have their own operators).
+_UNORDERED = (*FREE_KNOBS, "reward_shaping")
+_MAX_DEPTHS_KEPT = 4096
+
+
+@dataclass
+class MutationConfig:
+    """Settings of the mutation designer."""
+
+    learning_rate: float = 0.3  # step size of the operator preferences
+    baseline_rate: float = 0.1  # how fast the reward baseline follows the rewards
+    exploration: float = 0.1  # share of the operator policy that stays uniform
+    parent_temperature: float = 0.5  # rank prioritisation: lower = prefer the best-scored parents more
+    per_skill: bool = False  # separate operator preferences for each skill
+    max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
+
+
+@dataclass
+class OperatorStats:
+    """The bandit state for one scope (global or one skill): plain JSON data."""
+
+    preferences: dict[str, float] = field(default_factory=lambda: dict.fromkeys(OPERATORS, 0.0))
+    baseline: float = 0.0
+    uses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPERATORS, 0))
+    reward_sum: dict[str, float] = field(default_factory=lambda: dict.fromkeys(OPERATORS, 0.0))
+
+
+class MutationDesigner:
+    """Proposes built-in family levels by mutating the best parents; learns which edits pay."""
+
+    name = "mutation"
+
+    def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None):
+        self.config = MutationConfig(**config) if isinstance(config, dict) else (config or MutationConfig())
+        self.rng = random.Random(seed)
+        self.serial = 0
+        self.stats: dict[str, OperatorStats] = {}
+        self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
+        self.depths: dict[str, int] = {}  # level key -> mutation depth of levels we proposed
+
+    # -- the operator policy -------------------------------------------------
+    def _scope(self, skill: str) -> str:
+        return skill if self.config.per_skill else "global"
+
+    def _stats(self, scope: str) -> OperatorStats:
+        return self.stats.setdefault(scope, OperatorStats())
+
+    def operator_probabilities(self, skill: str = "", allowed: tuple[str, ...] = OPERATORS) -> dict[str, float]:
+        """The current policy over ``allowed`` operators (softmax of preferences + uniform floor)."""
+        return self._policy(self._scope(skill), allowed)
+
+    def _policy(self, scope: str, allowed: tuple[str, ...] = OPERATORS) -> dict[str, float]:
+        prefs = self._stats(scope).preferences
+        top = max(prefs[o] for o in allowed)
+        exp = {o: math.exp(prefs[o] - top) for o in allowed}
+        total = sum(exp.values())
+        eps = self.config.exploration
+        return {o: (1 - eps) * exp[o] / total + eps / len(allowed) for o in allowed}
+
+    def update(self, feedback: list[Feedback]) -> None:
+        """Move operator preferences toward the operators whose levels earned more reward."""
+        for fb in feedback:
+            op, scope = self.pending.pop(fb.candidate_id, [fb.operator, "global"])
+            if op not in OPERATORS:
+                continue  # not one of ours (e.g. a candidate from another designer)
+            stats = self._stats(scope)
+            probs = self._policy(scope)
+            advantage = fb.reward - stats.baseline
+            for o in OPERATORS:
+                step = (1 - probs[o]) if o == op else -probs[o]
+                stats.preferences[o] += self.config.learning_rate * advantage * step
+            stats.baseline += self.config.baseline_rate * (fb.reward - stats.baseline)
+            stats.uses[op] += 1
+            stats.reward_sum[op] += fb.reward
+
+    # -- proposals -------------------------------------------------------------
+    def propose(self, context: DesignContext) -> list[Candidate]:
+        families = list_families(context.skill) or list_families()
+        parents = self._usable_parents(context, {f.name for f in families})
+        taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
+        out: list[Candidate] = []
+        for _ in range(context.count):
+            cand = self._one(context, families, parents, taken)
+            if cand is not None:
+                taken.add(_key(cand.family, cand.knobs))
+                out.append(cand)
+        return out
+
+    def _usable_parents(self, context: DesignContext, names: set[str]) -> list[LevelSummary]:
+        usable = []
+        for p in context.parents:
+            if not p.family or p.family not in names:
+                continue
+            try:
+                get_family(p.family).check_knobs(p.knobs)
+            except FamilyError:
+                continue  # a level rendered by an older family version
+            usable.append(p)
+        return sorted(usable, key=lambda p: -p.score)
+
+    def _pick_parent(self, parents: list[LevelSummary]) -> LevelSummary:
+        # Rank prioritisation (PLR): weight (1/rank)^(1/T).
+        weights = [(1.0 / (rank + 1)) ** (1.0 / self.config.parent_temperature) for rank in range(len(parents))]
+        return self.rng.choices(parents, weights=weights)[0]
+
+    def _one(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
+             taken: set[str]) -> Candidate | None:
+        for _ in range(self.config.max_attempts):
+            parent = self._pick_parent(parents) if parents else None
+            edits = _edits(get_family(parent.family), parent.knobs) if parent else {}
+            allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
+            probs = self.operator_probabilities(context.skill, allowed)
+            op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
+            if op == "new" or parent is None:
+                family = self.rng.choice(families)
+                knobs = family.level_knobs(self.rng.randint(0, family.max_level))
+                knobs["variant"] = self.rng.choice(family.knobs["variant"])
+                lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
+                detail: dict[str, Any] = {"level": knobs}
+            else:
+                family = get_family(parent.family)
+                knob, value = self.rng.choice(edits[op])
+                knobs = {**family.check_knobs(parent.knobs), knob: value}
+                depth = getattr(parent, "depth", None)
+                if depth is None:
+                    depth = self.depths.get(_level_key(parent.family, parent.knobs), 0)
+                lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=depth + 1)
+                detail = {"knob": knob, "from": parent.knobs.get(knob), "to": value,
+                          "parent_score": parent.score}
+            if _key(family.name, knobs) in taken:
+                continue
+            return self._candidate(family, knobs, lineage, context.skill, probs, detail)
+        return None
+
+    def _candidate(self, family: Family, knobs: dict[str, Any], lineage: Lineage, skill: str,
+                   probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
+        self.serial += 1
+        cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
+        self.pending[cid] = [lineage.operator, self._scope(skill)]
+        key = _key(family.name, knobs)
+        self.depths[key] = lineage.depth
+        if len(self.depths) > _MAX_DEPTHS_KEPT:
+            self.depths.pop(next(iter(self.depths)))
+        meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
+        return Candidate(source=family.render(knobs), skill=family.skill, hint=None, family=family.name,
+                         knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
+
+    # -- resume ----------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "version": VERSION,
+            "config": self.config.__dict__.copy(),
+            "serial": self.serial,
+            "rng": [version, list(internal), gauss],
+            "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
+            "pending": {k: list(v) for k, v in self.pending.items()},
+            "depths": dict(self.depths),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.config = MutationConfig(**state.get("config", {}))
+        self.serial = int(state.get("serial", 0))
+        if "rng" in state:
+            version, internal, gauss = state["rng"]
+            self.rng.setstate((version, tuple(internal), gauss))
+        self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
+        self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
+        self.depths = dict(state.get("depths", {}))
+
+
+def _edits(family: Family, knobs: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    """Every single-knob edit each operator can make to this level."""
+    full = family.check_knobs(knobs)
+    edits: dict[str, list[tuple[str, Any]]] = {o: [] for o in OPERATORS if o != "new"}
+    for name, levels in family.knobs.items():
+        i = levels.index(full[name])
+        if name == "variant":
+            edits["variant"] += [(name, v) for v in levels if v != full[name]]
+        elif name == "reward_shaping":
+            edits["reshape"] += [(name, v) for v in levels if v != full[name]]
+        elif name not in _UNORDERED:
+            # Neighbouring levels may repeat a value (clipped ladders): step to the next distinct one.
+            up = next((v for v in levels[i + 1:] if v != full[name]), None)
+            down = next((v for v in reversed(levels[:i]) if v != full[name]), None)
+            if up is not None:
+                edits["harder"].append((name, up))
+            if down is not None:
+                edits["easier"].append((name, down))
+    return edits
+
+
+def _key(family: str | None, knobs: dict[str, Any]) -> str:
+    return f"{family}:{json.dumps(knobs, sort_keys=True, default=str)}"
+
+
+def _level_key(family: str, knobs: dict[str, Any]) -> str:
+    """The key of a stored level, its knobs completed the way ``render`` completes them."""
+    try:
+        return _key(family, get_family(family).check_knobs(knobs))
+    except FamilyError:
+        return _key(family, knobs)
+
+
+def _all_levels(context: DesignContext) -> list[LevelSummary]:
+    return [*context.parents, *context.frontier, *context.mastered, *context.hopeless]
