@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import UserError
 from .base import Agent
 
 #: Spec forms, as the error messages and `--help` show them.
@@ -27,7 +28,7 @@ SPEC_FORMS = {
 }
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(UserError, ValueError):
     """An agent spec or option that cannot be used (the message is one sentence)."""
 
 

@@ -67,24 +67,35 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
     arms = (False, True) if hint else (False,)
     plays = [Play(h.env_id, derive_seed(run_seed, "heldout", h.env_id, i), hinted=arm)
              for h in suite for i in range(seeds) for arm in arms]
-    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    evaluating = getattr(agent, "evaluating", None)
+    if evaluating is not None:  # the learner: frozen, with its own evaluation seed
+        with evaluating(run_seed):
+            episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    else:
+        episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:
             wins[(play.env_id, play.hinted)].append(float(ep.success))
-    by_env = {h: (np.mean(wins[(h.env_id, False)]) if wins[(h.env_id, False)] else 0.0) for h in suite}
+    def rate(env_id: str, hinted: bool) -> float | None:
+        values = wins[(env_id, hinted)]
+        return float(np.mean(values)) if values else None
+
+    plain = [(h, rate(h.env_id, False)) for h in suite]
     by_family: dict[str, list[float]] = defaultdict(list)
-    for h, value in by_env.items():
-        by_family[h.family].append(float(value))
+    for h, value in plain:
+        if value is not None:
+            by_family[h.family].append(value)
+    scored = [v for _, v in plain if v is not None]
     result: dict[str, Any] = {
-        "heldout_success": float(np.mean(list(by_env.values()))) if by_env else 0.0,
+        "heldout_success": float(np.mean(scored)) if scored else 0.0,
         "heldout_by_family": {k: round(float(np.mean(v)), 4) for k, v in sorted(by_family.items())},
         "heldout_episodes": len(episodes),
     }
-    hard = [v for h, v in by_env.items() if h.difficulty >= 0.5]
+    hard = [v for h, v in plain if v is not None and h.difficulty >= 0.5]
     if hard:
         result["heldout_success_hard"] = float(np.mean(hard))
     if hint:
-        hinted = [np.mean(wins[(h.env_id, True)]) for h in suite if wins[(h.env_id, True)]]
+        hinted = [v for v in (rate(h.env_id, True) for h in suite) if v is not None]
         result["heldout_success_hint"] = float(np.mean(hinted)) if hinted else 0.0
     return result

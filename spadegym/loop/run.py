@@ -52,7 +52,7 @@ def build_parts(config: RunConfig, store: RunStore, sandbox: Sandbox) -> SelfPla
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
                              llm=llm, validation=config.validation)
     spec, learns = _agent_spec(config, store)
-    agent = make_agent(spec, seed=config.seed, llm=llm)
+    agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}))
     return SelfPlay(config, store, sandbox, designer, agent, learns=learns)
 
 

@@ -19,6 +19,8 @@ import asyncio
 import shutil
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,21 @@ class LoopState:
         return dict(self.__dict__)
 
 
+class _Clock:
+    """Wall-clock seconds per named phase of a round (for the summary and the report)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
+
+
 class SelfPlay:
     """Owns the parts of a run and steps it round by round."""
 
@@ -100,28 +117,34 @@ class SelfPlay:
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> dict[str, Any]:
         started = time.perf_counter()
+        clock = _Clock()
         rng = np.random.default_rng(derive_seed(self.config.seed, "round", n))
         skills = self.active_skills(n)
 
-        n_replay = self.buffer.replay_count(self.config.envs_per_round)
-        proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
+        with clock("design"):
+            n_replay = self.buffer.replay_count(self.config.envs_per_round)
+            proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
         fresh = [p.env_id for p in proposals if p.valid and p.env_id]
         # Replay fills the round, also where the designer came up short (invalid or duplicate levels).
         replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng)
         chosen = fresh + replayed
 
-        episodes = self.play(n, chosen)
+        with clock("play"):
+            episodes = self.play(n, chosen)
         stats = self.score(chosen, episodes)
-        learner_stats = self.learn(episodes)
-        rewards = self.reward_designer(proposals, stats)
-        self.remember(n, proposals, stats, rewards)
-        heldout = self.heldout(n)
+        with clock("learn"):
+            learner_stats = self.learn(episodes)
+            rewards = self.reward_designer(proposals, stats)
+            self.remember(n, proposals, stats, rewards)
+        with clock("heldout"):
+            heldout = self.heldout(n)
 
         self.state.next_round = n + 1
         self.state.episodes += len(episodes)
         self.state.elapsed_s += time.perf_counter() - started
         summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
                                  heldout, time.perf_counter() - started)
+        summary["timings"] = clock.seconds
         self.write(n, proposals, chosen, episodes, stats, rewards, summary)
         return summary
 
@@ -304,7 +327,7 @@ class SelfPlay:
             "skill_mix": dict(Counter(self.buffer.state.levels[e].skill for e in chosen if e in self.buffer)),
             "hint_oracle_corr": pearson([a for a, _ in oracle], [b for _, b in oracle]),
             "episode_failures": dict(failures),
-            "buffer": self.buffer.stats(),
+            "buffer": self.buffer.stats(), "buffer_size": len(self.buffer),
             "learner": {k: v for k, v in learner_stats.items() if isinstance(v, (int, float))},
             **heldout,
         }
