@@ -46,6 +46,8 @@ UID_BASE, UID_SLOTS = 61000, 1000
 #: Threads plus processes one worker uid may own (fork is already blocked by seccomp).
 _NPROC_PER_UID = 64
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+#: Exit code of a worker that could not set itself up (e.g. a layer ``min_tier`` requires failed).
+CONFINE_FAILED_EXIT = 71
 
 # Which tier each layer belongs to.
 LAYER_TIER = {"process": "process", "seccomp": "seccomp", "landlock": "landlock",

@@ -184,6 +184,9 @@ def _ended(p: _Pending) -> P.Outcome:
     for sig, (category, what) in _LIMIT_SIGNALS.items():
         if how and how.endswith(sig):
             return P.failure(category, f"the worker {what} during {p.op} ({how})", seconds)
+    if p.op == "load" and how == f"exited with code {hardening.CONFINE_FAILED_EXIT}":
+        return P.failure(P.CRASH, "the worker could not confine itself (a sandbox layer that "
+                         "sandbox.min_tier requires failed); run `spadegym doctor`", seconds)
     detail = how or "os._exit, a fatal signal or a C-level crash"
     return P.failure(P.CRASH, f"the worker process ended during {p.op} ({detail})", seconds)
 

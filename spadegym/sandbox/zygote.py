@@ -63,8 +63,11 @@ def _run_worker(spec: dict, in_fd: int, out_fd: int) -> None:
         in_fd, out_fd = _hide((in_fd, out_fd))
         config = SandboxConfig(**spec["config"])
         hardening.confine(config, spec["scratch"], {in_fd, out_fd}, slot=spec.get("slot", 0))
-        worker.serve(in_fd, out_fd, config.output_limit, config.line_limit)
     except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
+        os._exit(hardening.CONFINE_FAILED_EXIT)
+    try:
+        worker.serve(in_fd, out_fd, config.output_limit, config.line_limit)
+    except BaseException:  # noqa: BLE001
         os._exit(70)
     os._exit(0)
 
