@@ -1,10 +1,14 @@
 """The episode loop, written once.
 
-Many episodes run in lockstep: each turn, every live episode's view goes to
-the agent in one batch (one forward pass for the built-in learner, concurrent
-requests for an LLM), then every action goes to its sandbox worker in one
-pipelined round. Hints, thinking and tool use are variations of the agent or
-of the view, never copies of this loop.
+Many episodes run at once. By default they run in lockstep: each turn, every
+live episode's view goes to the agent in one batch (one forward pass for the
+built-in learner), then every action goes to its sandbox worker in one
+pipelined round. An agent whose episodes are independent requests (an LLM
+server) sets ``lockstep = False``: each episode then goes to the agent on its
+own and takes its next turn as soon as its reply is back, so a slow reply
+delays only its own episode and the client's work overlaps the server's.
+Hints, thinking and tool use are variations of the agent or of the view,
+never copies of this loop.
 
 Seeds: a play's seed fixes the environment instance, so the hint arm and the
 no-hint arm of an environment see the same instance distribution when they
@@ -14,6 +18,7 @@ one instance by sharing one seed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections import defaultdict, deque
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from ..agents.base import Agent, View
+from ..agents.base import Agent, Reply, View
 from ..envfile import episode_return, with_hint
 from ..sandbox import EnvHandle, Sandbox, gather
 from .records import Episode, Turn
@@ -84,18 +89,25 @@ class _Live:
     started: float = 0.0
 
 
-class _HandlePool:
-    """Reuses sandbox workers across episodes of the same environment."""
+class HandlePool:
+    """Reuses sandbox workers across episodes of the same environment.
 
-    def __init__(self, sandbox: Sandbox, envs: Mapping[str, EnvSpec]):
-        self.sandbox, self.envs = sandbox, envs
+    ``run_episodes`` makes one per call; a caller that plays the same
+    environments again and again (a trainer) can pass its own and close it at
+    the end, so workers are not reforked and reloaded for every batch.
+    """
+
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
         self.free: dict[str, list[EnvHandle]] = defaultdict(list)
         self.all: list[EnvHandle] = []
 
-    def take(self, env_id: str) -> EnvHandle:
-        if self.free[env_id]:
-            return self.free[env_id].pop()
-        spec = self.envs[env_id]
+    def take(self, env_id: str, spec: EnvSpec) -> EnvHandle:
+        while self.free[env_id]:
+            handle = self.free[env_id].pop()
+            if handle.source == spec.source and handle.filename == spec.filename:
+                return handle
+            handle.close()  # the id now names other code: never reuse a worker across sources
         handle = self.sandbox.open(spec.source, spec.filename)
         self.all.append(handle)
         return handle
@@ -115,15 +127,20 @@ async def run_episodes(
     agent: Agent,
     config: RolloutConfig | None = None,
     on_episode: Callable[[Episode], None] | None = None,
+    handles: HandlePool | None = None,
 ) -> list[Episode]:
-    """Play every ``Play`` and return its ``Episode`` (in the order of ``plays``)."""
+    """Play every ``Play`` and return its ``Episode`` (in the order of ``plays``).
+
+    ``handles``: a worker pool to reuse (and leave open); by default one is made and closed here.
+    """
     config = config or RolloutConfig()
-    pool = _HandlePool(sandbox, envs)
+    pool = handles or HandlePool(sandbox)
     queue = deque(enumerate(plays))
-    live: list[_Live] = []
     results: dict[int, Episode] = {}
     index_of: dict[str, int] = {}
     want_hint_every_step = not agent.keeps_history
+    # Optional agent attribute (see the module docstring): False lets episodes move independently.
+    lockstep = getattr(agent, "lockstep", True)
 
     def finish(item: _Live, failure: str | None = None, message: str = "") -> None:
         ep = item.episode
@@ -137,109 +154,147 @@ async def run_episodes(
         if on_episode is not None:
             on_episode(ep)
 
-    try:
-        while queue or live:
-            # 1. Fill free slots with new episodes and reset them in one pipelined round.
-            starting: list[_Live] = []
-            while queue and len(live) + len(starting) < config.concurrency:
-                i, play = queue.popleft()
-                if play.env_id not in envs:
-                    raise RolloutError(f"play refers to unknown environment '{play.env_id}'")
-                key = f"{i}:{play.env_id}:{play.seed}:{int(play.hinted)}"
-                index_of[key] = i
-                handle = pool.take(play.env_id)
-                episode = Episode(env_id=play.env_id, seed=play.seed, hinted=play.hinted, group=play.group)
-                starting.append(_Live(play, key, handle, episode, started=time.perf_counter()))
-            if starting:
-                want = ["valid_actions", "hint"]
-                pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
-                for item, outcome in zip(starting, gather(pendings)):
-                    if not item.handle.loaded.ok:
-                        finish(item, item.handle.loaded.status, f"load: {item.handle.loaded.message}")
-                        continue
-                    if not outcome.ok:
-                        finish(item, outcome.status, f"reset: {outcome.message}")
-                        continue
-                    if agent.needs_valid_actions and "valid_actions" not in outcome.value:
-                        raise RolloutError(
-                            f"agent '{agent.name}' chooses among valid actions, but environment "
-                            f"'{item.play.env_id}' has no valid_actions() method; play it with a text agent "
-                            "(openai:MODEL, random, human) or add valid_actions()."
-                        )
-                    spec = envs[item.play.env_id]
-                    item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
-                    item.observation = outcome.value["observation"]
-                    item.valid_actions = outcome.value.get("valid_actions")
-                    declared = item.handle.info.get("max_turns")
-                    item.max_turns = declared or config.max_turns
-                    live.append(item)
-            if not live:
+    def start_episodes(room: int) -> list[_Live]:
+        """Take up to ``room`` plays from the queue and reset them in one pipelined round."""
+        starting: list[_Live] = []
+        while queue and len(starting) < room:
+            i, play = queue.popleft()
+            if play.env_id not in envs:
+                raise RolloutError(f"play refers to unknown environment '{play.env_id}'")
+            key = f"{i}:{play.env_id}:{play.seed}:{int(play.hinted)}"
+            index_of[key] = i
+            handle = pool.take(play.env_id, envs[play.env_id])
+            episode = Episode(env_id=play.env_id, seed=play.seed, hinted=play.hinted, group=play.group)
+            starting.append(_Live(play, key, handle, episode, started=time.perf_counter()))
+        if not starting:
+            return []
+        started: list[_Live] = []
+        want = ["valid_actions", "hint"]
+        pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
+        for item, outcome in zip(starting, gather(pendings)):
+            if not item.handle.loaded.ok:
+                finish(item, item.handle.loaded.status, f"load: {item.handle.loaded.message}")
                 continue
+            if not outcome.ok:
+                finish(item, outcome.status, f"reset: {outcome.message}")
+                continue
+            if agent.needs_valid_actions and "valid_actions" not in outcome.value:
+                raise RolloutError(
+                    f"agent '{agent.name}' chooses among valid actions, but environment "
+                    f"'{item.play.env_id}' has no valid_actions() method; play it with a text agent "
+                    "(openai:MODEL, random, human) or add valid_actions()."
+                )
+            spec = envs[item.play.env_id]
+            item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
+            item.observation = outcome.value["observation"]
+            item.valid_actions = outcome.value.get("valid_actions")
+            declared = item.handle.info.get("max_turns")
+            item.max_turns = declared or config.max_turns
+            started.append(item)
+        return started
 
-            # 2. One agent call for every live episode.
-            views = []
-            for item in live:
-                shown = item.observation
-                if item.hint and (want_hint_every_step or not item.history):
-                    shown = with_hint(shown, item.hint)
-                views.append(View(
-                    episode_key=item.key, observation=shown, history=list(item.history),
-                    valid_actions=item.valid_actions, turn=len(item.history),
-                    max_turns=item.max_turns, hint=item.hint,
-                ))
-            t0 = time.perf_counter()
-            replies = await agent.act(views)
-            agent_seconds = (time.perf_counter() - t0) / max(1, len(views))
+    def view_of(item: _Live) -> View:
+        shown = item.observation
+        if item.hint and (want_hint_every_step or not item.history):
+            shown = with_hint(shown, item.hint)
+        # Only agents that read the conversation get (a copy of) it: copying is O(turns) per turn.
+        history = list(item.history) if agent.keeps_history else []
+        return View(
+            episode_key=item.key, observation=shown, history=history,
+            valid_actions=item.valid_actions, turn=len(item.history),
+            max_turns=item.max_turns, hint=item.hint,
+        )
 
-            # 3. Send the actions, pipelined across workers.
-            stepping: list[tuple[_Live, Turn]] = []
-            pendings = []
-            ended: list[_Live] = []
-            for item, view, reply in zip(live, views, replies):
-                turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
-                            valid_actions=item.valid_actions, seconds=agent_seconds)
-                item.episode.turns.append(turn)
-                item.history.append((view.observation, reply.text))
-                for name, count in reply.tokens.items():
-                    item.episode.tokens[name] = item.episode.tokens.get(name, 0) + count
-                if reply.error is not None:
-                    finish(item, "agent", reply.error)
-                    ended.append(item)
-                elif reply.action is None:
-                    item.episode.format_failures += 1
-                    item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
-                    if len(item.episode.turns) >= item.max_turns:
-                        item.episode.truncated = turn.truncated = True
-                        finish(item)
-                        ended.append(item)
-                else:
-                    want = ["valid_actions"] + (["hint"] if item.hint and want_hint_every_step else [])
-                    pendings.append(item.handle.submit("step", action=reply.action, want=want))
-                    stepping.append((item, turn))
-            for (item, turn), outcome in zip(stepping, gather(pendings)):
-                if not outcome.ok:
-                    finish(item, outcome.status, f"step: {outcome.message}")
-                    ended.append(item)
-                    continue
-                value = outcome.value
-                turn.reward, turn.terminated, turn.truncated = value["reward"], value["terminated"], value["truncated"]
-                turn.seconds += outcome.seconds
-                item.last_reward = value["reward"]
-                item.observation = value["observation"]
-                item.valid_actions = value.get("valid_actions", item.valid_actions)
-                if item.play.hinted and value.get("hint") and not envs[item.play.env_id].hint:
-                    item.hint = value["hint"]
-                ep = item.episode
-                ep.terminated, ep.truncated = turn.terminated, turn.truncated
-                if not (turn.terminated or turn.truncated) and len(ep.turns) >= item.max_turns:
-                    ep.truncated = True
-                if ep.terminated or ep.truncated:
+    async def ask(views: list[View]) -> tuple[list[Reply], float]:
+        t0 = time.perf_counter()
+        replies = await agent.act(views)
+        return replies, (time.perf_counter() - t0) / max(1, len(views))
+
+    def apply(answered: list[tuple[_Live, View, Reply, float]]) -> list[_Live]:
+        """Record the replies, send the actions (pipelined across workers); return the episodes that go on."""
+        stepping: list[tuple[_Live, Turn]] = []
+        pendings = []
+        going: list[_Live] = []
+        ended: list[_Live] = []
+        for item, view, reply, agent_seconds in answered:
+            turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
+                        valid_actions=item.valid_actions, seconds=agent_seconds)
+            item.episode.turns.append(turn)
+            item.history.append((view.observation, reply.text))
+            for name, count in reply.tokens.items():
+                item.episode.tokens[name] = item.episode.tokens.get(name, 0) + count
+            if reply.error is not None:
+                finish(item, "agent", reply.error)
+                ended.append(item)
+            elif reply.action is None:
+                item.episode.format_failures += 1
+                item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
+                if len(item.episode.turns) >= item.max_turns:
+                    item.episode.truncated = turn.truncated = True
                     finish(item)
                     ended.append(item)
-            if ended:
-                done = {id(x) for x in ended}
-                live = [x for x in live if id(x) not in done]
-                agent.end_episodes([x.key for x in ended])
+                else:
+                    going.append(item)
+            else:
+                want = ["valid_actions"] + (["hint"] if item.hint and want_hint_every_step else [])
+                pendings.append(item.handle.submit("step", action=reply.action, want=want))
+                stepping.append((item, turn))
+        for (item, turn), outcome in zip(stepping, gather(pendings)):
+            if not outcome.ok:
+                finish(item, outcome.status, f"step: {outcome.message}")
+                ended.append(item)
+                continue
+            value = outcome.value
+            turn.reward, turn.terminated, turn.truncated = value["reward"], value["terminated"], value["truncated"]
+            turn.seconds += outcome.seconds
+            item.last_reward = value["reward"]
+            item.observation = value["observation"]
+            item.valid_actions = value.get("valid_actions", item.valid_actions)
+            if item.play.hinted and value.get("hint") and not envs[item.play.env_id].hint:
+                item.hint = value["hint"]
+            ep = item.episode
+            ep.terminated, ep.truncated = turn.terminated, turn.truncated
+            if not (turn.terminated or turn.truncated) and len(ep.turns) >= item.max_turns:
+                ep.truncated = True
+            if ep.terminated or ep.truncated:
+                finish(item)
+                ended.append(item)
+            else:
+                going.append(item)
+        if ended:
+            agent.end_episodes([x.key for x in ended])
+        going_ids = {id(x) for x in going}
+        return [item for item, *_ in answered if id(item) in going_ids]  # keep the batch order
+
+    # Episodes waiting for the agent, and agent calls in flight (with the episodes they answer).
+    ready: list[_Live] = []
+    calls: dict[asyncio.Future, tuple[list[_Live], list[View]]] = {}
+    try:
+        while queue or ready or calls:
+            # 1. Fill free slots with new episodes.
+            in_calls = sum(len(group) for group, _ in calls.values())
+            ready += start_episodes(config.concurrency - len(ready) - in_calls)
+            # 2. Ask the agent: one call for all live episodes (lockstep), or one call per episode.
+            if ready and (not lockstep or not calls):
+                for group in ([ready] if lockstep else [[item] for item in ready]):
+                    views = [view_of(item) for item in group]
+                    calls[asyncio.ensure_future(ask(views))] = (group, views)
+                ready = []
+            if not calls:
+                continue
+            # 3. Take every answered call, then send its actions.
+            finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+            answered = []
+            for call in finished:
+                group, views = calls.pop(call)
+                replies, agent_seconds = call.result()  # an agent that stops the run raises here
+                answered += [(item, view, reply, agent_seconds) for item, view, reply in zip(group, views, replies)]
+            ready += apply(answered)
     finally:
-        pool.close()
+        for call in calls:
+            call.cancel()
+        if calls:
+            await asyncio.gather(*calls, return_exceptions=True)
+        if handles is None:
+            pool.close()
     return [results[i] for i in range(len(plays))]

@@ -1,0 +1,216 @@
+"""The built-in learner: a choice agent that scores valid actions and learns by GRPO.
+
+It sees only the current observation (``keeps_history=False``, so in the hint
+arm the runner appends the ``hint: <text>`` line to every observation) and
+picks among ``valid_actions``. ``act`` scores all views of a turn in one
+batched forward pass; ``update`` recomputes the features from the episodes'
+transcripts (so episodes from a store or a replay buffer train it the same
+way) and takes one Adam step per minibatch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+
+from ...rollout.records import Episode
+from ..base import Reply, View
+from .features import Featurizer
+from .grpo import group_advantages, policy_gradient
+from .model import Scorer, make_batch
+
+CHECKPOINT_FORMAT = 1
+CONFIG_FILE = "learner.json"
+WEIGHTS_FILE = "weights.npz"
+
+
+class CheckpointError(ValueError):
+    """A learner checkpoint cannot be read: the message says which file and what to do."""
+
+
+class LearnerConfig(BaseModel):
+    """Model size and optimisation settings of the learner."""
+
+    model_config = {"extra": "forbid"}
+
+    hash_bits: int = Field(16, ge=8, le=22, description="Feature hash space is 2**hash_bits rows.")
+    hidden: int = Field(32, ge=1, le=1024, description="Hidden units of the scorer.")
+    init_scale: float = Field(0.5, gt=0, description="Std of the initial embedding rows.")
+    lr: float = Field(0.01, gt=0, description="Adam learning rate.")
+    entropy_coef: float = Field(0.05, ge=0, description="Entropy bonus; much lower collapses the policy before it learns to use hints.")
+    grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip per Adam step.")
+    minibatch_steps: int = Field(8192, ge=1, description="Decisions per Adam step; larger updates are split.")
+    cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
+    seed: int = Field(0, description="Seeds the initial weights and the action sampling.")
+
+
+class Learner:
+    """A small policy over valid actions, trained from episodes with group-relative REINFORCE."""
+
+    name = "learner"
+    keeps_history = False
+    needs_valid_actions = True
+
+    def __init__(self, config: LearnerConfig | None = None):
+        self.config = config or LearnerConfig()
+        c = self.config
+        self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries)
+        self.scorer = Scorer(c.hash_bits, c.hidden, c.seed, c.init_scale)
+        self.rng = np.random.default_rng([c.seed, 1])
+        self.greedy = False  # True: always the best-scored action (no exploration)
+        self.updates = 0
+
+    # -- acting ---------------------------------------------------------------
+    def probabilities(self, observation: str, actions: list[str]) -> np.ndarray:
+        """The policy's distribution over ``actions`` for ``observation``."""
+        fwd = self.scorer.forward(make_batch([self.featurizer.view(observation, actions)]))
+        return fwd.probs
+
+    async def act(self, views: list[View]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(views)
+        ready = []
+        for i, view in enumerate(views):
+            if view.valid_actions:
+                ready.append(i)
+            else:
+                replies[i] = Reply(text="", action=None, error="the learner got no valid actions to choose from")
+        if ready:
+            feats = [self.featurizer.view(views[i].observation, views[i].valid_actions or []) for i in ready]
+            fwd = self.scorer.forward(make_batch(feats))
+            picks = self._choose(fwd.probs, fwd.scores, fwd.batch.view_starts, fwd.batch.sizes)
+            for i, pick in zip(ready, picks):
+                action = (views[i].valid_actions or [])[pick]
+                replies[i] = Reply(text=action, action=action)
+        return [r for r in replies if r is not None]
+
+    def _choose(self, probs: np.ndarray, scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> list[int]:
+        if self.greedy:
+            return [int(np.argmax(scores[s:s + n])) for s, n in zip(starts, sizes)]
+        # Inverse-CDF sampling for all views at once: one uniform draw per view.
+        cdf = np.cumsum(probs)
+        base = np.where(starts > 0, cdf[starts - 1], 0.0)
+        targets = base + self.rng.random(len(starts)) * (cdf[starts + sizes - 1] - base)
+        picks = np.searchsorted(cdf, targets, side="right")
+        return [int(p) for p in np.minimum(picks, starts + sizes - 1) - starts]
+
+    def end_episodes(self, keys: list[str]) -> None:
+        """Nothing to forget: the learner keeps no per-episode state."""
+
+    async def aclose(self) -> None:
+        return None
+
+    @contextmanager
+    def evaluating(self, seed: int, greedy: bool = False) -> Iterator[Learner]:
+        """Act with a separate random stream (and optionally greedily), restoring the training one after.
+
+        Evaluation therefore never shifts the training trajectory: the curve of a
+        seeded run is the same whatever the evaluation schedule.
+        """
+        saved = self.rng, self.greedy
+        self.rng, self.greedy = np.random.default_rng([self.config.seed, 2, seed]), greedy
+        try:
+            yield self
+        finally:
+            self.rng, self.greedy = saved
+
+    # -- learning -------------------------------------------------------------
+    def update(self, episodes: Sequence[Episode]) -> dict[str, Any]:
+        """One policy-gradient update from finished episodes; returns statistics.
+
+        Advantages are group-relative (see ``grpo``); decisions of episodes with
+        zero advantage carry no signal and are left out. Features are
+        recomputed from each turn's recorded observation and valid actions.
+        """
+        advantages = group_advantages(episodes)
+        steps: list[tuple[str, list[str], int, float]] = []
+        for ep, adv in zip(episodes, advantages):
+            if adv == 0.0:
+                continue
+            for turn in ep.turns:
+                if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:
+                    continue
+                steps.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
+        scored = [ep for ep in episodes if ep.scored]
+        stats: dict[str, Any] = {
+            "episodes": len(episodes), "steps": len(steps),
+            "mean_return": float(np.mean([ep.ret for ep in scored])) if scored else 0.0,
+            "loss": 0.0, "entropy": 0.0, "grad_norm": 0.0,
+        }
+        if not steps:
+            return stats
+        size = self.config.minibatch_steps
+        chunks = [steps[i:i + size] for i in range(0, len(steps), size)]
+        totals = {"loss": 0.0, "entropy": 0.0, "grad_norm": 0.0}
+        for chunk in chunks:
+            feats = [self.featurizer.view(obs, actions) for obs, actions, _, _ in chunk]
+            fwd = self.scorer.forward(make_batch(feats))
+            batch = fwd.batch
+            chosen = batch.view_starts + np.array([c[2] for c in chunk], dtype=np.int64)
+            adv = np.array([c[3] for c in chunk], dtype=np.float32)
+            d_scores, part = policy_gradient(fwd.probs, fwd.logp, batch.view_starts, batch.pair_view,
+                                             chosen, adv, self.config.entropy_coef)
+            grads = self.scorer.gradients(fwd, d_scores.astype(np.float32))
+            part["grad_norm"] = self.scorer.apply(grads, self.config.lr, self.config.grad_clip)
+            for key in totals:
+                totals[key] += part[key] / len(chunks)
+        self.updates += 1
+        stats.update(totals)
+        return stats
+
+    # -- checkpoints ----------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Write ``learner.json`` (config, optimiser step) and ``weights.npz`` (changed rows only)."""
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path / WEIGHTS_FILE, **self.scorer.state())
+        meta = {
+            "format": CHECKPOINT_FORMAT, "agent": self.name, "config": self.config.model_dump(),
+            "adam_step": self.scorer.step, "updates": self.updates,
+            "rng": self.rng.bit_generator.state,
+        }
+        (path / CONFIG_FILE).write_text(json.dumps(meta, indent=2))
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Learner:
+        path = Path(directory)
+        meta_file, weights_file = path / CONFIG_FILE, path / WEIGHTS_FILE
+        if not meta_file.is_file() or not weights_file.is_file():
+            raise CheckpointError(
+                f"{path} is not a learner checkpoint (it needs {CONFIG_FILE} and {WEIGHTS_FILE}); "
+                "train one with `spadegym learn FILE --out DIR`."
+            )
+        try:
+            meta = json.loads(meta_file.read_text())
+            if meta.get("format") != CHECKPOINT_FORMAT:
+                raise CheckpointError(
+                    f"{meta_file} has checkpoint format {meta.get('format')!r}, this spadegym reads "
+                    f"format {CHECKPOINT_FORMAT}; retrain with `spadegym learn`."
+                )
+            learner = cls(LearnerConfig(**meta["config"]))
+            with np.load(weights_file) as state:
+                learner.scorer.load_state(dict(state), int(meta["adam_step"]))
+            learner.updates = int(meta.get("updates", 0))
+            if "rng" in meta:
+                learner.rng.bit_generator.state = meta["rng"]
+        except (json.JSONDecodeError, KeyError, ValueError, ValidationError, OSError) as exc:
+            if isinstance(exc, CheckpointError):
+                raise
+            raise CheckpointError(
+                f"{path} holds an unreadable learner checkpoint ({type(exc).__name__}: {exc}); "
+                "retrain with `spadegym learn`."
+            ) from None
+        return learner
+
+
+def make_learner(path: str | None = None, seed: int = 0) -> Learner:
+    """The learner for the agent specs ``learner`` (fresh, seeded) and ``learner:DIR`` (a checkpoint)."""
+    if path:
+        return Learner.load(path)
+    return Learner(LearnerConfig(seed=seed))

@@ -1,0 +1,293 @@
+"""Hashed features of an observation and its candidate actions.
+
+The scorer sees two sparse vectors per (observation, action) pair:
+
+- observation features, shared by all actions of a view: words, bigrams within
+  a line, words tagged by their line's label (the text before ``:``, e.g.
+  ``position`` in ``position: 1 2``), and the labels themselves;
+- pair features: the action's words and whole text, cross features (tagged
+  observation word x action word), and per-line *overlap* features that ask
+  how much of the action appears in each labelled line (``ov``: share of the
+  action's words found in the line, ``cov``: share of the line's words that
+  the action covers, ``in``: the action's words appear contiguously in the
+  line, ``eq``: the action is the whole line).
+
+Overlap features are keyed by the line label only, never by the words, so
+what they learn transfers to environments never seen in training; this is how
+the learner learns to follow the ``hint: <text>`` line in new environments.
+
+All indices come from a fixed hash (crc32 and integer mixing), never Python's
+salted ``hash``, so features are the same in every process. A bounded cache
+keeps the features of recent views: its size is counted in stored feature
+entries and it evicts oldest-first, so memory stays bounded however many
+distinct observations a run produces.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+_TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+_WORD = re.compile(r"[a-z0-9]+")
+# A line label: a short phrase starting with a letter, then a colon ("position: 1 2", "hint: ...").
+_LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
+_NO_LABEL = "_"
+_ALL_LINES = "*"
+_SLOTS = 6  # leading tokens of a line that are also tagged with their place in the line
+
+# Feature kinds: the salt that keeps the index families apart in the one hash space.
+_OBS_WORD, _OBS_BIGRAM, _OBS_TAGGED, _OBS_LABEL, _OBS_BIAS = 1, 2, 3, 4, 5
+_ACT_TOKEN, _ACT_TEXT, _CROSS = 11, 12, 13
+_OVERLAP, _COVER, _CONTAINED, _EQUAL = 21, 22, 23, 24
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_M3 = np.uint64(0x165667B19E3779F9)
+
+
+def token_hash(text: str) -> int:
+    """A stable 32-bit hash of a string (the same in every process)."""
+    return zlib.crc32(text.encode("utf-8", "replace"))
+
+
+def mix(kind: int, a: np.ndarray | int, b: np.ndarray | int, bits: int) -> np.ndarray:
+    """Index in ``[0, 2**bits)`` of the feature (kind, a, b); vectorised over a and b."""
+    a64 = np.asarray(a, dtype=np.uint64)
+    b64 = np.asarray(b, dtype=np.uint64)
+    x = (a64 * _M1) ^ (b64 * _M2) ^ np.uint64(kind * 0x632BE59BD9B4E019 & 0xFFFFFFFFFFFFFFFF)
+    x ^= x >> np.uint64(31)
+    x *= _M3
+    x ^= x >> np.uint64(29)
+    return (x >> np.uint64(64 - bits)).astype(np.int64)
+
+
+@dataclass
+class ViewFeatures:
+    """Sparse features of one observation and its candidate actions.
+
+    For action j, ``pair_idx[pair_ptr[j]:pair_ptr[j + 1]]`` (with ``pair_val``)
+    are its action and overlap features (read by both parts of the scorer) and
+    ``cross_idx[cross_ptr[j]:cross_ptr[j + 1]]`` its cross features (read by the
+    wide part only: they are many, and the hidden layer forms its own
+    conjunctions). Every action has at least one pair feature (its whole text)
+    and the observation at least one (a bias), so no segment is empty.
+    """
+
+    obs_idx: np.ndarray  # int64
+    obs_val: np.ndarray  # float32
+    pair_idx: np.ndarray  # int64
+    pair_val: np.ndarray  # float32
+    pair_ptr: np.ndarray  # int64, len = actions + 1
+    cross_idx: np.ndarray  # int64
+    cross_val: np.ndarray  # float32
+    cross_ptr: np.ndarray  # int64, len = actions + 1
+
+    @property
+    def size(self) -> int:
+        """Stored feature entries (what the cache budget counts)."""
+        return len(self.obs_idx) + len(self.pair_idx) + len(self.cross_idx)
+
+
+@dataclass
+class _Line:
+    label_hash: int
+    words: frozenset[str]
+    text: str  # " w1 w2 ... " for contiguous-containment tests
+    count: int
+
+
+@dataclass
+class _Observation:
+    idx: np.ndarray
+    val: np.ndarray
+    tagged: np.ndarray  # uint64 hashes of the distinct (label, word) pairs
+    lines: list[_Line]
+
+
+@dataclass
+class _Action:
+    tokens: np.ndarray  # uint64 hashes of the words and of the whole text
+    words: frozenset[str]
+    text: str  # " w1 w2 ... "
+    idx: np.ndarray
+    val: np.ndarray
+
+
+class Featurizer:
+    """Turns (observation, valid actions) into ``ViewFeatures``, with a bounded cache."""
+
+    def __init__(self, bits: int = 16, max_tokens: int = 384, max_tagged: int = 256,
+                 cache_entries: int = 2_000_000):
+        self.bits = bits
+        self.max_tokens = max_tokens  # long observations are cut: cost stays bounded per view
+        self.max_tagged = max_tagged
+        self.cache_entries = cache_entries  # budget of stored feature entries (~12 bytes each)
+        self._views: OrderedDict[tuple[str, tuple[str, ...]], ViewFeatures] = OrderedDict()
+        self._cached = 0
+        self._actions: dict[str, _Action] = {}
+        self._tokens: dict[str, int] = {}
+
+    # -- public ---------------------------------------------------------------
+    def view(self, observation: str, actions: list[str]) -> ViewFeatures:
+        key = (observation, tuple(actions))
+        hit = self._views.get(key)
+        if hit is not None:
+            self._views.move_to_end(key)
+            return hit
+        features = self._build(observation, actions)
+        if features.size <= self.cache_entries:
+            self._views[key] = features
+            self._cached += features.size
+            while self._cached > self.cache_entries:
+                _, old = self._views.popitem(last=False)
+                self._cached -= old.size
+        return features
+
+    @property
+    def cached_entries(self) -> int:
+        return self._cached
+
+    def clear(self) -> None:
+        self._views.clear()
+        self._cached = 0
+        self._actions.clear()
+        self._tokens.clear()
+
+    # -- building -------------------------------------------------------------
+    def _hash(self, text: str) -> int:
+        h = self._tokens.get(text)
+        if h is None:
+            if len(self._tokens) > 200_000:  # a bounded memo, not a vocabulary
+                self._tokens.clear()
+            h = self._tokens[text] = token_hash(text)
+        return h
+
+    def _observation(self, observation: str) -> _Observation:
+        kinds: list[int] = [_OBS_BIAS]
+        first: list[int] = [0]
+        second: list[int] = [0]
+        tagged: dict[tuple[int, int], None] = {}
+        lines: dict[int, _Line] = {}
+        budget = self.max_tokens
+        for raw in observation.lower().splitlines():
+            if budget <= 0:
+                break
+            m = _LABEL.match(raw)
+            label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, raw)
+            tokens = _TOKEN.findall(content)[:budget]
+            budget -= len(tokens)
+            lh = self._hash(label)
+            kinds.append(_OBS_LABEL)
+            first.append(lh)
+            second.append(0)
+            prev = 0
+            for slot, tok in enumerate(tokens):
+                th = self._hash(tok)
+                kinds += (_OBS_WORD, _OBS_BIGRAM, _OBS_TAGGED)
+                first += (th, prev, lh)
+                second += (0, th, th)
+                prev = th
+                if len(tagged) < self.max_tagged:
+                    tagged[(lh, th)] = None
+                    if slot < _SLOTS:  # where a word stands in a short line matters: "position: 1 2"
+                        tagged[(lh + (slot + 1) * 0x10000000B, th)] = None
+            words = [t for t in tokens if _WORD.fullmatch(t)]
+            if words:
+                line = lines.get(lh)
+                text = " " + " ".join(words) + " "
+                if line is None:
+                    lines[lh] = _Line(lh, frozenset(words), text, len(words))
+                else:  # lines sharing a label are read as one
+                    lines[lh] = _Line(lh, line.words | set(words), line.text + text[1:], line.count + len(words))
+        if lines:  # all lines together: overlap with the observation as a whole
+            merged = list(lines.values())
+            lines[-1] = _Line(self._hash(_ALL_LINES), frozenset().union(*(x.words for x in merged)),
+                              "".join(x.text for x in merged), sum(x.count for x in merged))
+        k = np.asarray(kinds, dtype=np.uint64)
+        idx = mix(0, np.asarray(first, dtype=np.uint64) * np.uint64(1000003) + k,
+                  np.asarray(second, dtype=np.uint64), self.bits)
+        idx, counts = np.unique(idx, return_counts=True)
+        val = counts.astype(np.float32) / np.float32(np.sqrt(len(kinds)))
+        pairs = np.asarray(list(tagged), dtype=np.uint64).reshape(-1, 2)
+        tag_hash = pairs[:, 0] * np.uint64(0x100000001B3) ^ pairs[:, 1]
+        return _Observation(idx, val, tag_hash, list(lines.values()))
+
+    def _action(self, action: str) -> _Action:
+        cached = self._actions.get(action)
+        if cached is not None:
+            return cached
+        low = action.lower()
+        tokens = _TOKEN.findall(low)[:32]
+        words = [t for t in tokens if _WORD.fullmatch(t)]
+        whole = self._hash(" ".join(tokens))
+        hashes = [self._hash(t) for t in tokens] + ([whole] if len(tokens) != 1 else [])
+        kinds = [_ACT_TOKEN] * (len(hashes) - (len(tokens) != 1)) + [_ACT_TEXT]
+        if len(tokens) == 1:  # a one-token action: its token is its text
+            hashes.append(whole)
+        idx = mix(0, np.asarray(kinds, dtype=np.uint64), np.asarray(hashes, dtype=np.uint64), self.bits)
+        val = np.full(len(idx), 1.0 / np.sqrt(len(idx)), dtype=np.float32)
+        result = _Action(np.unique(np.asarray(hashes, dtype=np.uint64)), frozenset(words),
+                         " " + " ".join(words) + " ", idx, val)
+        if len(self._actions) > 50_000:
+            self._actions.clear()
+        self._actions[action] = result
+        return result
+
+    def _build(self, observation: str, actions: list[str]) -> ViewFeatures:
+        obs = self._observation(observation)
+        pair_idx: list[np.ndarray] = []
+        pair_val: list[np.ndarray] = []
+        cross_idx: list[np.ndarray] = []
+        pair_ptr, cross_ptr = [0], [0]
+        for action in actions:
+            act = self._action(action)
+            ov_idx, ov_val = self._overlap(obs.lines, act)
+            pair_idx += [act.idx, ov_idx]
+            pair_val += [act.val, ov_val]
+            pair_ptr.append(pair_ptr[-1] + len(act.idx) + len(ov_idx))
+            cross = mix(_CROSS, obs.tagged[:, None], act.tokens[None, :], self.bits).ravel()
+            cross_idx.append(cross)
+            cross_ptr.append(cross_ptr[-1] + len(cross))
+        n_cross = cross_ptr[-1]
+        return ViewFeatures(
+            obs.idx, obs.val,
+            _concat(pair_idx, np.int64), _concat(pair_val, np.float32), np.asarray(pair_ptr, dtype=np.int64),
+            _concat(cross_idx, np.int64),
+            np.full(n_cross, 1.0 / np.sqrt(max(1, len(obs.tagged))), dtype=np.float32),
+            np.asarray(cross_ptr, dtype=np.int64),
+        )
+
+    def _overlap(self, lines: list[_Line], act: _Action) -> tuple[np.ndarray, np.ndarray]:
+        kinds: list[int] = []
+        labels: list[int] = []
+        values: list[float] = []
+        n = len(act.words)
+        if n:
+            for line in lines:
+                shared = len(act.words & line.words)
+                if not shared:
+                    continue
+                kinds += (_OVERLAP, _COVER)
+                labels += (line.label_hash, line.label_hash)
+                values += (shared / n, shared / line.count)
+                if line.text and act.text in line.text:
+                    kinds.append(_CONTAINED)
+                    labels.append(line.label_hash)
+                    values.append(1.0)
+                    if line.count == n and line.text == act.text:
+                        kinds.append(_EQUAL)
+                        labels.append(line.label_hash)
+                        values.append(1.0)
+        if not kinds:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        idx = mix(0, np.asarray(kinds, dtype=np.uint64), np.asarray(labels, dtype=np.uint64), self.bits)
+        return idx, np.asarray(values, dtype=np.float32)
+
+
+def _concat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)

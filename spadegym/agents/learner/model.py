@@ -1,0 +1,196 @@
+"""The scorer: a small wide-and-deep network over hashed features, in numpy.
+
+For an observation o and a candidate action a with sparse feature vectors
+x_o and x_oa (see ``features``)::
+
+    z     = E^T x_o + E^T x_a + b               (an embedding bag; E is 2**bits x hidden)
+    score = w . relu(z) + u . (x_a + x_cross)     (deep part + wide linear part)
+
+where x_a holds the action and overlap features and x_cross the (many)
+cross features, which only the wide part reads.
+and the policy is the softmax of the scores over the valid actions. The
+observation bag is computed once per view and shared by its actions, so a
+batch costs one gather per feature entry. The wide part learns single-feature
+rules (a cross or overlap feature) in a few updates; the hidden layer learns
+their conjunctions.
+
+Sparse rows of E and u are updated with lazy Adam (only the rows a batch
+touched), so an update costs what the batch touches, not the table size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .features import ViewFeatures
+
+
+@dataclass
+class Batch:
+    """Many views flattened into segment arrays (one segment per view, one per pair)."""
+
+    obs_idx: np.ndarray
+    obs_val: np.ndarray
+    obs_seg: np.ndarray  # view index of each obs entry
+    obs_starts: np.ndarray
+    pair_idx: np.ndarray
+    pair_val: np.ndarray
+    pair_seg: np.ndarray  # pair index of each pair entry
+    pair_starts: np.ndarray
+    pair_view: np.ndarray  # view index of each pair
+    cross_idx: np.ndarray
+    cross_val: np.ndarray
+    cross_seg: np.ndarray  # pair index of each cross entry
+    view_starts: np.ndarray  # first pair of each view
+    sizes: np.ndarray  # actions per view
+
+
+def make_batch(views: list[ViewFeatures]) -> Batch:
+    obs_len = np.array([len(v.obs_idx) for v in views], dtype=np.int64)
+    sizes = np.array([len(v.pair_ptr) - 1 for v in views], dtype=np.int64)
+    pair_lens = np.concatenate([np.diff(v.pair_ptr) for v in views])
+    cross_lens = np.concatenate([np.diff(v.cross_ptr) for v in views])
+    return Batch(
+        obs_idx=np.concatenate([v.obs_idx for v in views]),
+        obs_val=np.concatenate([v.obs_val for v in views]),
+        obs_seg=np.repeat(np.arange(len(views)), obs_len),
+        obs_starts=np.concatenate([[0], np.cumsum(obs_len)[:-1]]),
+        pair_idx=np.concatenate([v.pair_idx for v in views]),
+        pair_val=np.concatenate([v.pair_val for v in views]),
+        pair_seg=np.repeat(np.arange(len(pair_lens)), pair_lens),
+        pair_starts=np.concatenate([[0], np.cumsum(pair_lens)[:-1]]),
+        pair_view=np.repeat(np.arange(len(views)), sizes),
+        cross_idx=np.concatenate([v.cross_idx for v in views]),
+        cross_val=np.concatenate([v.cross_val for v in views]),
+        cross_seg=np.repeat(np.arange(len(cross_lens)), cross_lens),
+        view_starts=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+        sizes=sizes,
+    )
+
+
+@dataclass
+class Forward:
+    """What the backward pass needs from the forward pass."""
+
+    batch: Batch
+    z: np.ndarray  # (pairs, hidden) pre-activations
+    h: np.ndarray  # (pairs, hidden)
+    scores: np.ndarray  # (pairs,)
+    probs: np.ndarray  # (pairs,) softmax within each view
+    logp: np.ndarray  # (pairs,)
+
+
+class Scorer:
+    """Parameters, forward, backward and a lazy Adam step."""
+
+    SPARSE = ("E", "u")
+    DENSE = ("b", "w")
+
+    def __init__(self, bits: int, hidden: int, seed: int, init_scale: float = 0.5):
+        self.bits, self.hidden, self.seed, self.init_scale = bits, hidden, seed, init_scale
+        self.params = self._initial_params()
+        self.touched = np.zeros(1 << bits, dtype=bool)  # rows ever updated (what a checkpoint stores)
+        self.m = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.step = 0
+
+    def _initial_params(self) -> dict[str, np.ndarray]:
+        # Regenerated from the seed on load: checkpoints store only the rows training changed.
+        rng = np.random.default_rng([self.seed, 7])
+        rows = 1 << self.bits
+        return {
+            "E": (rng.standard_normal((rows, self.hidden), dtype=np.float32) * self.init_scale),
+            "u": np.zeros(rows, dtype=np.float32),
+            "b": np.full(self.hidden, 0.1, dtype=np.float32),
+            "w": (rng.standard_normal(self.hidden, dtype=np.float32) * 0.1 / np.sqrt(self.hidden)),
+        }
+
+    # -- forward --------------------------------------------------------------
+    def forward(self, batch: Batch, temperature: float = 1.0) -> Forward:
+        E, u, b, w = (self.params[k] for k in ("E", "u", "b", "w"))
+        z_obs = np.add.reduceat(E[batch.obs_idx] * batch.obs_val[:, None], batch.obs_starts, axis=0)
+        z_pair = np.add.reduceat(E[batch.pair_idx] * batch.pair_val[:, None], batch.pair_starts, axis=0)
+        z = z_pair + z_obs[batch.pair_view] + b
+        h = np.maximum(z, 0.0)
+        wide = np.add.reduceat(u[batch.pair_idx] * batch.pair_val, batch.pair_starts)
+        # Cross segments may be empty (an observation without words): bincount, not reduceat.
+        wide += np.bincount(batch.cross_seg, u[batch.cross_idx] * batch.cross_val, minlength=len(wide))
+        scores = (h @ w + wide) / temperature
+        top = np.maximum.reduceat(scores, batch.view_starts)
+        shifted = scores - top[batch.pair_view]
+        e = np.exp(shifted)
+        total = np.add.reduceat(e, batch.view_starts)
+        logp = shifted - np.log(total)[batch.pair_view]
+        return Forward(batch, z, h, scores, np.exp(logp), logp)
+
+    # -- backward -------------------------------------------------------------
+    def gradients(self, fwd: Forward, d_scores: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray] | np.ndarray]:
+        """Gradients given dLoss/dscore per pair: dense arrays for b, w; (rows, values) for E, u."""
+        batch, w = fwd.batch, self.params["w"]
+        dw = fwd.h.T @ d_scores
+        dz = (d_scores[:, None] * w[None, :]) * (fwd.z > 0)
+        db = dz.sum(axis=0)
+        dz_obs = np.add.reduceat(dz, batch.view_starts, axis=0)
+        rows = np.concatenate([batch.obs_idx, batch.pair_idx])
+        g_e = np.concatenate([batch.obs_val[:, None] * dz_obs[batch.obs_seg],
+                              batch.pair_val[:, None] * dz[batch.pair_seg]])
+        g_u = np.concatenate([batch.pair_val * d_scores[batch.pair_seg],
+                              batch.cross_val * d_scores[batch.cross_seg]])
+        e_rows, e_vals = _sum_rows(rows, g_e)
+        u_rows, u_vals = _sum_rows(np.concatenate([batch.pair_idx, batch.cross_idx]), g_u)
+        return {"E": (e_rows, e_vals), "u": (u_rows, u_vals), "b": db, "w": dw}
+
+    def apply(self, grads: dict, lr: float, clip: float, betas: tuple[float, float] = (0.9, 0.999),
+              eps: float = 1e-8) -> float:
+        """One lazy-Adam step (global-norm clipping); returns the gradient norm before clipping."""
+        sq = sum(float(np.sum(g[1] ** 2)) if k in self.SPARSE else float(np.sum(g ** 2)) for k, g in grads.items())
+        norm = sq ** 0.5
+        scale = min(1.0, clip / norm) if norm > 0 else 1.0
+        self.step += 1
+        b1, b2 = betas
+        c1, c2 = 1 - b1 ** self.step, 1 - b2 ** self.step
+        for key, g in grads.items():
+            p, m, v = self.params[key], self.m[key], self.v[key]
+            if key in self.SPARSE:
+                rows, vals = g
+                vals = vals * scale
+                m[rows] = b1 * m[rows] + (1 - b1) * vals
+                v[rows] = b2 * v[rows] + (1 - b2) * vals * vals
+                p[rows] -= lr * (m[rows] / c1) / (np.sqrt(v[rows] / c2) + eps)
+                self.touched[rows] = True
+            else:
+                g = g * scale
+                m[:] = b1 * m + (1 - b1) * g
+                v[:] = b2 * v + (1 - b2) * g * g
+                p -= lr * (m / c1) / (np.sqrt(v / c2) + eps)
+        return norm
+
+    # -- checkpoint -----------------------------------------------------------
+    def state(self) -> dict[str, np.ndarray]:
+        rows = np.flatnonzero(self.touched)
+        out: dict[str, np.ndarray] = {"rows": rows}
+        for key in self.params:
+            for prefix, table in (("p_", self.params), ("m_", self.m), ("v_", self.v)):
+                out[prefix + key] = table[key][rows] if key in self.SPARSE else table[key]
+        return out
+
+    def load_state(self, state: dict[str, np.ndarray], step: int) -> None:
+        rows = state["rows"]
+        for key in self.params:
+            for prefix, table in (("p_", self.params), ("m_", self.m), ("v_", self.v)):
+                if key in self.SPARSE:
+                    table[key][rows] = state[prefix + key]
+                else:
+                    table[key][:] = state[prefix + key]
+        self.touched[rows] = True
+        self.step = step
+
+
+def _sum_rows(rows: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sum the values of equal rows (sort + reduceat: deterministic, no scatter-add)."""
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+    return sorted_rows[starts], np.add.reduceat(values[order], starts, axis=0)
