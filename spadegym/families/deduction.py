@@ -197,7 +197,7 @@ register_family(Family(
 register_family(Family(
     name="suspect_grid", skill=SKILL, env_class=SuspectGridEnv,
     description="Eliminate suspects and weapons with clues, then accuse the remaining pair.",
-    own_knobs={"suspects": [3, 4, 5, 6], "weapons": [2, 3, 4, 4], "clues": [2, 3, 4, 5],
+    own_knobs={"suspects": [2, 3, 5, 6], "weapons": [2, 3, 4, 4], "clues": [2, 3, 4, 5],
                "turns": [12, 12, 12, 10]},
 ))
 register_family(Family(

@@ -11,8 +11,10 @@ from the knob values; the instance randomness comes from the reset seed.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import inspect
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,12 +117,43 @@ class Family:
             "",
             "",
         ]
-        body = [_class_source(core.EpisodeCore), "", "", _class_source(self.env_class)]
-        return "\n".join(header) + "\n".join(body)
+        return "\n".join(header) + _merged_class_source(core.EpisodeCore, self.env_class)
 
 
-def _class_source(cls: type) -> str:
-    return inspect.getsource(cls).rstrip() + "\n"
+def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
+    """A class's docstring and its body statements as (defined name, source text with leading comments)."""
+    lines = textwrap.dedent(inspect.getsource(cls)).splitlines()
+    node = ast.parse("\n".join(lines)).body[0]
+    assert isinstance(node, ast.ClassDef)
+    body = list(node.body)
+    doc = ""
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        doc = "\n".join(lines[body[0].lineno - 1: body[0].end_lineno])
+        start = body.pop(0).end_lineno
+    else:
+        start = node.lineno
+    out = []
+    for stmt in body:
+        name = None
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = stmt.name
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+        out.append((name, "\n".join(lines[start: stmt.end_lineno])))
+        start = stmt.end_lineno
+    return doc, out
+
+
+def _merged_class_source(core_cls: type, cls: type) -> str:
+    """One self-contained class: the family's docstring, the core's members it does not
+    override, then its own members (static readers see reset/step/solution on the class)."""
+    doc, own = _statements(cls)
+    _, shared = _statements(core_cls)
+    defined = {name for name, _ in own if name}
+    parts = [f"class {cls.__name__}:", doc]
+    parts += [text for name, text in shared if name not in defined]
+    parts += [text for _, text in own]
+    return "\n".join(p for p in parts if p).rstrip() + "\n"
 
 
 _REGISTRY: dict[str, Family] = {}
