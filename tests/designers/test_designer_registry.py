@@ -48,3 +48,11 @@ def test_default_corpus_is_the_shipped_one() -> None:
 
 def test_sampler_specs() -> None:
     assert isinstance(make_designer("uniform", seed=1), SamplerDesigner)
+
+
+def test_mutation_spec_ignores_options_it_does_not_take() -> None:
+    from spadegym.designers.mutation import MutationDesigner
+
+    designer = make_designer("mutation", seed=2, sandbox=None, corpus=None, llm={"temperature": 0.1},
+                             validation={})
+    assert isinstance(designer, MutationDesigner) and designer.name == "mutation"
