@@ -154,18 +154,21 @@ class FuelRouteEnv(EpisodeCore):
     def setup(self):
         n = self.k["towns"]
         towns = list(range(1, n + 1))
-        self.rng.shuffle(towns)
-        self.roads = {t: {} for t in towns}
-        pairs = [(towns[i], towns[self.rng.randrange(i)]) for i in range(1, n)]
-        pairs += [tuple(self.rng.sample(towns, 2)) for _ in range(n)]
-        for a, b in pairs:
-            cost = self.rng.randint(1, 9)
-            self.roads[a][b] = self.roads[b][a] = cost
-        self.here = towns[0]
-        dist = self._dijkstra(towns[0])
-        # The farthest town that is not a direct neighbour: every route takes two roads or more.
-        self.goal = max((t for t in dist if t not in self.roads[self.here] and t != self.here),
-                        key=lambda t: (dist[t], t), default=max(dist, key=lambda t: (dist[t], t)))
+        while True:
+            self.rng.shuffle(towns)
+            self.roads = {t: {} for t in towns}
+            pairs = [(towns[i], towns[self.rng.randrange(i)]) for i in range(1, n)]
+            pairs += [tuple(self.rng.sample(towns, 2)) for _ in range(n)]
+            for a, b in pairs:
+                cost = self.rng.randint(1, 9)
+                self.roads[a][b] = self.roads[b][a] = cost
+            self.here = towns[0]
+            # The goal is no direct neighbour: every route takes two roads or more.
+            far = [t for t in towns if t != self.here and t not in self.roads[self.here]]
+            if far:
+                break
+        dist = self._dijkstra(self.here)
+        self.goal = max(far, key=lambda t: (dist[t], t))
         self.fuel = dist[self.goal] + self.k["slack"]
 
     def _dijkstra(self, source):
