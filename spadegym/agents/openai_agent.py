@@ -47,6 +47,9 @@ class OpenAIAgent:
 
     keeps_history = True
     needs_valid_actions = False
+    #: Episodes are independent requests: the runner lets each take its next turn as soon as
+    #: its reply is back instead of waiting for the whole batch (slow replies delay only themselves).
+    lockstep = False
 
     def __init__(self, endpoint: EndpointConfig, config: OpenAIAgentConfig | None = None,
                  client: LLMClient | None = None):

@@ -101,6 +101,7 @@ def _openai(argument: str, seed: int, options: dict[str, Any]) -> Agent:
         raise AgentSpecError(f"unknown option '{unknown[0]}' for agent 'openai'{tip}")
     endpoint_args = {k: v for k, v in options.items() if k in endpoint_fields and k not in ("model", "base_url")}
     agent_args = {k: v for k, v in options.items() if k in agent_fields}
+    url = url or options.get("base_url")  # the spec's @URL wins over a configured one
     try:
         endpoint = EndpointConfig(model=model, **({"base_url": url} if url else {}), **endpoint_args)
         config = OpenAIAgentConfig(**agent_args)

@@ -71,3 +71,10 @@ def test_options_are_checked() -> None:
 
 def test_kinds_are_listed() -> None:
     assert agent_kinds() == ["random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]"]
+
+
+def test_the_spec_url_wins_over_a_configured_one() -> None:
+    configured = make_agent("openai:m", base_url="http://127.0.0.1:1/v1", model="ignored")
+    assert configured.endpoint.base_url == "http://127.0.0.1:1/v1" and configured.endpoint.model == "m"
+    spec = make_agent("openai:m@http://127.0.0.1:2/v1", base_url="http://127.0.0.1:1/v1")
+    assert spec.endpoint.base_url == "http://127.0.0.1:2/v1"

@@ -73,5 +73,6 @@ def test_a_server_that_goes_away_mid_run(sandbox: Sandbox, stop: bool) -> None:
         episodes = run(sandbox, ENDLESS, plays, agent)
         assert [ep.failure for ep in episodes] == ["agent", "agent"]
         assert all(url in ep.failure_message and not ep.scored for ep in episodes)
-        assert sorted(len(ep.turns) for ep in episodes) == [2, 3]  # one episode got the last served reply
+        # Three served replies, then each episode's failed turn (which episode got which depends on timing).
+        assert sum(len(ep.turns) for ep in episodes) == 5
     server.stop()
