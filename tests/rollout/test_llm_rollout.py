@@ -76,3 +76,18 @@ def test_a_server_that_goes_away_mid_run(sandbox: Sandbox, stop: bool) -> None:
         # Three served replies, then each episode's failed turn (which episode got which depends on timing).
         assert sum(len(ep.turns) for ep in episodes) == 5
     server.stop()
+
+
+def test_a_slow_reply_delays_only_its_own_episode(sandbox: Sandbox) -> None:
+    def script(body: dict, index: int) -> FakeReply:
+        slow = "hint:" in body["messages"][1]["content"]  # the first observation tells the episodes apart
+        return FakeReply(content="\\boxed{wait}", delay_s=1.0 if slow else 0.0)
+
+    with FakeOpenAIServer(script) as server:
+        agent = llm_agent(server, stop=False)
+        plays = [Play("env", 0, hinted=True), Play("env", 0, hinted=False)]
+        slow, quick = run(sandbox, VAULT, plays, agent, max_turns=3)
+        order = ["slow" if "hint:" in r["messages"][1]["content"] else "quick" for r in server.requests]
+    assert len(slow.turns) == len(quick.turns) == 3
+    # The quick episode played all its turns while the slow one waited for its first reply.
+    assert order.index("slow", order.index("slow") + 1) > max(i for i, who in enumerate(order) if who == "quick")
