@@ -97,8 +97,9 @@ class HandlePool:
     the end, so workers are not reforked and reloaded for every batch.
     """
 
-    def __init__(self, sandbox: Sandbox):
+    def __init__(self, sandbox: Sandbox, limit: int | None = None):
         self.sandbox = sandbox
+        self.limit = limit  # most workers kept open; idle ones of other envs are closed first
         self.free: dict[str, list[EnvHandle]] = defaultdict(list)
         self.all: list[EnvHandle] = []
 
@@ -107,10 +108,22 @@ class HandlePool:
             handle = self.free[env_id].pop()
             if handle.source == spec.source and handle.filename == spec.filename:
                 return handle
-            handle.close()  # the id now names other code: never reuse a worker across sources
+            self._close(handle)  # the id now names other code: never reuse a worker across sources
+        if self.limit is not None and len(self.all) >= self.limit:
+            self._evict_idle()
         handle = self.sandbox.open(spec.source, spec.filename)
         self.all.append(handle)
         return handle
+
+    def _evict_idle(self) -> None:
+        """Close idle workers until there is room: many envs must not mean many processes."""
+        for handles in self.free.values():
+            while handles and len(self.all) >= (self.limit or 0):
+                self._close(handles.pop())
+
+    def _close(self, handle: EnvHandle) -> None:
+        handle.close()
+        self.all.remove(handle)
 
     def give(self, env_id: str, handle: EnvHandle) -> None:
         self.free[env_id].append(handle)
@@ -134,7 +147,7 @@ async def run_episodes(
     ``handles``: a worker pool to reuse (and leave open); by default one is made and closed here.
     """
     config = config or RolloutConfig()
-    pool = handles or HandlePool(sandbox)
+    pool = handles or HandlePool(sandbox, limit=2 * config.concurrency)
     queue = deque(enumerate(plays))
     results: dict[int, Episode] = {}
     index_of: dict[str, int] = {}

@@ -151,7 +151,10 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
         if not waiting:
             break
         by_fd = {p.worker.from_worker: i for i, p in waiting.items()}
-        ready, _, _ = select.select(list(by_fd), [], [], earliest - now)
+        poller = select.poll()  # not select(): it fails on descriptors above 1023
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        ready = [fd for fd, _event in poller.poll(max(0.0, earliest - now) * 1000.0)]
         for fd in ready:
             i = by_fd[fd]
             p = waiting[i]
