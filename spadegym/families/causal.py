@@ -19,7 +19,7 @@ class LampWiringEnv(EpisodeCore):
 
     def setup(self):
         n, m = self.k["switches"], self.k["lamps"]
-        for attempt in range(200):
+        for attempt in range(1000):
             self.wires = [sorted(self.rng.sample(range(m), self.rng.randint(1, min(2, m)))) for _ in range(n)]
             self.lamps = [self.rng.random() < 0.5 for _ in range(m)]
             self.target = list(self.lamps)
@@ -27,8 +27,8 @@ class LampWiringEnv(EpisodeCore):
                 for lamp in self.wires[s]:
                     self.target[lamp] = not self.target[lamp]
             flips = self._fewest()
-            # Few lamps cannot need many flips: after a while accept any non-trivial target.
-            if flips and (len(flips) == self.k["depth"] or attempt >= 100):
+            # Few lamps cannot need many flips: after a while accept any target two flips away or more.
+            if flips and (len(flips) == self.k["depth"] or (attempt >= 100 and len(flips) >= 2)):
                 break
         self.known = set()
 

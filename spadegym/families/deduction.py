@@ -64,7 +64,7 @@ class CodeBreakerEnv(EpisodeCore):
         if action == "check":
             return "the current guess is the code: check it"
         _, s, c = action.split()
-        return f"slot {s} should be {c}: set slot {s} to {c}"
+        return f"slot {s} should be {c}: {action}"
 
 
 class SuspectGridEnv(EpisodeCore):
@@ -186,7 +186,7 @@ class HiddenOrderEnv(EpisodeCore):
 
     def advice(self):
         i = self.policy().split()[1]
-        return f"item {i} is the lightest item not yet placed: place item {i}"
+        return f"item {i} is the lightest item not yet placed: place {i}"
 
 
 register_family(Family(

@@ -71,7 +71,8 @@ class NumberSequenceEnv(EpisodeCore):
         return f"say {self.terms[self.known]}"
 
     def advice(self):
-        return f"the sequence {self.rule}: the next number is {self.terms[self.known]}"
+        # Terms grow, so the next term is never the last answer: naming it verbatim is safe.
+        return f"the sequence {self.rule}: the next number is {self.terms[self.known]}, {self.policy()}"
 
 
 class RuleSorterEnv(EpisodeCore):
@@ -142,8 +143,7 @@ class RuleSorterEnv(EpisodeCore):
         return "accept 1"
 
     def advice(self):
-        verb, i = self.policy().split()
-        return f"the rule accepts {self.text}: {verb} item {i}"
+        return f"the rule accepts {self.text}: {self.policy()}"
 
 
 class MotifFillEnv(EpisodeCore):
@@ -217,7 +217,7 @@ register_family(Family(
 register_family(Family(
     name="rule_sorter", skill=SKILL, env_class=RuleSorterEnv,
     description="Infer a hidden acceptance rule from labelled examples and sort new objects by it.",
-    own_knobs={"complexity": [1, 1, 2, 3], "examples": [8, 6, 6, 5], "items": [2, 3, 4, 6],
+    own_knobs={"complexity": [1, 1, 2, 3], "examples": [8, 6, 6, 5], "items": [3, 3, 4, 6],
                "turns": [10, 10, 10, 10]},
 ))
 register_family(Family(

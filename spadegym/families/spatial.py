@@ -18,6 +18,10 @@ class GridMazeEnv(EpisodeCore):
     TITLE = "grid maze"
     MOVES = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 
+    def budget(self):
+        # Random walks cover a small grid fast: the budget grows with the side, not the area.
+        return 2 * self.k["size"] + self.k["slack"]
+
     def setup(self):
         n = self.k["size"]
         cells = [(r, c) for r in range(n) for c in range(n)]
@@ -57,9 +61,14 @@ class GridMazeEnv(EpisodeCore):
         return None
 
     def observe(self):
-        return [f"position: row {self.pos[0] + 1}, column {self.pos[1] + 1}",
-                f"goal: row {self.goal[0] + 1}, column {self.goal[1] + 1}",
-                "open directions: " + ", ".join(name for name, _ in self._open(self.pos))]
+        lines = [f"position: row {self.pos[0] + 1}, column {self.pos[1] + 1}",
+                 f"goal: row {self.goal[0] + 1}, column {self.goal[1] + 1}",
+                 "open directions: " + ", ".join(name for name, _ in self._open(self.pos))]
+        if self.k.get("compass"):  # an aid at easy levels: which way the goal lies (walls aside)
+            (r, c), (gr, gc) = self.pos, self.goal
+            ways = ["south" if gr > r else "north"] * (gr != r) + ["east" if gc > c else "west"] * (gc != c)
+            lines.append("goal direction: " + ", ".join(ways))
+        return lines
 
     def actions(self):
         return [f"go {name}" for name in self.MOVES]
@@ -129,6 +138,8 @@ class KeyRoomsEnv(EpisodeCore):
                  "carrying: " + ("the key" if self.has_key else "nothing")]
         if self.here == self.key_room and not self.has_key:
             lines.append("you see: a key")
+        if self.here == self.door_room:
+            lines.append("here: the locked exit door")
         return lines
 
     def actions(self):
@@ -223,7 +234,8 @@ class SonarDigEnv(EpisodeCore):
 register_family(Family(
     name="grid_maze", skill=SKILL, env_class=GridMazeEnv,
     description="Navigate a grid with hidden walls (only the open directions around you show) to a goal.",
-    own_knobs={"size": [3, 4, 5, 6], "walls": [0.1, 0.2, 0.25, 0.3], "turns": [10, 12, 14, 16]},
+    own_knobs={"size": [3, 4, 5, 6], "walls": [0.1, 0.2, 0.25, 0.3], "slack": [4, 3, 2, 2],
+               "compass": [1, 1, 0, 0]},
 ))
 register_family(Family(
     name="key_rooms", skill=SKILL, env_class=KeyRoomsEnv,
