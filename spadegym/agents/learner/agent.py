@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
 from .features import Featurizer
@@ -30,7 +31,7 @@ CONFIG_FILE = "learner.json"
 WEIGHTS_FILE = "weights.npz"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A learner checkpoint cannot be read: the message says which file and what to do."""
 
 
@@ -42,7 +43,7 @@ class LearnerConfig(BaseModel):
     hash_bits: int = Field(16, ge=8, le=22, description="Feature hash space is 2**hash_bits rows.")
     hidden: int = Field(32, ge=1, le=1024, description="Hidden units of the scorer.")
     init_scale: float = Field(0.5, gt=0, description="Std of the initial embedding rows.")
-    lr: float = Field(0.01, gt=0, description="Adam learning rate.")
+    lr: float = Field(0.03, gt=0, description="Adam learning rate.")
     entropy_coef: float = Field(0.05, ge=0, description="Entropy bonus; much lower collapses the policy before it learns to use hints.")
     grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip per Adam step.")
     minibatch_steps: int = Field(8192, ge=1, description="Decisions per Adam step; larger updates are split.")
@@ -123,14 +124,15 @@ class Learner:
     def update(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """One policy-gradient update from finished episodes; returns statistics.
 
-        Advantages are group-relative (see ``grpo``); decisions of episodes with
-        zero advantage carry no signal and are left out. Features are
-        recomputed from each turn's recorded observation and valid actions.
+        Advantages are group-relative (see ``grpo``). Decisions of episodes with
+        zero advantage still carry the entropy bonus: that is what keeps a policy
+        whose groups all fail from collapsing for good. Features are recomputed
+        from each turn's recorded observation and valid actions.
         """
         advantages = group_advantages(episodes)
         steps: list[tuple[str, list[str], int, float]] = []
         for ep, adv in zip(episodes, advantages):
-            if adv == 0.0:
+            if not ep.scored:
                 continue
             for turn in ep.turns:
                 if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:

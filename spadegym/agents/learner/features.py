@@ -258,7 +258,9 @@ class Featurizer:
             obs.idx, obs.val,
             _concat(pair_idx, np.int64), _concat(pair_val, np.float32), np.asarray(pair_ptr, dtype=np.int64),
             _concat(cross_idx, np.int64),
-            np.full(n_cross, 1.0 / np.sqrt(max(1, len(obs.tagged))), dtype=np.float32),
+            # Binary cross features (not length-normalised): with Adam, a unit feature moves its
+            # logit by ~lr per step, so a one-feature rule ("light: red" -> "press red") is learnt fast.
+            np.ones(n_cross, dtype=np.float32),
             np.asarray(cross_ptr, dtype=np.int64),
         )
 

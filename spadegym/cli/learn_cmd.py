@@ -1,0 +1,112 @@
+"""`spadegym learn`: train the built-in learner on a fixed pool of environment files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import app
+from .errors import UserError, user_errors
+
+
+def collect_envs(paths: list[Path]) -> dict[str, Any]:
+    """FILE or DIR arguments -> {file stem: EnvSpec}; every file must offer valid_actions()."""
+    from ..envfile import inspect_source, read_source
+    from ..rollout import EnvSpec
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+            if not found:
+                raise UserError(f"{path}: no environment files (*.py) in this folder; pass .py files or a folder holding them.")
+            files += found
+        else:
+            files.append(path)
+    envs: dict[str, Any] = {}
+    for file in files:
+        source = read_source(file)
+        info = inspect_source(source, str(file))
+        if not info.has_valid_actions:
+            raise UserError(
+                f"the learner needs valid_actions(); {file} defines none in {info.class_name}: add a "
+                "valid_actions() method listing the legal actions, or play the file with a text agent "
+                "(spadegym play FILE --agent openai:MODEL)."
+            )
+        if file.stem in envs:
+            raise UserError(f"two environment files are named '{file.stem}.py'; rename one so that each name is unique.")
+        envs[file.stem] = EnvSpec(file.stem, source, file.name)
+    return envs
+
+
+def curve_table(point: dict[str, Any]) -> Table:
+    table = Table(title=f"{point['episodes']} episodes, {point['seconds']:.1f} s",
+                  title_justify="left")
+    table.add_column("environment")
+    table.add_column("success", justify="right")
+    table.add_column("with hint", justify="right")
+    for name, result in point["envs"].items():
+        table.add_row(name, f"{result['success']:.2f}", f"{result['success_hint']:.2f}")
+    return table
+
+
+@app.command("learn")
+def learn(
+    paths: list[Path] = typer.Argument(..., help="Environment files, or folders of them (each needs valid_actions())."),
+    episodes: int = typer.Option(4096, "--episodes", "-n", min=1, help="Training episodes in all."),
+    hint_fraction: float = typer.Option(0.5, "--hint-fraction", min=0.0, max=1.0,
+                                        help="Share of training plays that see the hint line."),
+    eval_every: int = typer.Option(None, "--eval-every", min=1, help="Evaluate every K episodes (default: 8 points)."),
+    eval_seeds: int = typer.Option(32, "--eval-seeds", min=1, help="Held-out instances per environment and arm."),
+    group_size: int = typer.Option(8, "--group-size", min=2, help="Plays per environment instance (GRPO group)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the learner and of the instances."),
+    out: Path = typer.Option(Path("learner-checkpoint"), "--out", "-o", help="Checkpoint folder (load it with --agent learner:DIR)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per evaluation point."),
+) -> None:
+    """Train the built-in CPU learner on a fixed pool and print its learning curve.
+
+    Each evaluation point shows, per environment, the success rate on held-out
+    seeds without and with the hint. The checkpoint goes to OUT.
+
+    Examples:
+      spadegym learn envs/ --episodes 8000
+      spadegym learn maze.py keys.py --hint-fraction 0.5 --eval-every 1000 --json
+      spadegym play maze.py --agent learner:learner-checkpoint
+    """
+    from ..agents.learner import make_learner, train
+    from ..rollout import RolloutError
+    from ..sandbox import Sandbox
+
+    console = Console()
+    with user_errors():
+        envs = collect_envs(paths)
+        every = eval_every or max(1, episodes // 8)
+
+        def on_eval(point: dict[str, Any]) -> None:
+            if as_json:
+                print(json.dumps(point), flush=True)
+            else:
+                console.print(curve_table(point))
+
+        learner = make_learner(seed=seed)
+        with Sandbox() as sandbox:
+            for name, spec in envs.items():  # a file that cannot load is a user error, before any training
+                handle = sandbox.open(spec.source, spec.filename)
+                loaded = handle.loaded
+                handle.close()
+                if not loaded.ok:
+                    raise UserError(f"{spec.filename} ({name}) does not load in the sandbox ({loaded.status}: "
+                                    f"{loaded.message}); run `spadegym validate {spec.filename}`.")
+            try:
+                train(learner, sandbox, envs, episodes=episodes, group_size=group_size,
+                      hint_fraction=hint_fraction, eval_every=every, eval_seeds=eval_seeds,
+                      on_eval=on_eval, seed=seed)
+            except RolloutError as exc:
+                raise UserError(str(exc)) from None
+        learner.save(out)
+        Console(stderr=True).print(f"checkpoint: {out} (play it with --agent learner:{out})", highlight=False)

@@ -1,0 +1,120 @@
+"""The learner on its own: acting, one update, checkpoints, the bounded feature cache, advantages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from spadegym.agents.base import View
+from spadegym.agents.learner import (
+    CheckpointError,
+    Featurizer,
+    Learner,
+    LearnerConfig,
+    group_advantages,
+    make_learner,
+)
+from spadegym.rollout.records import Episode, Turn
+
+OBS = "Pick the colour of the sky.\nhint: the colour is blue"
+ACTIONS = ["red", "blue", "green"]
+
+
+def episode(action: str, ret: float, group: int = 0, seed: int = 1, hinted: bool = True, env: str = "sky") -> Episode:
+    ep = Episode(env_id=env, seed=seed, hinted=hinted, group=group, terminated=True, ret=ret)
+    ep.turns.append(Turn(OBS, action, action, ret, True, False, ACTIONS))
+    return ep
+
+
+def test_act_picks_valid_actions_and_reports_missing_ones():
+    learner = make_learner(seed=1)
+    views = [View(f"k{i}", OBS, valid_actions=ACTIONS) for i in range(20)] + [View("none", OBS, valid_actions=[])]
+    replies = asyncio.run(learner.act(views))
+    assert len(replies) == 21
+    assert all(r.action in ACTIONS and r.text == r.action for r in replies[:20])
+    assert replies[-1].action is None and "no valid actions" in (replies[-1].error or "")
+    assert (learner.name, learner.keeps_history, learner.needs_valid_actions) == ("learner", False, True)
+
+
+def test_update_raises_the_probability_of_winning_actions():
+    learner = make_learner(seed=2)
+    before = learner.probabilities(OBS, ACTIONS)[1]
+    for _ in range(10):
+        stats = learner.update([episode("blue", 1.0), episode("red", 0.0), episode("green", 0.0), episode("red", 0.0)])
+    after = learner.probabilities(OBS, ACTIONS)[1]
+    assert stats["steps"] == 4 and stats["grad_norm"] > 0
+    assert after > before + 0.3
+
+
+def test_update_without_signal_changes_only_entropy_terms():
+    learner = make_learner(seed=2)
+    stats = learner.update([episode("red", 0.0), episode("blue", 0.0)])
+    assert stats["loss"] == pytest.approx(-learner.config.entropy_coef * stats["entropy"], rel=1e-5)
+
+
+def test_group_advantages():
+    eps = [episode("blue", 1.0), episode("red", 0.0), episode("red", 0.0), episode("red", 0.0),  # a group
+           episode("red", 0.0, group=1), episode("red", 0.0, group=1),  # flat group: no signal
+           episode("blue", 1.0, group=2, env="lone"), episode("red", 0.0, group=3, env="lone")]  # pooled
+    failed = episode("blue", 1.0)
+    failed.failure = "timeout"
+    adv = group_advantages([*eps, failed])
+    assert adv[0] > 0 > adv[1] == adv[2] == adv[3]
+    assert sum(adv[:4]) == pytest.approx(0.0, abs=1e-9)
+    assert adv[4] == adv[5] == 0.0
+    assert adv[6] > 0 > adv[7]
+    assert adv[8] == 0.0  # an infrastructure failure is never a loss
+
+
+def test_checkpoint_round_trip_gives_identical_probabilities(tmp_path):
+    learner = Learner(LearnerConfig(seed=4, hidden=16))
+    for _ in range(3):
+        learner.update([episode("blue", 1.0), episode("red", 0.0)])
+    learner.save(tmp_path / "ckpt")
+    loaded = make_learner(str(tmp_path / "ckpt"))
+    assert loaded.config == learner.config
+    for obs, actions in [(OBS, ACTIONS), ("light: red", ["press red", "press blue"]), ("", ["a"])]:
+        assert np.array_equal(loaded.probabilities(obs, actions), learner.probabilities(obs, actions))
+    # The sampling stream is saved too: the loaded learner continues exactly where the saved one was.
+    views = [View(str(i), OBS, valid_actions=ACTIONS) for i in range(32)]
+    assert [r.action for r in asyncio.run(loaded.act(views))] == [r.action for r in asyncio.run(learner.act(views))]
+    # And training continues identically (optimizer state included).
+    batch = [episode("green", 1.0), episode("red", 0.0)]
+    learner.update(batch)
+    loaded.update(batch)
+    assert np.array_equal(loaded.probabilities(OBS, ACTIONS), learner.probabilities(OBS, ACTIONS))
+
+
+def test_loading_a_missing_checkpoint_is_one_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="is not a learner checkpoint"):
+        make_learner(str(tmp_path / "nothing"))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "learner.json").write_text("{not json")
+    (tmp_path / "bad" / "weights.npz").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="unreadable learner checkpoint"):
+        make_learner(str(tmp_path / "bad"))
+
+
+def test_feature_cache_is_bounded_and_eviction_changes_nothing():
+    featurizer = Featurizer(bits=16, cache_entries=2_000)
+    first = featurizer.view("position: 0 0\nkey: 1 1", ACTIONS)
+    for i in range(500):
+        featurizer.view(f"position: {i} {i + 1}\nkey: {i % 7} 3\nnote: step {i}", ACTIONS)
+        assert featurizer.cached_entries <= 2_000
+    assert featurizer.cached_entries > 0
+    again = featurizer.view("position: 0 0\nkey: 1 1", ACTIONS)  # evicted long ago: rebuilt
+    assert again is not first
+    for name in ("obs_idx", "obs_val", "pair_idx", "pair_val", "pair_ptr", "cross_idx", "cross_val", "cross_ptr"):
+        assert np.array_equal(getattr(again, name), getattr(first, name)), name
+
+
+def test_overlap_features_mark_the_action_named_by_the_hint():
+    featurizer = Featurizer(bits=16)
+    with_hint = featurizer.view("Open the vault.\nhint: the code word is amber", ["say amber", "say dune"])
+    without = featurizer.view("Open the vault.", ["say amber", "say dune"])
+    amber = set(with_hint.pair_idx[with_hint.pair_ptr[0]:with_hint.pair_ptr[1]])
+    dune = set(with_hint.pair_idx[with_hint.pair_ptr[1]:with_hint.pair_ptr[2]])
+    plain = set(without.pair_idx[without.pair_ptr[0]:without.pair_ptr[1]])
+    assert amber - dune - plain  # features that only the hinted action has
