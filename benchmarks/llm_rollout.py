@@ -17,12 +17,14 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 from spadegym.agents.openai_agent import OpenAIAgent, OpenAIAgentConfig
 from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMClient
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.rollout import EnvSpec, HandlePool, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 
 # A small env that never ends early, so every episode plays exactly --turns turns.
@@ -54,6 +56,15 @@ class ServerProcess:
         self.process.start()
         self.url = queue.get(timeout=60)
 
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used (Linux /proc; 0 elsewhere)."""
+        try:
+            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        except OSError:
+            return 0.0
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.join(5)
@@ -80,13 +91,15 @@ async def rollout(url: str, concurrency: int, turns: int, rounds: int) -> dict[s
     envs = {"corridor": EnvSpec("corridor", CORRIDOR, "corridor.py")}
     config = RolloutConfig(max_turns=turns, concurrency=concurrency)
     with Sandbox() as sandbox:
-        # Warm up: workers forked and loaded, connections opened.
+        # Warm up outside the measurement: workers forked and loaded (kept in the pool), connections opened.
+        handles = HandlePool(sandbox)
         await run_episodes(sandbox, envs, [Play("corridor", i) for i in range(concurrency)], agent,
-                           RolloutConfig(max_turns=1, concurrency=concurrency))
+                           RolloutConfig(max_turns=1, concurrency=concurrency), handles=handles)
         plays = [Play("corridor", i) for i in range(concurrency * rounds)]
         t0, c0 = time.perf_counter(), time.process_time()
-        episodes = await run_episodes(sandbox, envs, plays, agent, config)
+        episodes = await run_episodes(sandbox, envs, plays, agent, config, handles=handles)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        handles.close()
     await agent.aclose()
     failures = sum(ep.failure is not None for ep in episodes)
     n = sum(len(ep.turns) for ep in episodes)
@@ -112,12 +125,16 @@ def main() -> None:
     try:
         ideal = args.concurrency / args.latency
         result: dict[str, Any] = {"concurrency": args.concurrency, "latency_s": args.latency,
-                                  "server": args.server, "ideal_per_s": ideal}
+                                  "server": args.server, "ideal_per_s": ideal,
+                                  "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
         if args.bare:
             b = asyncio.run(bare(server.url, args.concurrency, args.rounds))
             result.update({"bare_requests_per_s": b["requests_per_s"], "bare_ratio": b["requests_per_s"] / ideal,
                            "bare_cpu_ms_per_request": b["cpu_ms_per_request"]})
+        server_cpu = server.cpu_seconds() if args.server == "process" else 0.0
         r = asyncio.run(rollout(server.url, args.concurrency, args.turns, args.rounds))
+        if args.server == "process":  # warm-up requests included: a slight overestimate
+            result["server_cpu_ms_per_request"] = 1000 * (server.cpu_seconds() - server_cpu) / r["requests"]
         result.update({"requests_per_s": r["requests_per_s"], "ratio": r["requests_per_s"] / ideal,
                        "cpu_ms_per_request": r["cpu_ms_per_request"], "requests": r["requests"],
                        "episodes": r["episodes"], "failures": r["failures"]})
@@ -127,13 +144,15 @@ def main() -> None:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}))
         return
     print(f"concurrency {args.concurrency}, latency {args.latency}s, server in a {args.server}: "
-          f"ideal {ideal:.0f} requests/s")
+          f"ideal {ideal:.0f} requests/s (load average {result['load_average']:.1f} on {result['cpus']} CPUs)")
     if args.bare:
         print(f"  bare client  {result['bare_requests_per_s']:7.1f} requests/s  ratio {result['bare_ratio']:.2f}  "
               f"({result['bare_cpu_ms_per_request']:.2f} ms CPU per request)")
     print(f"  rollout      {result['requests_per_s']:7.1f} requests/s  ratio {result['ratio']:.2f}  "
           f"({result['cpu_ms_per_request']:.2f} ms CPU per request, {result['episodes']} episodes, "
           f"{result['failures']} failures)")
+    if "server_cpu_ms_per_request" in result:
+        print(f"  fake server  {result['server_cpu_ms_per_request']:.2f} ms CPU per request")
 
 
 if __name__ == "__main__":
