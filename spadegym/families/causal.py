@@ -81,6 +81,9 @@ class DeviceChainEnv(EpisodeCore):
 
     TITLE = "device chain"
 
+    def budget(self):
+        return self.k["length"] + self.k["slack"]
+
     def setup(self):
         self.chain = self.rng.sample(range(1, self.k["devices"] + 1), self.k["length"])
         self.powered = []
@@ -187,7 +190,7 @@ register_family(Family(
 register_family(Family(
     name="device_chain", skill=SKILL, env_class=DeviceChainEnv,
     description="Discover the hidden causal order of devices; a wrong activation breaks the chain.",
-    own_knobs={"devices": [4, 5, 6, 8], "length": [2, 3, 3, 4], "turns": [8, 10, 10, 10]},
+    own_knobs={"devices": [4, 5, 6, 8], "length": [2, 3, 3, 4], "slack": [6, 6, 5, 4]},
 ))
 register_family(Family(
     name="garden_causes", skill=SKILL, env_class=GardenCausesEnv,

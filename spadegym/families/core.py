@@ -38,6 +38,8 @@ class EpisodeCore:
 
     # -- the environment contract -------------------------------------------
     def reset(self, seed=None):
+        if seed is None:  # the runtime seeds the module-level random before reset
+            seed = random.getrandbits(32)
         # A per-instance generator: the same seed and knobs give the same instance.
         self.rng = random.Random(f"{self.TITLE}:{seed}:{self.k.get('variant', 0)}")
         self.turn = 0

@@ -86,7 +86,7 @@ class Family:
         if knob not in self.knobs:
             self.check_knobs({knob: None})  # raises the unknown-knob error
         for value in self.knobs[knob]:
-            if str(value) == text.strip():
+            if str(value) == text.strip() or _same_number(value, text):
                 return value
         raise FamilyError(f"knob {knob!r} of family {self.name!r} cannot be {text!r}; "
                           f"levels: {', '.join(map(str, self.knobs[knob]))}")
@@ -118,6 +118,15 @@ class Family:
             "",
         ]
         return "\n".join(header) + _merged_class_source(core.EpisodeCore, self.env_class)
+
+
+def _same_number(value: Any, text: str) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
 
 
 def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
