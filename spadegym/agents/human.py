@@ -8,7 +8,6 @@ line containing ``\\boxed{}`` is read like a model's reply). End of input
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TextIO
 
@@ -56,7 +55,9 @@ class HumanAgent:
             self.show(view)
             while True:
                 self.console.print("action> ", end="")
-                line = await asyncio.to_thread(self.input.readline)
+                # A blocking read on purpose: nothing else runs while a person decides, and a read
+                # in a helper thread would keep the process alive after Ctrl-C until Enter.
+                line = self.input.readline()
                 if not line:
                     self.console.print()
                     raise PlayerQuit("input ended")
