@@ -73,7 +73,7 @@ def print_summary(console: Console, episodes: list[Any]) -> None:
 @app.command("play")
 def play(
     file: Path = typer.Argument(..., help="An environment file."),
-    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner[:DIR], openai:MODEL[@URL]."),
+    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner, learner:DIR, openai:MODEL or openai:MODEL@BASE_URL."),
     episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes to play; episode i uses seed S+i."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first episode (fixes the instance)."),
     hint: str = typer.Option(None, "--hint", help="Play the hint arm with this hint text."),
