@@ -38,9 +38,12 @@ def test_each_kind_builds_an_agent(tmp_path: Path) -> None:
     assert llm.config.episode_timeout_s == 30 and llm.keeps_history
 
 
-def test_learner_specs_call_the_learner_lazily(tmp_path: Path) -> None:
+def test_learner_specs_build_fresh_or_load_a_checkpoint(tmp_path: Path) -> None:
     learner = make_agent("learner", seed=1)
     assert learner.needs_valid_actions
+    learner.save(tmp_path / "ckpt")
+    loaded = make_agent(f"learner:{tmp_path / 'ckpt'}")
+    assert type(loaded) is type(learner)
     with pytest.raises(AgentSpecError, match="cannot load the learner from"):
         make_agent(f"learner:{tmp_path / 'missing'}")
 
