@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from . import app
-from .errors import UserError, fail, user_errors
+from .errors import UserError, err_console, fail, user_errors
 
 
 def episode_json(episode: Any, env: str) -> dict[str, Any]:
@@ -139,6 +139,6 @@ def play(
                 print_summary(console, printed)
             raise fail(str(exc), 1) from None
         except PlayerQuit:
-            console.print("input ended; stopping.")
+            (err_console if as_json else console).print("input ended; stopping.")  # stdout stays JSON
     if not as_json:
         print_summary(console, printed)
