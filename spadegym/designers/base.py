@@ -34,6 +34,7 @@ class LevelSummary:
     knobs: dict[str, Any] = field(default_factory=dict)
     code_excerpt: str = ""
     source: str | None = None  # full source (mutation designers need it)
+    depth: int = 0  # mutation depth (0 = a fresh draw)
 
 
 @dataclass
