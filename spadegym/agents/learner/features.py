@@ -212,7 +212,7 @@ class Featurizer:
         idx = mix(0, np.asarray(first, dtype=np.uint64) * np.uint64(1000003) + k,
                   np.asarray(second, dtype=np.uint64), self.bits)
         idx, counts = np.unique(idx, return_counts=True)
-        val = counts.astype(np.float32) / np.float32(np.sqrt(len(kinds)))
+        val = counts.astype(np.float32) / np.float32(len(kinds))  # L1-normalised: see _build
         pairs = np.asarray(list(tagged), dtype=np.uint64).reshape(-1, 2)
         tag_hash = pairs[:, 0] * np.uint64(0x100000001B3) ^ pairs[:, 1]
         return _Observation(idx, val, tag_hash, list(lines.values()))
@@ -230,7 +230,7 @@ class Featurizer:
         if len(tokens) == 1:  # a one-token action: its token is its text
             hashes.append(whole)
         idx = mix(0, np.asarray(kinds, dtype=np.uint64), np.asarray(hashes, dtype=np.uint64), self.bits)
-        val = np.full(len(idx), 1.0 / np.sqrt(len(idx)), dtype=np.float32)
+        val = np.full(len(idx), 1.0 / len(idx), dtype=np.float32)
         result = _Action(np.unique(np.asarray(hashes, dtype=np.uint64)), frozenset(words),
                          " " + " ".join(words) + " ", idx, val)
         if len(self._actions) > 50_000:
@@ -258,9 +258,10 @@ class Featurizer:
             obs.idx, obs.val,
             _concat(pair_idx, np.int64), _concat(pair_val, np.float32), np.asarray(pair_ptr, dtype=np.int64),
             _concat(cross_idx, np.int64),
-            # Binary cross features (not length-normalised): with Adam, a unit feature moves its
-            # logit by ~lr per step, so a one-feature rule ("light: red" -> "press red") is learnt fast.
-            np.ones(n_cross, dtype=np.float32),
+            # Every feature group sums to 1 (L1): Adam moves each touched weight by about lr per step
+            # whatever its gradient, so a group's share of a score moves by <= lr however long the
+            # observation is (binary features collapsed the policy in one step on 30-line observations).
+            np.full(n_cross, 1.0 / max(1, len(obs.tagged)), dtype=np.float32),
             np.asarray(cross_ptr, dtype=np.int64),
         )
 
