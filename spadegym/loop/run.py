@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,11 +72,12 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
     summaries: list[dict[str, Any]] = []
     try:
-        with Sandbox(config.sandbox) as sandbox:
+        with Sandbox(config.sandbox) as sandbox, ExitStack() as stack:
             console.print(f"[bold]spadegym run[/] → {store.dir}  (sandbox tier: {sandbox.report.tier}, "
                           f"designer: {config.designer}, agent: {config.agent}, reward: {config.designer_reward})",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
             loop = build_parts(config, store, sandbox)
+            stack.callback(loop.close)
             first = loop.state.next_round
             if first >= config.rounds:
                 console.print(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
@@ -86,7 +88,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                 for n in range(first, config.rounds):
                     summary = loop.round(n)
                     summaries.append(summary)
-                    console.print(summary_line(summary), highlight=False)
+                    console.print(summary_line(summary), highlight=False, soft_wrap=True)
                     progress.update(task, advance=1)
                     if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
                         console.print(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
@@ -97,13 +99,14 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     finally:
         last = store.last_complete_round()
         store.close()
+    console.print(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)",
+                  highlight=False, soft_wrap=True)
     report_path = None
     if report:
         from ..report import write_report
 
         report_path = write_report(store.dir)
-        console.print(f"Report: {report_path}")
-    console.print(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
+        console.print(f"Report: {report_path}", highlight=False, soft_wrap=True)
     return RunResult(store.dir, (last + 1) if last is not None else 0, summaries, report_path)
 
 

@@ -95,7 +95,19 @@ class SelfPlay:
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
+        # One event loop for the whole run: LLM clients stay bound to the loop they started on.
+        self._loop = asyncio.new_event_loop()
         self._restore()
+
+    def _await(self, coro: Any) -> Any:
+        return self._loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        """Release the agent's connections and the event loop."""
+        try:
+            self._await(self.agent.aclose())
+        finally:
+            self._loop.close()
 
     # -- resume -------------------------------------------------------------
     def _restore(self) -> None:
@@ -222,7 +234,7 @@ class SelfPlay:
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)
                     plays.append(Play(env_id, seed, hinted=arm, group=group))
         envs = {e: self.specs[e] for e in env_ids}
-        return asyncio.run(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
+        return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
 
     def score(self, env_ids: list[str], episodes: list[Episode]) -> dict[str, EnvStats]:
         by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
@@ -262,7 +274,9 @@ class SelfPlay:
         centred = center_by_skill([raw[p.env_id] for p in valid], [p.candidate.skill for p in valid])
         floor = invalid_reward(centred)
         feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                             {"raw": raw[p.env_id]}) for p, r in zip(valid, centred)]
+                             {"raw": raw[p.env_id], "env_id": p.env_id, "win_rate": stats[p.env_id].win_rate,
+                              "regret": stats[p.env_id].mean_return_hint - stats[p.env_id].mean_return})
+                    for p, r in zip(valid, centred)]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
                               {"reason": p.reason}) for p in proposals if not p.valid]
         self.designer.update(feedback)
@@ -295,7 +309,7 @@ class SelfPlay:
         last = n + 1 >= self.config.rounds
         if not (last or (every and n % every == 0)):
             return {}
-        return asyncio.run(evaluate(self.agent, self.sandbox, self.suite, seeds=self.config.heldout.seeds,
+        return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=self.config.heldout.seeds,
                                     run_seed=self.config.seed, hint=self.config.heldout.hint,
                                     rollout=self.config.rollout))
 

@@ -1,0 +1,151 @@
+"""The self-play loop end to end: real sandbox, real learner, real store, tiny budgets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from rich.console import Console
+
+from spadegym.loop import RunConfig, run
+from spadegym.store import RunStore
+
+TINY = ["--set", "envs_per_round=4", "--set", "plays=4", "--set", "hint_plays=4", "--set", "group_size=4",
+        "--set", "heldout.levels=ends", "--set", "heldout.seeds=1", "--set", "heldout.every=0"]
+TINY_CONFIG = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
+               "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+
+
+def spadegym(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spadegym", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def quiet() -> Console:
+    return Console(file=open(os.devnull, "w"))  # noqa: SIM115
+
+
+def test_run_command_writes_rounds_store_and_report(tmp_path):
+    out = tmp_path / "run"
+    proc = spadegym("run", "--out", str(out), "--rounds", "2", "--seed", "1", *TINY)
+    assert proc.returncode == 0, proc.stderr
+    assert "round   1" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"Report: {out / 'report.html'}"  # the last line says where
+    with RunStore.open(out) as store:
+        rounds = store.rounds()
+        assert [r["round"] for r in rounds] == [0, 1]
+        assert all(r["episodes"] == r["played"] * 8 for r in rounds)  # G + H plays per level
+        assert rounds[-1]["heldout_success"] is not None  # the last round is always evaluated
+        assert store.episode_count(split="train") == sum(r["episodes"] for r in rounds)
+        assert len(store.environments()) == sum(r["valid"] for r in rounds)
+        assert store.config["seed"] == 1
+    assert (out / "report.html").stat().st_size > 10_000
+
+
+def test_resume_continues_exactly(tmp_path):
+    straight = run(RunConfig(rounds=3, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
+    run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
+    resumed = run(resume=tmp_path / "b", rounds=3, console=quiet(), report=False)
+    assert [s["round"] for s in resumed.summaries] == [2]
+    keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner")
+    assert {k: straight.summaries[-1].get(k) for k in keys} == {k: resumed.summaries[-1].get(k) for k in keys}
+
+
+def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "spadegym", "run", "--out", str(out), "--rounds", "40",
+                             "--no-report", *TINY], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    db = out / "run.sqlite"
+    deadline = time.time() + 180
+    done = 0
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=1) as conn:
+                    done = conn.execute("SELECT count(*) FROM rounds").fetchone()[0]
+            except sqlite3.Error:
+                done = 0
+        if done >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    assert done >= 2
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with RunStore.open(out) as store:
+        last = store.last_complete_round()
+        assert last is not None and last >= 1
+        assert store.load_state("loop")["next_round"] == last + 1
+    resumed = spadegym("run", "--resume", str(out), "--rounds", str(last + 2), "--no-report")
+    assert resumed.returncode == 0, resumed.stderr
+    with RunStore.open(out) as store:
+        assert [r["round"] for r in store.rounds()] == list(range(last + 2))
+
+
+def test_config_errors_are_one_sentence(tmp_path):
+    bad = spadegym("run", "--set", "buffer.capcity=3", "--print-config")
+    assert bad.returncode == 2
+    assert "'buffer.capcity' is not a known setting; did you mean 'capacity'?" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    toml = tmp_path / "run.toml"
+    toml.write_text('designer_reward = "regrets"\n')
+    wrong = spadegym("run", "--config", str(toml), "--print-config")
+    assert wrong.returncode == 2 and "Did you mean 'regret'" in wrong.stderr
+    toml.write_text("rounds = = 3\n")
+    assert "does not parse" in spadegym("run", "--config", str(toml)).stderr
+    ok = spadegym("run", "--set", "buffer.capacity=128", "--set", "designer=uniform", "--print-config")
+    assert ok.returncode == 0
+    config = json.loads(ok.stdout)
+    assert config["buffer"]["capacity"] == 128 and config["designer"] == "uniform"
+    missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "holds no run" in missing.stderr
+
+
+def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
+    """Designer and agent as LLMs over HTTP: a few config lines, the same loop."""
+    from spadegym.designers import prompts
+    from spadegym.llm import FakeOpenAIServer
+
+    env_source = (fixtures_dir / "envs" / "number_guess.py").read_text()
+    designs = iter(range(1000))
+
+    def model(request: dict, index: int) -> str:
+        system = request["messages"][0]["content"]
+        if system == prompts.HINT_SYSTEM:
+            return "Use the higher/lower feedback to halve the remaining range."
+        if system.startswith(prompts.DESIGN_SYSTEM[:40]):
+            # Each design differs by a comment-free constant, so none is a duplicate.
+            return f"Here it is.\n```python\n{env_source}\nVARIANT_{next(designs)} = 1\n```\n"
+        return "I will guess the middle. \\boxed{5}"
+
+    with FakeOpenAIServer(model) as server:
+        config = RunConfig(rounds=1, designer=f"openai:designer@{server.url}",
+                           agent=f"openai:agent@{server.url}", skills=["Logical Deduction"], skills_per_round=1,
+                           envs_per_round=2, plays=2, hint_plays=2, group_size=2,
+                           heldout={"every": 0, "levels": "ends", "seeds": 1, "hint": False},
+                           llm={"concurrency": 8, "max_tokens": 512})
+        result = run(config, tmp_path / "llm", console=quiet(), report=False)
+    summary = result.summaries[0]
+    assert summary["valid"] == 2 and summary["episodes"] == 8
+    with RunStore.open(tmp_path / "llm") as store:
+        episodes = store.episodes(split="train")
+        assert all(t["action"] == "5" for ep in episodes for t in ep["turns"])
+        assert any(ep["hinted"] and "hint: Use the higher" in ep["turns"][0]["observation"] for ep in episodes)
+        proposals = store.proposals()
+        assert all(p["reward"] is not None for p in proposals)
+
+
+@pytest.mark.parametrize("reward", ["regret", "learnability", "oracle_regret"])
+def test_designer_reward_is_chosen_by_name(tmp_path, reward):
+    result = run(RunConfig(rounds=1, designer_reward=reward, **TINY_CONFIG), tmp_path / reward,
+                 console=quiet(), report=False)
+    assert result.summaries[0]["designer_reward_mean"] is not None
