@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserError
+from ..llm.client import LLMError
 from ..sandbox import Sandbox
 from ..store import RunStore
 from .config import RunConfig, validate_config
@@ -93,6 +94,8 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                     if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
                         console.print(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
                         break
+    except LLMError as exc:  # a model server that is down or refuses: stop cleanly, keep the rounds
+        raise UserError(f"{exc} Completed rounds are saved; resume with: spadegym run --resume {store.dir}") from None
     except KeyboardInterrupt:
         console.print(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
         raise
