@@ -2,10 +2,10 @@
 
 ``train`` runs batches of GRPO groups through the one episode loop: each batch
 holds ``batch_envs`` groups of ``group_size`` plays (a group shares one
-environment instance, i.e. one seed; a share ``hint_fraction`` of its plays
-is in the hint arm), all stepped in lockstep so
+environment instance, i.e. one seed, and one arm), all stepped in lockstep so
 the learner scores every live episode of a turn in one forward pass. After
-each batch the learner takes one ``update``. Hinted plays matter: without hinted training the learner never
+each batch the learner takes one ``update``. A share ``hint_fraction`` of the
+groups plays in the hint arm: without hinted training the learner never
 learns to read the ``hint:`` line, and the hint-based regret stays near zero.
 
 ``evaluate`` plays held-out seeds in both arms, pairing the arms on the same
@@ -125,10 +125,9 @@ async def train_async(
             plays = []
             for _ in range(count):
                 env_id = env_ids[groups % len(env_ids)]
-                # Stochastic rounding keeps the hinted share at hint_fraction on average.
-                hinted = int(group_size * hint_fraction + rng.random())
+                hinted = bool(rng.random() < hint_fraction)
                 instance = derive_seed(seed, "train", groups)
-                plays += [Play(env_id, instance, hinted=k < hinted, group=groups) for k in range(group_size)]
+                plays += [Play(env_id, instance, hinted=hinted, group=groups) for _ in range(group_size)]
                 groups += 1
             batch = await run_episodes(sandbox, envs, plays, learner, config, handles=handles)
             stats = learner.update(batch)
