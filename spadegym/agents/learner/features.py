@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -86,6 +86,12 @@ class ViewFeatures:
     cross_idx: np.ndarray  # int64
     cross_val: np.ndarray  # float32
     cross_ptr: np.ndarray  # int64, len = actions + 1
+    pair_len: np.ndarray = field(init=False)  # entries per action (batching reads these, not the pointers)
+    cross_len: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pair_len = np.diff(self.pair_ptr)
+        self.cross_len = np.diff(self.cross_ptr)
 
     @property
     def size(self) -> int:

@@ -49,9 +49,9 @@ class Batch:
 
 def make_batch(views: list[ViewFeatures]) -> Batch:
     obs_len = np.array([len(v.obs_idx) for v in views], dtype=np.int64)
-    sizes = np.array([len(v.pair_ptr) - 1 for v in views], dtype=np.int64)
-    pair_lens = np.concatenate([np.diff(v.pair_ptr) for v in views])
-    cross_lens = np.concatenate([np.diff(v.cross_ptr) for v in views])
+    sizes = np.array([len(v.pair_len) for v in views], dtype=np.int64)
+    pair_lens = np.concatenate([v.pair_len for v in views])
+    cross_lens = np.concatenate([v.cross_len for v in views])
     return Batch(
         obs_idx=np.concatenate([v.obs_idx for v in views]),
         obs_val=np.concatenate([v.obs_val for v in views]),

@@ -27,6 +27,7 @@ from ...rollout.runner import EnvSpec, HandlePool, Play, RolloutConfig, derive_s
 from ...sandbox import Sandbox
 from .agent import Learner
 
+EVAL_CONCURRENCY = 256  # episodes (= sandbox workers) in flight during an evaluation
 CurvePoint = dict[str, Any]  # {"episodes": N, "seconds": t, "envs": {id: {"success": x, "success_hint": y}}}
 
 
@@ -51,7 +52,7 @@ async def evaluate_async(
         Play(env_id, derive_seed(seed, "eval", env_id, k), hinted=hinted, group=k)
         for env_id in envs for hinted in (False, True) for k in range(seeds)
     ]
-    config = rollout or RolloutConfig(concurrency=max(1, min(len(plays), 512)))
+    config = rollout or RolloutConfig(concurrency=max(1, min(len(plays), EVAL_CONCURRENCY)))
     with learner.evaluating(seed, greedy=greedy):
         episodes = await run_episodes(sandbox, envs, plays, learner, config, handles=handles)
     result: dict[str, dict[str, float]] = {}
@@ -100,7 +101,8 @@ async def train_async(
     rng = np.random.default_rng([seed, 3])
     per_batch = batch_envs * group_size
     config = rollout or RolloutConfig(concurrency=per_batch)
-    handles = HandlePool(sandbox)
+    # Workers stay open across batches; the limit bounds processes when the pool holds many envs.
+    handles = HandlePool(sandbox, limit=2 * max(config.concurrency, EVAL_CONCURRENCY))
     curve: list[CurvePoint] = []
     done, groups, seconds = 0, 0, 0.0
     next_eval = 0 if eval_every else None
