@@ -38,6 +38,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
 _NO_LABEL = "_"
 _ALL_LINES = "*"
+_VIEW_OVERHEAD = 96  # ten small numpy arrays per cached view, in ~12-byte entry units
 _SLOTS = 6  # leading tokens of a line that are also tagged with their place in the line
 
 # Feature kinds: the salt that keeps the index families apart in the one hash space.
@@ -95,8 +96,8 @@ class ViewFeatures:
 
     @property
     def size(self) -> int:
-        """Stored feature entries (what the cache budget counts)."""
-        return len(self.obs_idx) + len(self.pair_idx) + len(self.cross_idx)
+        """What the cache budget counts: stored entries plus the arrays' fixed overhead (~1 KB)."""
+        return len(self.obs_idx) + len(self.pair_idx) + len(self.cross_idx) + _VIEW_OVERHEAD
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Featurizer:
         self.bits = bits
         self.max_tokens = max_tokens  # long observations are cut: cost stays bounded per view
         self.max_tagged = max_tagged
-        self.cache_entries = cache_entries  # budget of stored feature entries (~12 bytes each)
+        self.cache_entries = cache_entries  # budget in feature entries (~12 bytes each): ~24 MB by default
         self._views: OrderedDict[tuple[str, tuple[str, ...]], ViewFeatures] = OrderedDict()
         self._cached = 0
         self._actions: dict[str, _Action] = {}
