@@ -31,7 +31,6 @@ VERSION = "mutation-1"
 OPERATORS = ("new", "harder", "easier", "variant", "reshape")
 #: Knobs that ``harder``/``easier`` leave alone (they have their own operators).
 _UNORDERED = (*FREE_KNOBS, "reward_shaping")
-_MAX_DEPTHS_KEPT = 4096
 
 
 @dataclass
@@ -67,7 +66,6 @@ class MutationDesigner:
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
         self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
-        self.depths: dict[str, int] = {}  # level key -> mutation depth of levels we proposed
 
     # -- the operator policy -------------------------------------------------
     def _scope(self, skill: str) -> str:
@@ -152,10 +150,7 @@ class MutationDesigner:
                 family = get_family(parent.family)
                 knob, value = self.rng.choice(edits[op])
                 knobs = {**family.check_knobs(parent.knobs), knob: value}
-                depth = getattr(parent, "depth", None)
-                if depth is None:
-                    depth = self.depths.get(_level_key(parent.family, parent.knobs), 0)
-                lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=depth + 1)
+                lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=parent.depth + 1)
                 detail = {"knob": knob, "from": parent.knobs.get(knob), "to": value,
                           "parent_score": parent.score}
             if _key(family.name, knobs) in taken:
@@ -168,10 +163,6 @@ class MutationDesigner:
         self.serial += 1
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
-        key = _key(family.name, knobs)
-        self.depths[key] = lineage.depth
-        if len(self.depths) > _MAX_DEPTHS_KEPT:
-            self.depths.pop(next(iter(self.depths)))
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
         return Candidate(source=family.render(knobs), skill=family.skill, hint=None, family=family.name,
                          knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
@@ -186,7 +177,6 @@ class MutationDesigner:
             "rng": [version, list(internal), gauss],
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
             "pending": {k: list(v) for k, v in self.pending.items()},
-            "depths": dict(self.depths),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -197,7 +187,7 @@ class MutationDesigner:
             self.rng.setstate((version, tuple(internal), gauss))
         self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
-        self.depths = dict(state.get("depths", {}))
+
 
 
 def _edits(family: Family, knobs: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:

@@ -17,7 +17,7 @@ SKILL = "Spatial Reasoning"
 def _as_parents(cands: list[Candidate], scores: list[float] | None = None) -> list[LevelSummary]:
     scores = scores or [0.5] * len(cands)
     return [LevelSummary(f"env-{c.candidate_id}", c.skill, 0.5, 0.8, 0.3, s, family=c.family, knobs=c.knobs,
-                         source=c.source) for c, s in zip(cands, scores)]
+                         source=c.source, depth=c.lineage.depth) for c, s in zip(cands, scores)]
 
 
 def _key(c: Candidate) -> str:
