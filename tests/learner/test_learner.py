@@ -66,6 +66,10 @@ def test_group_advantages():
     assert adv[4] == adv[5] == 0.0
     assert adv[6] > 0 > adv[7]
     assert adv[8] == 0.0  # an infrastructure failure is never a loss
+    # The two arms of one instance are separate groups: a hinted win does not lower an unhinted one.
+    arms = group_advantages([episode("blue", 1.0, hinted=True), episode("blue", 1.0, hinted=True),
+                             episode("blue", 1.0, hinted=False), episode("red", 0.0, hinted=False)])
+    assert arms[0] == arms[1] == 0.0 and arms[2] > 0 > arms[3]
 
 
 def test_checkpoint_round_trip_gives_identical_probabilities(tmp_path):
