@@ -13,12 +13,13 @@ fed arbitrary episodes still has a baseline.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
 from ...rollout.records import Episode
+from ...signals.advantages import group_advantages as z_scores
 
 GroupKey = tuple
 
@@ -29,24 +30,16 @@ def group_key(episode: Episode) -> GroupKey:
 
 def group_advantages(episodes: Sequence[Episode], eps: float = 1e-6) -> list[float]:
     """One advantage per episode (in order); unscored episodes (infrastructure failures) get 0."""
-    groups: dict[GroupKey, list[int]] = defaultdict(list)
-    for i, ep in enumerate(episodes):
-        if ep.scored:
-            groups[group_key(ep)].append(i)
-    pooled: dict[GroupKey, list[int]] = defaultdict(list)
-    for key, members in list(groups.items()):
-        if len(members) == 1:
-            del groups[key]
-            pooled[(key[0], key[3])].extend(members)
-    advantages = [0.0] * len(episodes)
-    for members in [*groups.values(), *pooled.values()]:
-        returns = np.array([episodes[i].ret for i in members], dtype=np.float64)
-        std = returns.std()
-        if len(members) < 2 or std < eps:
-            continue
-        for i, a in zip(members, (returns - returns.mean()) / (std + eps)):
-            advantages[i] = float(a)
-    return advantages
+    sizes = Counter(group_key(ep) for ep in episodes if ep.scored)
+
+    def key(i: int, ep: Episode) -> Hashable:
+        if not ep.scored:
+            return ("unscored", i)  # alone in its group: advantage 0
+        k = group_key(ep)
+        return ("lone", ep.env_id, ep.hinted) if sizes[k] == 1 else k
+
+    keys = [key(i, ep) for i, ep in enumerate(episodes)]
+    return z_scores([ep.ret for ep in episodes], keys, eps).tolist()
 
 
 def policy_gradient(probs: np.ndarray, logp: np.ndarray, view_starts: np.ndarray, pair_view: np.ndarray,
