@@ -43,6 +43,7 @@ class MutationConfig:
     parent_temperature: float = 0.5  # rank prioritisation: lower = prefer the best-scored parents more
     per_skill: bool = False  # separate operator preferences for each skill
     max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
+    new_max_level: int = 1  # fresh draws start simple (ACCEL): a level in 0..new_max_level; mutation climbs
 
 
 @dataclass
@@ -142,7 +143,7 @@ class MutationDesigner:
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
                 family = self.rng.choice(families)
-                knobs = family.level_knobs(self.rng.randint(0, family.max_level))
+                knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
                 knobs["variant"] = self.rng.choice(family.knobs["variant"])
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}

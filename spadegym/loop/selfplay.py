@@ -30,7 +30,7 @@ import numpy as np
 from ..agents.base import Agent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
-from ..envfile import inspect_source, normalized_code_hash
+from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
 from ..sandbox import Sandbox
 from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
@@ -51,6 +51,7 @@ class Proposal:
     env_id: str | None
     valid: bool
     verdict: dict[str, Any] | None
+    code_hash: str
     reason: str | None = None  # why it was refused (a verdict category, "duplicate", ...)
 
 
@@ -93,6 +94,7 @@ class SelfPlay:
         self.buffer = LevelBuffer(config.buffer)
         self.state = LoopState()
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
+        self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
@@ -124,7 +126,11 @@ class SelfPlay:
         for env_id in self.buffer.state.levels:
             row = self.store.environment(env_id)
             if row is not None:
-                self.specs[env_id] = EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint"))
+                self._register(env_id, EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint")))
+
+    def _register(self, env_id: str, spec: EnvSpec) -> None:
+        self.specs[env_id] = spec
+        self.infos[env_id] = inspect_source(spec.source)
 
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> dict[str, Any]:
@@ -190,12 +196,12 @@ class SelfPlay:
                 valid = bool(verdict.get("valid"))
                 reason = None if valid else (verdict.get("category") or "invalid")
                 code_hash = normalized_code_hash(cand.source)
-                if valid and (self.buffer.duplicate_of(code_hash) or code_hash in
-                              {normalized_code_hash(p.candidate.source) for p in proposals if p.valid}):
+                if valid and (self.buffer.duplicate_of(code_hash) or
+                              code_hash in {p.code_hash for p in proposals if p.valid}):
                     valid, reason = False, "duplicate"
-                proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, reason))
+                proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, code_hash, reason))
                 if valid:
-                    self.specs[env_id] = EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint)
+                    self._register(env_id, EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint))
         return proposals
 
     def _validation_config(self) -> Any:
@@ -248,7 +254,7 @@ class SelfPlay:
         stats = {}
         for env_id in env_ids:
             plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
-            info = inspect_source(self.specs[env_id].source)
+            info = self.infos[env_id]
             skill = info.skill or "unknown"
             stats[env_id] = EnvStats(
                 win_rate=rate(plain, "success"), win_rate_hint=rate(hinted, "success"),
@@ -290,16 +296,17 @@ class SelfPlay:
             if p.valid and p.env_id:
                 c = p.candidate
                 self.buffer.add(LevelRecord(
-                    env_id=p.env_id, skill=c.skill, code_hash=normalized_code_hash(c.source), added_round=n,
+                    env_id=p.env_id, skill=c.skill, code_hash=p.code_hash, added_round=n,
                     depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
         for env_id, s in stats.items():
             self.buffer.record_play(env_id, n, rewards[env_id], s.win_rate, s.win_rate_hint,
                                     s.mean_return_hint - s.mean_return)
-        # Levels that left the buffer are never replayed: forget their sources.
-        self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
         by_skill: dict[str, list[float]] = defaultdict(list)
         for env_id, s in stats.items():
-            by_skill[inspect_source(self.specs[env_id].source).skill if env_id in self.specs else "?"].append(s.win_rate)
+            by_skill[self.infos[env_id].skill or "unknown"].append(s.win_rate)
+        # Levels that left the buffer are never replayed: forget their sources.
+        self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
+        self.infos = {k: v for k, v in self.infos.items() if k in self.buffer}
         for skill, rates in by_skill.items():
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
@@ -366,9 +373,9 @@ class SelfPlay:
                 c = p.candidate
                 tx.add_proposal(c.to_dict(), p.verdict, p.env_id, p.valid)
                 if p.valid and p.env_id:
-                    info = inspect_source(c.source)
+                    info = self.infos.get(p.env_id) or inspect_source(c.source)
                     tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs,
-                                       c.lineage.__dict__, normalized_code_hash(c.source),
+                                       c.lineage.__dict__, p.code_hash,
                                        {"difficulty": difficulty_index(c.family, c.knobs),
                                         "class_name": info.class_name, **{k: v for k, v in c.meta.items()
                                                                           if k not in ("verdict",)}})

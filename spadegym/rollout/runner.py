@@ -133,6 +133,25 @@ class HandlePool:
             handle.close()
 
 
+def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
+    """Start plays alternating between environments (each keeps its order).
+
+    Episodes of one environment then share a few workers one after another
+    instead of each needing its own: a round of 16 environments x 32 plays at
+    concurrency 64 forks ~64 workers instead of ~512. Results keep the order of ``plays``.
+    """
+    by_env: dict[str, deque[tuple[int, Play]]] = defaultdict(deque)
+    for i, play in enumerate(plays):
+        by_env[play.env_id].append((i, play))
+    order: list[tuple[int, Play]] = []
+    while by_env:
+        for env_id in list(by_env):
+            order.append(by_env[env_id].popleft())
+            if not by_env[env_id]:
+                del by_env[env_id]
+    return order
+
+
 async def run_episodes(
     sandbox: Sandbox,
     envs: Mapping[str, EnvSpec],
@@ -148,7 +167,7 @@ async def run_episodes(
     """
     config = config or RolloutConfig()
     pool = handles or HandlePool(sandbox, limit=2 * config.concurrency)
-    queue = deque(enumerate(plays))
+    queue = deque(_round_robin(plays))
     results: dict[int, Episode] = {}
     index_of: dict[str, int] = {}
     want_hint_every_step = not agent.keeps_history
