@@ -30,16 +30,15 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from spadegym.designers.sampler import SamplerDesigner, baseline_overrides
 from spadegym.loop import RunConfig, run
 
 ARMS = {
     "adaptive_blend": {"designer": "mutation", "designer_reward": "blend"},
     "adaptive_regret": {"designer": "mutation", "designer_reward": "regret"},
-    "uniform": {"designer": "uniform", "buffer": {"replay_fraction": 0.0}},
-    "fixed_easy": {"designer": "fixed:easy", "buffer": {"replay_fraction": 1.0, "min_fill": 1,
-                                                        "staleness_coef": 1.0, "capacity": 4096}},
-    "fixed_all": {"designer": "fixed:all", "buffer": {"replay_fraction": 1.0, "min_fill": 1,
-                                                      "staleness_coef": 1.0, "capacity": 4096}},
+    "uniform": {"designer": "uniform"},
+    "fixed_easy": {"designer": "fixed:easy"},
+    "fixed_all": {"designer": "fixed:all"},
 }
 FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret")
@@ -47,8 +46,9 @@ ADAPTIVE = ("adaptive_blend", "adaptive_regret")
 
 def run_arm(name: str, seed: int, rounds: int, workdir: Path) -> dict:
     settings = dict(ARMS[name])
-    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": 6},
-                       **{k: v for k, v in settings.items()})
+    if settings["designer"] != "mutation":  # baselines: buffer settings that play them as intended
+        settings["buffer"] = baseline_overrides(SamplerDesigner(settings["designer"]))
+    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": 6}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
