@@ -59,7 +59,7 @@ class RunConfig(BaseModel):
     model_config = {"extra": "forbid"}
 
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
-    rounds: int = Field(30, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
+    rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
     designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL]")
     agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL]")
