@@ -279,6 +279,8 @@ class SelfPlay:
         valid = [p for p in proposals if p.valid and p.env_id in raw]
         centred = center_by_skill([raw[p.env_id] for p in valid], [p.candidate.skill for p in valid])
         floor = invalid_reward(centred)
+        # A designer rewarded on its first attempt earns, for a repaired level, what an invalid one earns.
+        centred = [floor if _repaired_counts_invalid(p.candidate) else r for p, r in zip(valid, centred)]
         feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
                              {"raw": raw[p.env_id], "env_id": p.env_id, "win_rate": stats[p.env_id].win_rate,
                               "regret": stats[p.env_id].mean_return_hint - stats[p.env_id].mean_return})
@@ -400,6 +402,10 @@ class SelfPlay:
             for old in self.store.checkpoint_dir.glob("round-*"):
                 if old != checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
+
+
+def _repaired_counts_invalid(candidate: Candidate) -> bool:
+    return bool(candidate.meta.get("repaired") and candidate.meta.get("reward_first_attempt"))
 
 
 def resume_checkpoint(store: RunStore) -> Path | None:
