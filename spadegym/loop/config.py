@@ -78,6 +78,7 @@ class RunConfig(BaseModel):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
     validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+    tensorboard: bool = Field(True, description="Write round scalars to <run>/tensorboard/ (needs the tensorboard package; skipped without it).")
 
     @field_validator("skills")
     @classmethod

@@ -18,6 +18,7 @@ from ..sandbox import Sandbox
 from ..store import RunStore
 from .config import RunConfig, validate_config
 from .selfplay import SelfPlay, resume_checkpoint
+from .tensorboard import ScalarBoard
 
 
 @dataclass
@@ -79,6 +80,9 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                           highlight=False, soft_wrap=True)
             loop = build_parts(config, store, sandbox)
             stack.callback(loop.close)
+            board = stack.enter_context(ScalarBoard(store.dir if config.tensorboard else None))
+            if board.active:
+                console.print(f"TensorBoard scalars → {board.logdir}", highlight=False, soft_wrap=True)
             first = loop.state.next_round
             if first >= config.rounds:
                 console.print(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
@@ -89,6 +93,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                 for n in range(first, config.rounds):
                     summary = loop.round(n)
                     summaries.append(summary)
+                    board.add(summary)  # after the round is committed, so the board never runs ahead
                     console.print(summary_line(summary), highlight=False, soft_wrap=True)
                     progress.update(task, advance=1)
                     if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
