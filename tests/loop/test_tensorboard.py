@@ -70,3 +70,18 @@ def test_summary_scalars_flatten_nested_numbers_and_skip_the_rest():
                             "something_new": 3, "label": "text"})
     assert tags == {"agent/win_rate": 0.5, "refusals/timeout": 2.0, "learner/loss": 1.25,
                     "heldout/success_hint": 0.75, "round/something_new": 3.0}
+
+
+def test_without_the_package_the_run_writes_no_board(tmp_path):
+    """A Python where `import tensorboard` fails (as when it is not installed): the run goes on, no board."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "plain"
+    code = ("import sys; sys.modules['tensorboard'] = None\n"  # None in sys.modules makes the import fail
+            "from spadegym.loop import RunConfig, run\n"
+            f"run(RunConfig(rounds=1, **{TINY!r}), {str(out)!r}, report=False)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "round   0" in proc.stdout and "TensorBoard" not in proc.stdout
+    assert (out / "run.sqlite").exists() and not (out / "tensorboard").exists()
