@@ -6,6 +6,7 @@ from .contract import (
     ContractError,
     ResetResult,
     StepResult,
+    ToolCall,
     clip_reward,
     episode_return,
     extract_action,
@@ -13,14 +14,18 @@ from .contract import (
     is_success,
     normalize_reset,
     normalize_step,
+    normalize_tool_result,
+    normalize_tools,
+    parse_tool_call,
     strip_thinking,
+    tool_name,
     with_hint,
 )
 from .static import EnvFileInfo, SourceError, inspect_source, normalized_code_hash, read_source
 
 __all__ = [
     "HINT_PREFIX", "REWARD_LIMIT", "ContractError", "EnvFileInfo", "ResetResult", "SourceError",
-    "StepResult", "clip_reward", "episode_return", "extract_action", "hint_line", "inspect_source",
-    "is_success", "normalize_reset", "normalize_step", "normalized_code_hash", "read_source",
-    "strip_thinking", "with_hint",
+    "StepResult", "ToolCall", "clip_reward", "episode_return", "extract_action", "hint_line", "inspect_source",
+    "is_success", "normalize_reset", "normalize_step", "normalize_tool_result", "normalize_tools", "normalized_code_hash",
+    "parse_tool_call", "read_source", "strip_thinking", "tool_name", "with_hint",
 ]

@@ -27,12 +27,28 @@ defining exactly one top-level class whose name ends in ``Env``::
 ``reset`` may also return a bare string; ``step`` may return the old
 4-tuple ``(obs, reward, done, info)``, read as ``terminated=done``.
 
+Tool-use environments are those that define ``get_tools(self)`` (a list of
+tool schemas, each a dict naming its tool: ``{"name": ..., "description": ...,
+"parameters": {...}}`` or OpenAI's ``{"type": "function", "function": {...}}``)
+and ``execute_tool(self, name, arguments)``. The agent's reply is reduced to
+its last ``\\boxed{}`` as always; when that content is a tool call (a JSON
+object ``{"name": str, "arguments": {...}}``, see ``parse_tool_call``) it goes
+to ``execute_tool`` instead of ``step``, and anything else still goes to
+``step`` (so a game may mix tool calls and a final answer). ``execute_tool``
+may return the ``step`` tuple (the tool ends the episode or pays a reward) or
+any other value, which is the tool's result: shown to the agent as the next
+observation (a string as is, anything else as JSON), with reward 0 and the
+episode going on. Every tool call is a turn (it counts toward ``max_turns``).
+``execute_tool`` should answer an unknown tool or bad arguments with an error
+result rather than raise: a raise is the environment's ``exception`` failure.
+
 The functions here are the single place where these rules live: the sandbox
 worker, the validator, the rollout and the exports all call them.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -192,3 +208,99 @@ def normalize_step(result: Any) -> StepResult:
         _as_bool(truncated, "step() truncated"),
         _as_info(info),
     )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call read from an agent's action: the tool's name and its arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": self.arguments}
+
+
+_TOOL_CALL_KEYS = frozenset({"name", "arguments"})
+
+
+def parse_tool_call(action: str | None) -> ToolCall | None:
+    """The tool call an action holds, or None when it is an ordinary action.
+
+    A tool call is a JSON object with a non-empty string ``name`` and optionally
+    ``arguments``: an object, or (OpenAI's wire form) a string holding one.
+    Other keys make it an ordinary action, so a JSON final answer such as
+    ``{"name": "Ada", "age": 36}`` still reaches ``step``.
+
+    >>> parse_tool_call('{"name": "add", "arguments": {"a": 1}}')
+    ToolCall(name='add', arguments={'a': 1})
+    >>> parse_tool_call("42") is None
+    True
+    """
+    if not action or not action.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(action)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not data.keys() <= _TOOL_CALL_KEYS:
+        return None
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    arguments = data.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else None
+        except (ValueError, RecursionError):
+            return None
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return None
+    return ToolCall(name.strip(), arguments)
+
+
+def tool_name(schema: dict[str, Any]) -> str | None:
+    """The tool a schema describes: ``schema["name"]`` or OpenAI's ``schema["function"]["name"]``."""
+    name = schema.get("name")
+    function = schema.get("function")
+    if name is None and isinstance(function, dict):
+        name = function.get("name")
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def normalize_tools(result: Any) -> list[dict[str, Any]]:
+    """Read what ``get_tools`` returned: a list of dicts, each naming its tool (JSON-safe copies)."""
+    if not isinstance(result, (list, tuple)):
+        raise ContractError(f"get_tools() must return a list of tool schemas (dicts), got {type(result).__name__}")
+    for i, schema in enumerate(result):
+        if not isinstance(schema, dict):
+            raise ContractError(f"get_tools() item {i} must be a dict (a tool schema), got {type(schema).__name__}")
+        if tool_name(schema) is None:
+            raise ContractError(f"get_tools() item {i} names no tool: give it a string 'name' "
+                                "(or 'function': {'name': ...})")
+    try:
+        return json.loads(json.dumps(list(result), default=repr, allow_nan=False))
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ContractError(f"get_tools() returned schemas that are not JSON data ({exc})") from None
+
+
+def normalize_tool_result(result: Any) -> StepResult:
+    """Read what ``execute_tool`` returned: the ``step`` tuple, or a tool result (reward 0, not ending).
+
+    A tuple of 4 or 5 items whose first item is a string is read as the ``step``
+    tuple (and must then follow its rules); any other value is a tool result.
+    """
+    if isinstance(result, tuple) and len(result) in (4, 5) and isinstance(result[0], str):
+        try:
+            return normalize_step(result)
+        except ContractError as exc:
+            raise ContractError(str(exc).replace("step()", "execute_tool()")) from None
+    if isinstance(result, str):
+        return StepResult(result, 0.0, False, False, {})
+    try:
+        text = json.dumps(result, default=repr, allow_nan=False, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ContractError(f"execute_tool() returned a value that cannot be shown as JSON ({exc})") from None
+    return StepResult(text, 0.0, False, False, {})

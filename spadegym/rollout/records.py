@@ -18,6 +18,9 @@ class Turn:
     truncated: bool = False
     valid_actions: list[str] | None = None
     seconds: float = 0.0
+    # {"name", "arguments"} when the action was a tool call (sent to execute_tool, not step);
+    # stored episodes from before tool use lack the field and read back as None.
+    tool_call: dict[str, Any] | None = None
 
 
 @dataclass

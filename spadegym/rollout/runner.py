@@ -10,6 +10,16 @@ delays only its own episode and the client's work overlaps the server's.
 Hints, thinking and tool use are variations of the agent or of the view,
 never copies of this loop.
 
+Tool use: an environment that defines ``get_tools`` is a tool-use
+environment. Its tools are read at reset and shown in ``View.tools``; a turn
+whose action is a tool call (``envfile.parse_tool_call``: the last box holds
+``{"name": ..., "arguments": {...}}``) goes to the worker's ``execute_tool``
+instead of ``step`` and is recorded in ``Turn.tool_call``; its result is the
+next observation (see ``envfile.contract`` for what ``execute_tool`` may
+return). Any other action still goes to ``step``. A tool call is a turn: it
+counts toward ``max_turns``, and an environment error in it is a failure of
+the same category as one in ``step``.
+
 Seeds: a play's seed fixes the environment instance, so the hint arm and the
 no-hint arm of an environment see the same instance distribution when they
 draw seeds from the same ``derive_seed`` stream, and a GRPO group can share
@@ -28,7 +38,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from ..agents.base import Agent, Reply, View
-from ..envfile import episode_return, with_hint
+from ..envfile import episode_return, parse_tool_call, with_hint
 from ..sandbox import EnvHandle, Sandbox, gather
 from .records import Episode, Turn
 
@@ -82,6 +92,7 @@ class _Live:
     episode: Episode
     observation: str = ""
     valid_actions: list[str] | None = None
+    tools: list[dict] | None = None  # None: not a tool-use environment
     hint: str | None = None
     max_turns: int = 25
     history: list[tuple[str, str]] = field(default_factory=list)
@@ -201,7 +212,7 @@ async def run_episodes(
         if not starting:
             return []
         started: list[_Live] = []
-        want = ["valid_actions", "hint"]
+        want = ["valid_actions", "hint", "tools"]
         pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
         for item, outcome in zip(starting, gather(pendings)):
             if not item.handle.loaded.ok:
@@ -220,6 +231,7 @@ async def run_episodes(
             item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
             item.observation = outcome.value["observation"]
             item.valid_actions = outcome.value.get("valid_actions")
+            item.tools = outcome.value.get("tools")
             declared = item.handle.info.get("max_turns")
             item.max_turns = declared or config.max_turns
             started.append(item)
@@ -233,7 +245,7 @@ async def run_episodes(
         history = list(item.history) if agent.keeps_history else []
         return View(
             episode_key=item.key, observation=shown, history=history,
-            valid_actions=item.valid_actions, turn=len(item.history),
+            valid_actions=item.valid_actions, tools=item.tools, turn=len(item.history),
             max_turns=item.max_turns, hint=item.hint,
         )
 
@@ -269,11 +281,18 @@ async def run_episodes(
                     going.append(item)
             else:
                 want = ["valid_actions"] + (["hint"] if item.hint and want_hint_every_step else [])
-                pendings.append(item.handle.submit("step", action=reply.action, want=want))
+                call = parse_tool_call(reply.action) if item.tools is not None else None
+                if call is None:
+                    pendings.append(item.handle.submit("step", action=reply.action, want=want))
+                else:
+                    turn.tool_call = call.to_dict()
+                    pendings.append(item.handle.submit("tool", name=call.name, arguments=call.arguments,
+                                                       want=want))
                 stepping.append((item, turn))
         for (item, turn), outcome in zip(stepping, gather(pendings)):
             if not outcome.ok:
-                finish(item, outcome.status, f"step: {outcome.message}")
+                where = "execute_tool" if turn.tool_call is not None else "step"
+                finish(item, outcome.status, f"{where}: {outcome.message}")
                 ended.append(item)
                 continue
             value = outcome.value

@@ -394,6 +394,11 @@ class EnvHandle:
     def step(self, action: str, want: list[str] | None = None) -> P.Outcome:
         return self.request("step", action=action, want=want or [])
 
+    def tool(self, name: str, arguments: dict[str, Any] | None = None,
+             want: list[str] | None = None) -> P.Outcome:
+        """A tool call (``execute_tool``); the value has the shape of ``step``'s."""
+        return self.request("tool", name=name, arguments=arguments or {}, want=want or [])
+
     def call(self, method: str, *args: Any) -> P.Outcome:
         return self.request("call", method=method, args=list(args))
 

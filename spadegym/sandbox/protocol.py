@@ -23,7 +23,7 @@ EXCEPTION = "exception"
 INVALID_RETURN = "invalid_return"
 CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN)
 
-OPS = ("load", "reset", "step", "call", "ping")
+OPS = ("load", "reset", "step", "tool", "call", "ping")
 _REPLY_KEYS = {"id", "ok", "value", "category", "message", "output", "seconds"}
 
 

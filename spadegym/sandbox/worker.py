@@ -116,6 +116,8 @@ class EnvServer:
             extras["valid_actions"] = _text_list(self.env.valid_actions(), "valid_actions")
         if "hint" in want:
             extras["hint"] = read_hint(self.env)
+        if "tools" in want and callable(getattr(self.env, "get_tools", None)):
+            extras["tools"] = contract.normalize_tools(self.env.get_tools())
         return extras
 
     def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:
@@ -137,7 +139,22 @@ class EnvServer:
         self._require()
         if not isinstance(action, str):
             raise contract.ContractError("actions are strings")
-        res = contract.normalize_step(self.env.step(action))
+        return self._moved(contract.normalize_step(self.env.step(action)), want)
+
+    def tool(self, name: str, arguments: dict[str, Any] | None = None,
+             want: list[str] | None = None) -> dict[str, Any]:
+        """A tool call: ``execute_tool``'s return read by the contract, answered like ``step``."""
+        self._require()
+        if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
+            raise contract.ContractError("tool calls are a name and a dict of arguments")
+        fn = getattr(self.env, "execute_tool", None)
+        if not callable(fn):
+            raise contract.ContractError("the environment lists tools (get_tools) but has no "
+                                         "execute_tool(self, name, arguments) method")
+        return self._moved(contract.normalize_tool_result(fn(name, arguments or {})), want)
+
+    def _moved(self, res: contract.StepResult, want: list[str] | None) -> dict[str, Any]:
+        """The reply to a step or a tool call."""
         out = {
             "observation": _observation(res.observation), "reward": res.reward,
             "terminated": res.terminated, "truncated": res.truncated, "info": _safe_info(res.info),
@@ -162,6 +179,8 @@ class EnvServer:
             value = [value]  # a reference answer: the one action that wins
         if method in ("valid_actions", "solution"):
             return _text_list(value, method)
+        if method == "get_tools":
+            return contract.normalize_tools(value)
         return json.loads(json.dumps(value, default=repr))
 
     def _require(self) -> None:
@@ -208,7 +227,8 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
     capture = _CappedText(output_limit)
     server = EnvServer()
     reader = _LineReader(in_fd, line_limit)
-    handlers = {"load": server.load, "reset": server.reset, "step": server.step, "call": server.call,
+    handlers = {"load": server.load, "reset": server.reset, "step": server.step, "tool": server.tool,
+                "call": server.call,
                 "ping": lambda: "pong"}
     while True:
         line = reader.readline()

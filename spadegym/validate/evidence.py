@@ -10,6 +10,9 @@ All probes run together in lockstep on separate fresh workers:
   check; then each action that
   valid_actions() lists after reset(s0), one per episode (the menu sweep);
 - random: ``random_episodes`` uniform-random episodes spread over ``random_workers``.
+
+A tool-use environment (one with ``get_tools``) also answers get_tools() in the
+main probe (after reset(s1)), and every play sends tool-call actions to ``execute_tool`` as the rollout does.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .probes import (
     Probe,
     Request,
     Trace,
+    move,
     play,
     random_episode_rng,
     run_lockstep,
@@ -79,6 +83,11 @@ class Evidence:
     sweep: list[Trace] = field(default_factory=list)  # one listed action each, from reset(s0)
     repeated: Trace | None = None
     random: list[Trace] = field(default_factory=list)
+    tools: Outcome | None = None               # get_tools() after reset(s1), in tool-use environments
+
+    @property
+    def has_tools(self) -> bool:
+        return "get_tools" in self.methods
 
     @property
     def has_solution(self) -> bool:
@@ -98,7 +107,8 @@ class Evidence:
         return [t for t in found if t is not None]
 
 
-def _solution_play(handle: EnvHandle, seed: int) -> Generator[Request, Outcome, tuple[Trace, Outcome]]:
+def _solution_play(handle: EnvHandle, seed: int,
+                   tools: bool = False) -> Generator[Request, Outcome, tuple[Trace, Outcome]]:
     """reset(seed), solution(), then the solution's actions until the episode ends."""
     trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": ["valid_actions", "hint"]}))
     if not trace.reset.ok:
@@ -106,7 +116,7 @@ def _solution_play(handle: EnvHandle, seed: int) -> Generator[Request, Outcome, 
     solution = yield handle, "call", {"method": "solution", "args": []}
     if solution.ok:
         for action in solution.value[:_MAX_SOLUTION_STEPS]:
-            out = yield handle, "step", {"action": action, "want": []}
+            out = yield move(handle, action, [], tools)
             trace.actions.append(action)
             trace.steps.append(out)
             if not out.ok or out.value["terminated"] or out.value["truncated"]:
@@ -117,7 +127,7 @@ def _solution_play(handle: EnvHandle, seed: int) -> Generator[Request, Outcome, 
 def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
     seeds = ev.seeds
     if ev.has_solution:
-        ev.first, ev.solution = yield from _solution_play(handle, seeds.first)
+        ev.first, ev.solution = yield from _solution_play(handle, seeds.first, ev.has_tools)
     else:
         ev.first = Trace(seeds.first, (yield handle, "reset",
                                        {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
@@ -128,15 +138,17 @@ def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
     ev.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
     if ev.has_solution and ev.other_reset.ok:
         ev.other_solution = yield handle, "call", {"method": "solution", "args": []}
+    if ev.has_tools and ev.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
+        ev.tools = yield handle, "call", {"method": "get_tools", "args": []}
     for action in GARBAGE_ACTIONS:
-        ev.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1)))
+        ev.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1, tools=ev.has_tools)))
     ev.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
-                                  min(config.repeat_steps, ev.turn_budget))
+                                  min(config.repeat_steps, ev.turn_budget), tools=ev.has_tools)
 
 
 def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
     if ev.has_solution:
-        ev.twin, ev.twin_solution = yield from _solution_play(handle, ev.seeds.first)
+        ev.twin, ev.twin_solution = yield from _solution_play(handle, ev.seeds.first, ev.has_tools)
     else:
         ev.twin = yield from _random_play(ev, handle, config, 0)
     ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
@@ -144,12 +156,12 @@ def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
         ev.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
     menu = ev.twin.reset.value.get("valid_actions") if ev.twin.reset.ok else None
     for action in (menu or [])[:_MAX_SWEEP]:
-        ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1)))
+        ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1, tools=ev.has_tools)))
 
 
 def _random_play(ev: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
     policy = uniform(random_episode_rng(config.seed, i))
-    return (yield from play(handle, ev.seeds.random_episode(i), policy, ev.turn_budget))
+    return (yield from play(handle, ev.seeds.random_episode(i), policy, ev.turn_budget, tools=ev.has_tools))
 
 
 def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:

@@ -3,7 +3,8 @@
 A probe is a generator that yields sandbox requests ``(handle, op, args)`` and
 receives their ``Outcome``s; ``run_lockstep`` drives many probes at once, one
 pipelined round per step (``submit`` + ``gather``), each probe on its own handle.
-The checks only read the resulting traces.
+The checks only read the resulting traces. In a tool-use environment an
+action that is a tool call goes to ``execute_tool`` as in the rollout (``move``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..envfile import episode_return
+from ..envfile import episode_return, parse_tool_call
 from ..sandbox import EnvHandle, Outcome, gather
 
 Request = tuple[EnvHandle, str, dict[str, Any]]
@@ -94,16 +95,24 @@ class Trace:
         return rows
 
 
+def move(handle: EnvHandle, action: str, want: Sequence[str], tools: bool) -> Request:
+    """The request one action makes: a tool call when the environment has tools, else a step."""
+    call = parse_tool_call(action) if tools else None
+    if call is None:
+        return handle, "step", {"action": action, "want": list(want)}
+    return handle, "tool", {"name": call.name, "arguments": call.arguments, "want": list(want)}
+
+
 def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
-         want: Sequence[str] = ("valid_actions",)) -> Generator[Request, Outcome, Trace]:
-    """Reset with ``seed`` and step ``policy``'s actions until the episode ends or ``max_steps``."""
+         want: Sequence[str] = ("valid_actions",), tools: bool = False) -> Generator[Request, Outcome, Trace]:
+    """Reset with ``seed`` and play ``policy``'s actions until the episode ends or ``max_steps``."""
     trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": list(want)}))
     if not trace.reset.ok:
         return trace
     menu = trace.reset.value.get("valid_actions")
     for i in range(max_steps):
         action = policy(i, menu)
-        out = yield handle, "step", {"action": action, "want": list(want)}
+        out = yield move(handle, action, want, tools)
         trace.actions.append(action)
         trace.steps.append(out)
         if not out.ok or out.value["terminated"] or out.value["truncated"]:

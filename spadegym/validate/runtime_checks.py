@@ -47,6 +47,8 @@ def runtime_checks(ev: Evidence, config: ValidationConfig) -> list[Check]:
     checks.append(_observation_not_empty(ev.first))
     if ev.has_valid_actions:
         checks.append(_valid_actions(ev.first))
+    if ev.has_tools or "execute_tool" in ev.methods:
+        checks.append(_tools(ev))
     checks.append(_steps_run(ev))
     checks.append(_reward_range(ev, config))
     checks += [c for c in (_deterministic(ev), _replay(ev)) if c is not None]
@@ -82,6 +84,28 @@ def _valid_actions(first: Trace) -> Check:
         return failed("valid_actions_nonempty", "valid_actions() contains an empty string: list only "
                       "actions an agent can send, each a non-empty string.", CONTRACT)
     return passed("valid_actions_nonempty")
+
+
+def _tools(ev: Evidence) -> Check:
+    """A tool-use environment lists its tools and can run them."""
+    if not ev.has_tools:
+        return failed("tools_listed", "The class defines execute_tool() but no get_tools(), so agents are "
+                      "never shown tools and never call them: add get_tools(self) returning the tool "
+                      "schemas, or remove execute_tool().", CONTRACT, WARNING)
+    if "execute_tool" not in ev.methods:
+        return failed("tools_listed", "The class defines get_tools() but no execute_tool(self, name, "
+                      "arguments), so every tool call would fail: add it.", CONTRACT)
+    out = ev.tools
+    if out is None:
+        return passed("tools_listed")  # a stopped probe never asked
+    if not out.ok:
+        return failed("tools_listed", explain(f"get_tools() after reset(seed={ev.seeds.second})", out,
+                                              "return a list of dicts, each with the tool's 'name'"
+                                              if out.status == "invalid_return" else None), out.status)
+    if not out.value:
+        return failed("tools_listed", f"get_tools() returned an empty list after reset(seed={ev.seeds.second}): "
+                      "return the schema of every tool the agent can call.", CONTRACT)
+    return passed("tools_listed")
 
 
 def _steps_run(ev: Evidence) -> Check:
