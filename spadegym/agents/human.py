@@ -2,7 +2,9 @@
 
 It prints each observation and the valid actions (numbered), and reads one
 line: a number picks that valid action, anything else is the action itself (a
-line containing ``\\boxed{}`` is read like a model's reply). End of input
+line containing ``\\boxed{}`` is read like a model's reply). In a tool-use
+game the tools are listed at the first turn; a line ``{"name": ..., "arguments":
+{...}}`` calls one. End of input
 (Ctrl-D) raises ``PlayerQuit`` so the caller stops cleanly.
 """
 
@@ -14,7 +16,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from ..envfile import extract_action
+from ..envfile import extract_action, tool_name
 from .base import Reply, View
 
 
@@ -37,6 +39,11 @@ class HumanAgent:
     def show(self, view: View) -> None:
         budget = f"/{view.max_turns}" if view.max_turns else ""
         self.console.rule(f"turn {view.turn + 1}{budget}")
+        if view.tools and view.turn == 0:
+            self.console.print('tools (call one with {"name": ..., "arguments": {...}}):')
+            for schema in view.tools:
+                about = schema.get("description") or (schema.get("function") or {}).get("description") or ""
+                self.console.print(f"  [bold]{escape(tool_name(schema) or '?')}[/] {escape(str(about))}")
         self.console.print(escape(view.observation))
         for number, action in enumerate(view.valid_actions or [], start=1):
             self.console.print(f"  [bold]{number}[/] {escape(action)}")

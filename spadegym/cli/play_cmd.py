@@ -22,7 +22,8 @@ def episode_json(episode: Any, env: str) -> dict[str, Any]:
     return {
         "env": env, "seed": episode.seed, "hinted": episode.hinted,
         "turns": [{"observation": t.observation, "reply": t.reply, "action": t.action, "reward": t.reward,
-                   "terminated": t.terminated, "truncated": t.truncated} for t in episode.turns],
+                   "terminated": t.terminated, "truncated": t.truncated, "tool_call": t.tool_call}
+                  for t in episode.turns],
         "return": episode.ret, "success": episode.success, "terminated": episode.terminated,
         "truncated": episode.truncated, "failure": episode.failure, "failure_message": episode.failure_message,
         "format_failures": episode.format_failures, "tokens": episode.tokens,
@@ -44,7 +45,8 @@ def print_episode(console: Console, episode: Any, number: int, total: int, trans
                 console.print("  reply:")
                 console.print(_indent(turn.reply))
             action = escape(turn.action) if turn.action is not None else "[red]none (no \\boxed{} found)[/]"
-            console.print(f"  action: {action}   reward: {turn.reward:g}")
+            tool = "   (tool call)" if turn.tool_call is not None else ""
+            console.print(f"  action: {action}   reward: {turn.reward:g}{tool}")
         if episode.final_observation and episode.failure is None:
             console.print("[bold]final[/] observation:")
             console.print(_indent(episode.final_observation))

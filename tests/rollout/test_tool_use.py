@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -229,3 +231,17 @@ def test_the_gate_plays_tool_calls_and_checks_get_tools(sandbox: Sandbox) -> Non
     assert "get_tools()" in failed["tools_listed"].message
     half = validate_source(NO_EXECUTE, "half.py", sandbox=sandbox, config=config)
     assert not half.valid and "no execute_tool" in {c.name: c for c in half.checks}["tools_listed"].message
+
+
+def test_a_person_plays_a_tool_game_through_the_cli(tmp_path: Path) -> None:
+    env = tmp_path / "lookup.py"
+    env.write_text(LOOKUP)
+    done = subprocess.run([sys.executable, "-m", "spadegym", "play", str(env), "--agent", "human", "--json"],
+                          input=f"{LOOKUP_CALL}\n" * 6, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    assert "lookup The population of a city." in done.stderr and "submit Give the final answer." in done.stderr
+    episode = json.loads(done.stdout)
+    assert episode["truncated"] and len(episode["turns"]) == 6
+    assert all(t["tool_call"] == {"name": "lookup", "arguments": {"city": "Pune"}} for t in episode["turns"])
+    assert '"population": ' in episode["turns"][1]["observation"]
