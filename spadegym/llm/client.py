@@ -10,6 +10,7 @@ naming the URL when the server cannot be reached.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import time
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, Field
+
+from .transport import SlotTransport
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 
@@ -78,16 +80,14 @@ class LLMClient:
 
     def __init__(self, endpoint: EndpointConfig):
         self.endpoint = endpoint
-        # One kept-alive connection per request in flight: the SDK's default pool keeps 100, so a
-        # higher concurrency would reconnect for every request above that.
-        limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
-            max_connections=endpoint.concurrency, max_keepalive_connections=endpoint.concurrency)
+        # One kept-alive connection per request in flight (the semaphore bounds them), each its
+        # own slot: see transport.py for why not the SDK's shared pool.
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
             api_key=os.environ.get(endpoint.api_key_env) or "EMPTY",
             timeout=endpoint.timeout_s,
             max_retries=0,  # retries are ours: backoff, accounting and a clear final error
-            http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=endpoint.timeout_s),
+            http_client=openai.DefaultAsyncHttpxClient(transport=SlotTransport(), timeout=endpoint.timeout_s),
         )
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = random.Random(0)
@@ -112,16 +112,18 @@ class LLMClient:
                 async with self._limit:
                     self.calls += 1
                     # The plain POST skips the SDK's typed walk over every message of the
-                    # conversation, which cost more CPU than the rest of a request together.
-                    resp = await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
-                return self._result(resp, start, attempt + 1)
+                    # conversation, which cost more CPU than the rest of a request together;
+                    # the body comes back as bytes because building the typed ChatCompletion
+                    # cost more than the four fields read from it.
+                    raw = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+                return self._result(json.loads(raw), start, attempt + 1)
             except _RETRYABLE as exc:
                 last_error = exc
             except openai.APIStatusError as exc:
                 self.failures += 1
                 raise LLMError(f"the model server at {ep.base_url} refused the request "
                                f"({exc.status_code}: {_short(exc)}); check the model name and settings.") from None
-            except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
+            except (openai.APIResponseValidationError, ValueError, TypeError, LookupError, AttributeError) as exc:
                 last_error = exc  # a malformed body: treat like a server hiccup
         self.failures += 1
         raise LLMUnavailable(
@@ -130,19 +132,23 @@ class LLMClient:
             "and the URL is right."
         )
 
-    def _result(self, resp: Any, start: float, attempts: int) -> ChatResult:
-        choice = resp.choices[0]
-        message = choice.message
-        text = message.content or ""
-        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None) or ""
+    def _result(self, data: Any, start: float, attempts: int) -> ChatResult:
+        """The reply from a chat-completion JSON body (KeyError/TypeError when it is not one)."""
+        choice = data["choices"][0]
+        message = choice["message"]
+        text = message.get("content") or ""
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
         usage = {}
-        if resp.usage is not None:
-            usage = {"prompt_tokens": resp.usage.prompt_tokens or 0,
-                     "completion_tokens": resp.usage.completion_tokens or 0}
-            for key, value in usage.items():
-                self.usage[key] += value
-        return ChatResult(text=text, reasoning=str(reasoning), finish_reason=choice.finish_reason,
-                          usage=usage, seconds=time.perf_counter() - start, attempts=attempts)
+        counts = data.get("usage")
+        if counts is not None:
+            usage = {"prompt_tokens": int(counts.get("prompt_tokens") or 0),
+                     "completion_tokens": int(counts.get("completion_tokens") or 0)}
+        # Counted only once the whole reply is read: a malformed body is retried, not counted.
+        result = ChatResult(text=str(text), reasoning=str(reasoning), finish_reason=choice.get("finish_reason"),
+                            usage=usage, seconds=time.perf_counter() - start, attempts=attempts)
+        for key, value in usage.items():
+            self.usage[key] += value
+        return result
 
     async def aclose(self) -> None:
         await self._client.close()
