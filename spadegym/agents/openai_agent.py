@@ -105,7 +105,10 @@ class OpenAIAgent:
         return Reply(text=text, action=extract_action(content), tokens=dict(result.usage)), None
 
     async def act(self, views: list[View]) -> list[Reply]:
-        outcomes = await asyncio.gather(*(self._one(view) for view in views))
+        if len(views) == 1:  # the runner's usual call (lockstep=False): no task to make and schedule
+            outcomes = [await self._one(views[0])]
+        else:
+            outcomes = await asyncio.gather(*(self._one(view) for view in views))
         if self.config.stop_on_unavailable:
             for _, unavailable in outcomes:
                 if unavailable is not None:

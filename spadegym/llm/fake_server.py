@@ -109,6 +109,9 @@ class FakeOpenAIServer:
             # Without TCP_NODELAY the separate header and body writes meet the client's
             # delayed ACK: ~40 ms extra per request, which caps throughput far below ideal.
             disable_nagle_algorithm = True
+            # A buffered wfile (flushed after each request by the base class) sends the head and
+            # the body in one write: one packet, one wake-up of the client per reply.
+            wbufsize = 64 * 1024
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
