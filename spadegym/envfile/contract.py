@@ -127,6 +127,12 @@ def with_hint(observation: str, hint: str | None) -> str:
     return f"{observation.rstrip()}\n{hint_line(hint)}"
 
 
+def without_hint(observation: str) -> str:
+    """The observation as the no-hint arm sees it: ``with_hint``'s line removed (if present)."""
+    head, sep, last = observation.rpartition("\n")
+    return head if sep and last.startswith(HINT_PREFIX) else observation
+
+
 class ContractError(ValueError):
     """A value returned by an environment breaks the contract."""
 

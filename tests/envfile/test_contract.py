@@ -104,3 +104,12 @@ def test_code_hash_ignores_comments_and_docstrings():
     b = "class AEnv:\n    '''other doc'''\n\n    x = 1\n"
     c = "class AEnv:\n    x = 2\n"
     assert normalized_code_hash(a) == normalized_code_hash(b) != normalized_code_hash(c)
+
+
+def test_without_hint_removes_exactly_the_hint_line():
+    from spadegym.envfile.contract import with_hint, without_hint
+
+    observation = "room: 3\nexits: north, east"
+    assert without_hint(with_hint(observation, "go north")) == observation
+    assert without_hint(observation) == observation
+    assert without_hint("hint: only a hint") == "hint: only a hint"  # not a hint line appended to anything

@@ -122,3 +122,46 @@ def test_overlap_features_mark_the_action_named_by_the_hint():
     dune = set(with_hint.pair_idx[with_hint.pair_ptr[1]:with_hint.pair_ptr[2]])
     plain = set(without.pair_idx[without.pair_ptr[0]:without.pair_ptr[1]])
     assert amber - dune - plain  # features that only the hinted action has
+
+
+def test_relation_features_compare_numbers_across_labelled_lines():
+    featurizer = Featurizer(bits=16)
+
+    def cross(observation: str) -> set[int]:
+        view = featurizer.view(observation, ["down"])
+        return set(view.cross_idx.tolist())
+
+    below_a = cross("position: 0 2\ntarget: 3 2")  # target row greater, same column
+    below_b = cross("position: 1 0\ntarget: 2 0")  # other numbers, same relations
+    above = cross("position: 3 2\ntarget: 0 2")
+    shared = below_a & below_b
+    assert shared, "the same comparison should give the same features whatever the numbers"
+    assert shared - above, "the opposite comparison should not have them"
+
+
+def test_later_passes_are_clipped_around_the_policy_that_played():
+    config = LearnerConfig(seed=2, epochs=6, lr=0.05)
+    learner = Learner(config)
+    before = learner.probabilities(OBS, ACTIONS)[1]
+    stats = learner.update([episode("blue", 1.0), episode("red", 0.0), episode("green", 0.0), episode("red", 0.0)])
+    after = learner.probabilities(OBS, ACTIONS)[1]
+    assert stats["clipped"] > 0  # some passes hit the trust region
+    assert after > before
+    single = Learner(LearnerConfig(seed=2, epochs=1, lr=0.05))
+    single.update([episode("blue", 1.0), episode("red", 0.0), episode("green", 0.0), episode("red", 0.0)])
+    assert after > single.probabilities(OBS, ACTIONS)[1]  # more passes, more learnt from one batch
+
+
+@pytest.mark.parametrize("distill", [0.0, 1.0])
+def test_won_hinted_episodes_teach_the_no_hint_policy_only_when_distilling(distill):
+    plain = "Pick the colour of the sky."
+    learner = Learner(LearnerConfig(seed=5, distill=distill))
+    before = learner.probabilities(plain, ACTIONS)[1]
+    # One hinted group where every play won: no advantage, so only distillation can teach.
+    stats = learner.update([episode("blue", 1.0, group=g) for g in range(4)])
+    after = learner.probabilities(plain, ACTIONS)[1]
+    assert stats["distilled"] == (4 if distill else 0)
+    if distill:
+        assert after > before + 0.05
+    else:
+        assert abs(after - before) < 0.05

@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+from ...envfile.contract import without_hint
 from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
 from .features import Featurizer
 from .grpo import group_advantages, policy_gradient
-from .model import Scorer, make_batch
+from .model import Batch, Scorer, make_batch
 
 CHECKPOINT_FORMAT = 1
 CONFIG_FILE = "learner.json"
@@ -41,12 +42,15 @@ class LearnerConfig(BaseModel):
     model_config = {"extra": "forbid"}
 
     hash_bits: int = Field(16, ge=8, le=22, description="Feature hash space is 2**hash_bits rows.")
-    hidden: int = Field(32, ge=1, le=1024, description="Hidden units of the scorer.")
+    hidden: int = Field(16, ge=1, le=1024, description="Hidden units of the scorer.")
     init_scale: float = Field(0.5, gt=0, description="Std of the initial embedding rows.")
-    lr: float = Field(0.03, gt=0, description="Adam learning rate.")
+    lr: float = Field(0.01, gt=0, description="Adam learning rate.")
     entropy_coef: float = Field(0.05, ge=0, description="Entropy bonus; much lower collapses the policy before it learns to use hints.")
     grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip per Adam step.")
-    minibatch_steps: int = Field(8192, ge=1, description="Decisions per Adam step; larger updates are split.")
+    minibatch_steps: int = Field(512, ge=1, description="Decisions per Adam step; larger updates are split.")
+    epochs: int = Field(4, ge=1, le=32, description="Passes over each update's decisions (PPO-clipped after the first).")
+    clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
+    distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
     cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
     seed: int = Field(0, description="Seeds the initial weights and the action sampling.")
 
@@ -128,9 +132,18 @@ class Learner:
         zero advantage still carry the entropy bonus: that is what keeps a policy
         whose groups all fail from collapsing for good. Features are recomputed
         from each turn's recorded observation and valid actions.
+
+        The decisions are read ``epochs`` times in minibatches (PPO-clipped after
+        the first pass): one Adam step per round taught the policy too little per
+        episode (key-and-door 0.31 after 16k episodes; 0.86 with 8 passes).
+        With ``distill`` > 0, the decisions of won hinted episodes are also
+        imitated on the observation without its hint line: the hint acts as a
+        teacher for the no-hint policy, which is what the held-out suite (and an
+        agent facing a new environment) measures.
         """
         advantages = group_advantages(episodes)
-        steps: list[tuple[str, list[str], int, float]] = []
+        steps: list[tuple[str, list[str], int, float]] = []  # (observation, actions, chosen, weight)
+        played = 0
         for ep, adv in zip(episodes, advantages):
             if not ep.scored:
                 continue
@@ -138,29 +151,50 @@ class Learner:
                 if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:
                     continue
                 steps.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
+                played += 1
+                if self.config.distill and ep.hinted and ep.success:
+                    # The hint as a teacher: what won with the hint, imitated without it.
+                    steps.append((without_hint(turn.observation), turn.valid_actions,
+                                  turn.valid_actions.index(turn.action), self.config.distill * ep.ret))
         scored = [ep for ep in episodes if ep.scored]
         stats: dict[str, Any] = {
-            "episodes": len(episodes), "steps": len(steps),
+            "episodes": len(episodes), "steps": played, "distilled": len(steps) - played,
             "mean_return": float(np.mean([ep.ret for ep in scored])) if scored else 0.0,
             "loss": 0.0, "entropy": 0.0, "grad_norm": 0.0,
         }
         if not steps:
             return stats
-        size = self.config.minibatch_steps
-        chunks = [steps[i:i + size] for i in range(0, len(steps), size)]
-        totals = {"loss": 0.0, "entropy": 0.0, "grad_norm": 0.0}
-        for chunk in chunks:
-            feats = [self.featurizer.view(obs, actions) for obs, actions, _, _ in chunk]
-            fwd = self.scorer.forward(make_batch(feats))
-            batch = fwd.batch
-            chosen = batch.view_starts + np.array([c[2] for c in chunk], dtype=np.int64)
-            adv = np.array([c[3] for c in chunk], dtype=np.float32)
-            d_scores, part = policy_gradient(fwd.probs, fwd.logp, batch.view_starts, batch.pair_view,
-                                             chosen, adv, self.config.entropy_coef)
-            grads = self.scorer.gradients(fwd, d_scores.astype(np.float32))
-            part["grad_norm"] = self.scorer.apply(grads, self.config.lr, self.config.grad_clip)
-            for key in totals:
-                totals[key] += part[key] / len(chunks)
+        c = self.config
+        advantage = np.array([x[3] for x in steps], dtype=np.float32)
+        chosen_index = np.array([x[2] for x in steps], dtype=np.int64)
+        order_rng = np.random.default_rng([c.seed, 4, self.updates])
+
+        def minibatches(order: np.ndarray) -> list[tuple[np.ndarray, Batch]]:
+            return [(idx, make_batch([self.featurizer.view(*steps[i][:2]) for i in idx]))
+                    for idx in (order[i:i + c.minibatch_steps] for i in range(0, len(order), c.minibatch_steps))]
+
+        first = minibatches(np.arange(len(steps)))
+        # Later passes reuse one shuffled split of the decisions with a nonzero advantage (the others
+        # carry only the entropy bonus, which the first pass applied, and are most of an early batch);
+        # each batch is built and row-sorted once however many passes read it.
+        later = minibatches(order_rng.permutation(np.flatnonzero(advantage != 0))) if c.epochs > 1 else []
+        old_logp = np.zeros(len(steps))
+        if later:  # the behaviour policy's log-probabilities, for the clipped passes
+            for idx, batch in first:
+                old_logp[idx] = self.scorer.forward(batch).logp[batch.view_starts + chosen_index[idx]]
+        passes = [first] + [[later[k] for k in order_rng.permutation(len(later))] for _ in range(c.epochs - 1)]
+        totals = {"loss": 0.0, "entropy": 0.0, "grad_norm": 0.0, "clipped": 0.0}
+        decisions = sum(len(idx) for mbs in passes for idx, _ in mbs)
+        for mbs in passes:
+            for idx, batch in mbs:
+                fwd = self.scorer.forward(batch)
+                d_scores, part = policy_gradient(fwd.probs, fwd.logp, batch.view_starts, batch.pair_view,
+                                                 batch.view_starts + chosen_index[idx], advantage[idx],
+                                                 c.entropy_coef, old_logp[idx] if later else None, c.clip)
+                grads = self.scorer.gradients(fwd, d_scores.astype(np.float32))
+                part["grad_norm"] = self.scorer.apply(grads, c.lr, c.grad_clip)
+                for key in totals:
+                    totals[key] += part[key] * len(idx) / decisions
         self.updates += 1
         stats.update(totals)
         return stats

@@ -39,10 +39,12 @@ _LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
 _NO_LABEL = "_"
 _ALL_LINES = "*"
 _VIEW_OVERHEAD = 96  # ten small numpy arrays per cached view, in ~12-byte entry units
+_NUMBERS = 4  # leading numbers of a line compared with other lines' numbers
+_NUMERIC_LINES = 8  # labelled lines with numbers taking part in comparisons (pairs grow quadratically)
 _SLOTS = 6  # leading tokens of a line that are also tagged with their place in the line
 
 # Feature kinds: the salt that keeps the index families apart in the one hash space.
-_OBS_WORD, _OBS_BIGRAM, _OBS_TAGGED, _OBS_LABEL, _OBS_BIAS = 1, 2, 3, 4, 5
+_OBS_WORD, _OBS_BIGRAM, _OBS_TAGGED, _OBS_LABEL, _OBS_BIAS, _OBS_RELATION = 1, 2, 3, 4, 5, 6
 _ACT_TOKEN, _ACT_TEXT, _CROSS = 11, 12, 13
 _OVERLAP, _COVER, _CONTAINED, _EQUAL = 21, 22, 23, 24
 
@@ -180,6 +182,7 @@ class Featurizer:
         second: list[int] = [0]
         tagged: dict[tuple[int, int], None] = {}
         lines: dict[int, _Line] = {}
+        numeric: dict[int, list[int]] = {}  # label -> its first numbers
         budget = self.max_tokens
         for raw in observation.lower().splitlines():
             if budget <= 0:
@@ -203,6 +206,9 @@ class Featurizer:
                     tagged[(lh, th)] = None
                     if slot < _SLOTS:  # where a word stands in a short line matters: "position: 1 2"
                         tagged[(lh + (slot + 1) * 0x10000000B, th)] = None
+            numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:_NUMBERS]
+            if numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
+                numeric[lh] = numbers
             words = [t for t in tokens if _WORD.fullmatch(t)]
             if words:
                 line = lines.get(lh)
@@ -211,6 +217,20 @@ class Featurizer:
                     lines[lh] = _Line(lh, frozenset(words), text, len(words))
                 else:  # lines sharing a label are read as one
                     lines[lh] = _Line(lh, line.words | set(words), line.text + text[1:], line.count + len(words))
+        # Relations between the numbers of two labelled lines, slot by slot ("position: 1 2" vs
+        # "key: 3 2" -> row <, column =): whether to go up or down is a comparison, which a sum of
+        # per-line features cannot express but one relation feature crossed with "down" can.
+        labels = list(numeric)
+        for i, la in enumerate(labels):
+            for lb in labels[i + 1:]:
+                for slot, (x, y) in enumerate(zip(numeric[la], numeric[lb])):
+                    rel = (la * 0x9E3779B1 + lb * 0x85EBCA77 + slot) & 0xFFFFFFFF
+                    sign = (x > y) - (x < y) + 2
+                    kinds.append(_OBS_RELATION)
+                    first.append(rel)
+                    second.append(sign)
+                    if len(tagged) < self.max_tagged:
+                        tagged[(rel, sign)] = None
         if lines:  # all lines together: overlap with the observation as a whole
             merged = list(lines.values())
             lines[-1] = _Line(self._hash(_ALL_LINES), frozenset().union(*(x.words for x in merged)),

@@ -43,18 +43,28 @@ def group_advantages(episodes: Sequence[Episode], eps: float = 1e-6) -> list[flo
 
 
 def policy_gradient(probs: np.ndarray, logp: np.ndarray, view_starts: np.ndarray, pair_view: np.ndarray,
-                    chosen: np.ndarray, advantages: np.ndarray, entropy_coef: float) -> tuple[np.ndarray, dict]:
-    """dLoss/dscore per pair for ``loss = mean_steps(-A * log pi(a) - beta * H(pi))``.
+                    chosen: np.ndarray, advantages: np.ndarray, entropy_coef: float,
+                    old_logp: np.ndarray | None = None, clip: float = 0.2) -> tuple[np.ndarray, dict]:
+    """dLoss/dscore per pair for ``loss = mean_steps(-A * ratio - beta * H(pi))``, PPO-clipped.
 
     ``chosen`` holds the pair index of each step's action, ``advantages`` the
-    advantage of each step (its episode's). Returns the gradient and stats.
+    advantage of each step (its episode's), ``old_logp`` the log-probability of
+    the chosen action under the policy that played it (None: the current one,
+    i.e. plain REINFORCE). A step whose ratio pi/pi_old has left [1-clip, 1+clip]
+    in the direction its advantage pushes stops contributing: that is what lets
+    one batch be reused for several epochs without the policy running away.
+    Returns the gradient and stats.
     """
     steps = len(chosen)
     plogp = probs * logp
     entropy = -np.add.reduceat(plogp, view_starts)  # per step
-    # d(-A log pi_a)/ds_j = -A (1[j=a] - pi_j);  d(-beta H)/ds_j = beta pi_j (log pi_j + H)
-    grad = advantages[pair_view] * probs + entropy_coef * (plogp + probs * entropy[pair_view])
-    grad[chosen] -= advantages
+    ratio = np.ones(steps) if old_logp is None else np.exp(logp[chosen] - old_logp)
+    active = ~(((advantages > 0) & (ratio > 1 + clip)) | ((advantages < 0) & (ratio < 1 - clip)))
+    weight = advantages * ratio * active
+    # d(-w log pi_a)/ds_j = -w (1[j=a] - pi_j);  d(-beta H)/ds_j = beta pi_j (log pi_j + H)
+    grad = weight[pair_view] * probs + entropy_coef * (plogp + probs * entropy[pair_view])
+    grad[chosen] -= weight
     grad /= steps
-    loss = float(-(advantages * logp[chosen]).sum() / steps - entropy_coef * entropy.mean())
-    return grad, {"loss": loss, "entropy": float(entropy.mean())}
+    surrogate = np.minimum(ratio * advantages, np.clip(ratio, 1 - clip, 1 + clip) * advantages)
+    loss = float(-surrogate.sum() / steps - entropy_coef * entropy.mean())
+    return grad, {"loss": loss, "entropy": float(entropy.mean()), "clipped": float(1 - active.mean())}

@@ -20,7 +20,7 @@ touched), so an update costs what the batch touches, not the table size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,35 @@ class Batch:
     cross_seg: np.ndarray  # pair index of each cross entry
     view_starts: np.ndarray  # first pair of each view
     sizes: np.ndarray  # actions per view
+    _sums: dict[str, RowSum] = field(default_factory=dict, repr=False)  # per table: cached by row_sum
+
+    def row_sum(self, table: str) -> RowSum:
+        """How to sum this batch's gradient entries per parameter row (sorted once, reused every epoch)."""
+        if table not in self._sums:
+            rows = (np.concatenate([self.obs_idx, self.pair_idx]) if table == "E"
+                    else np.concatenate([self.pair_idx, self.cross_idx]))
+            self._sums[table] = RowSum.of(rows)
+        return self._sums[table]
+
+
+@dataclass
+class RowSum:
+    """A sort of gradient entries by parameter row: sum equal rows with sort + reduceat
+    (deterministic, no scatter-add)."""
+
+    order: np.ndarray
+    starts: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, rows: np.ndarray) -> RowSum:
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+        return cls(order, starts, sorted_rows[starts])
+
+    def __call__(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.rows, np.add.reduceat(values[self.order], self.starts, axis=0)
 
 
 def make_batch(views: list[ViewFeatures]) -> Batch:
@@ -133,13 +162,12 @@ class Scorer:
         dz = (d_scores[:, None] * w[None, :]) * (fwd.z > 0)
         db = dz.sum(axis=0)
         dz_obs = np.add.reduceat(dz, batch.view_starts, axis=0)
-        rows = np.concatenate([batch.obs_idx, batch.pair_idx])
         g_e = np.concatenate([batch.obs_val[:, None] * dz_obs[batch.obs_seg],
                               batch.pair_val[:, None] * dz[batch.pair_seg]])
         g_u = np.concatenate([batch.pair_val * d_scores[batch.pair_seg],
                               batch.cross_val * d_scores[batch.cross_seg]])
-        e_rows, e_vals = _sum_rows(rows, g_e)
-        u_rows, u_vals = _sum_rows(np.concatenate([batch.pair_idx, batch.cross_idx]), g_u)
+        e_rows, e_vals = batch.row_sum("E")(g_e)
+        u_rows, u_vals = batch.row_sum("u")(g_u)
         return {"E": (e_rows, e_vals), "u": (u_rows, u_vals), "b": db, "w": dw}
 
     def apply(self, grads: dict, lr: float, clip: float, betas: tuple[float, float] = (0.9, 0.999),
@@ -186,11 +214,3 @@ class Scorer:
                     table[key][:] = state[prefix + key]
         self.touched[rows] = True
         self.step = step
-
-
-def _sum_rows(rows: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sum the values of equal rows (sort + reduceat: deterministic, no scatter-add)."""
-    order = np.argsort(rows, kind="stable")
-    sorted_rows = rows[order]
-    starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
-    return sorted_rows[starts], np.add.reduceat(values[order], starts, axis=0)
