@@ -30,6 +30,7 @@ class BufferConfig(BaseModel):
     temperature: float = Field(0.3, gt=0, description="Rank prioritisation temperature (lower = greedier).")
     top_k: int = Field(8, ge=1, description="k for top-k prioritisation.")
     staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
+    balance: str = Field("family", pattern="^(none|family|skill)$", description="Replay draws each group (family or skill) equally often, then a level within it by priority; none: one ranking over all levels.")
     retire_after: int = Field(0, ge=0, description="Drop a level after this many plays without being in the frontier (0: never).")
 
 
@@ -135,7 +136,29 @@ class LevelBuffer:
         p_stale = staleness / staleness.sum() if staleness.sum() > 0 else np.full(len(ids), 1 / len(ids))
         rho = self.config.staleness_coef
         p = (1 - rho) * p_score + rho * p_stale
+        if self.config.balance != "none":
+            p = self._balanced(ids, scores, staleness)
         return ids, p / p.sum()
+
+    def _balanced(self, ids: list[str], scores: np.ndarray, staleness: np.ndarray) -> np.ndarray:
+        """Equal mass per group, spread within each group by that group's own PLR distribution.
+
+        One ranking over all levels lets the families that score highest take
+        most replays; the held-out suite (and a user) weighs every family alike.
+        """
+        by = self.config.balance
+        keys = [(r.family or r.skill) if by == "family" else r.skill for r in (self.state.levels[i] for i in ids)]
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+        rho = self.config.staleness_coef
+        p = np.zeros(len(ids))
+        for members in groups.values():
+            idx = np.array(members)
+            stale = staleness[idx]
+            p_stale = stale / stale.sum() if stale.sum() > 0 else np.full(len(idx), 1 / len(idx))
+            p[idx] = ((1 - rho) * self._score_distribution(scores[idx]) + rho * p_stale) / len(groups)
+        return p
 
     def _score_distribution(self, scores: np.ndarray) -> np.ndarray:
         order = np.argsort(-scores, kind="stable")

@@ -44,6 +44,10 @@ class MutationConfig:
     per_skill: bool = False  # separate operator preferences for each skill
     max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
     new_max_level: int = 1  # fresh draws start simple (ACCEL): a level in 0..new_max_level; mutation climbs
+    # Each slot goes to the skill's least-proposed family, then mutates that family's best parents.
+    # Rank-prioritised parents alone concentrate on a few families (one run proposed 63 levels of
+    # one family and none of another), and a learner that never sees a family cannot learn it.
+    balance_families: bool = True
 
 
 @dataclass
@@ -67,6 +71,7 @@ class MutationDesigner:
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
         self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
+        self.proposed: dict[str, int] = {}  # family -> levels proposed (family balance)
 
     # -- the operator policy -------------------------------------------------
     def _scope(self, skill: str) -> str:
@@ -136,13 +141,19 @@ class MutationDesigner:
     def _one(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
              taken: set[str]) -> Candidate | None:
         for _ in range(self.config.max_attempts):
-            parent = self._pick_parent(parents) if parents else None
+            pool, pool_parents = families, parents
+            if self.config.balance_families:
+                fewest = min(self.proposed.get(f.name, 0) for f in families)
+                pool = [f for f in families if self.proposed.get(f.name, 0) == fewest]
+                pool = [self.rng.choice(pool)]
+                pool_parents = [p for p in parents if p.family == pool[0].name]
+            parent = self._pick_parent(pool_parents) if pool_parents else None
             edits = _edits(get_family(parent.family), parent.knobs) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
-                family = self.rng.choice(families)
+                family = self.rng.choice(pool)
                 knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
                 knobs["variant"] = self.rng.choice(family.knobs["variant"])
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
@@ -162,6 +173,7 @@ class MutationDesigner:
     def _candidate(self, family: Family, knobs: dict[str, Any], lineage: Lineage, skill: str,
                    probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
         self.serial += 1
+        self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
@@ -178,6 +190,7 @@ class MutationDesigner:
             "rng": [version, list(internal), gauss],
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
             "pending": {k: list(v) for k, v in self.pending.items()},
+            "proposed": dict(self.proposed),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -188,6 +201,7 @@ class MutationDesigner:
             self.rng.setstate((version, tuple(internal), gauss))
         self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
+        self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}
 
 
 

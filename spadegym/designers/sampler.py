@@ -90,5 +90,6 @@ def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
     """Buffer settings that make the loop play a sampler's levels as its baseline intends."""
     if designer.pool:
         n = designer.pool_size()
-        return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0}
+        return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0,
+                "balance": "none"}
     return {"replay_fraction": 0.0}

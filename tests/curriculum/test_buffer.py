@@ -66,3 +66,20 @@ def test_state_round_trips_through_json():
     buf.record_play("e1", 2, 0.4, 0.5, 0.7, 0.2)
     restored = BufferState.from_dict(json.loads(json.dumps(buf.state.to_dict())))
     assert restored.levels["e1"].history == [[2, 0.5, 0.7, 0.4]] and restored.hashes == {"h1": "e1"}
+
+
+def test_balanced_replay_gives_every_family_equal_mass_and_ranks_within_it():
+    buf = LevelBuffer(BufferConfig(staleness_coef=0.0, temperature=0.5))
+    for i in range(6):  # a family whose levels all score high, and many of them
+        buf.add(LevelRecord(env_id=f"a{i}", skill="s", code_hash=f"ha{i}", added_round=0, score=0.9 - i * 0.01,
+                            family="alpha"))
+    for i, score in enumerate([0.1, 0.3]):  # a family with two low-scoring levels
+        buf.add(LevelRecord(env_id=f"b{i}", skill="s", code_hash=f"hb{i}", added_round=0, score=score,
+                            family="beta"))
+    ids, p = buf.replay_probabilities(current_round=1)
+    mass = dict(zip(ids, p))
+    assert np.isclose(sum(v for k, v in mass.items() if k.startswith("a")), 0.5)
+    assert np.isclose(mass["b0"] + mass["b1"], 0.5) and mass["b1"] > mass["b0"]
+    plain = LevelBuffer(BufferConfig(staleness_coef=0.0, temperature=0.5, balance="none"), buf.state)
+    ids, p = plain.replay_probabilities(current_round=1)
+    assert sum(v for k, v in zip(ids, p) if k.startswith("b")) < 0.05  # one ranking: beta starves

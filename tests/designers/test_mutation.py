@@ -114,3 +114,21 @@ def test_registry_builds_it_and_per_skill_scopes_keep_apart() -> None:
     cands = scoped.propose(DesignContext(skill="Causal Inference", count=4))
     scoped.update([Feedback(c.candidate_id, 1.0, True, c.lineage.operator) for c in cands])
     assert scoped.operator_probabilities("Causal Inference")["new"] > scoped.operator_probabilities(SKILL)["new"]
+
+
+def test_proposals_spread_over_the_skill_families_even_with_one_strong_parent() -> None:
+    from spadegym.families import list_families
+
+    designer = MutationDesigner(seed=5)
+    names = {f.name for f in list_families(SKILL)}
+    first = designer.propose(DesignContext(skill=SKILL, count=len(names)))
+    assert {c.family for c in first} == names  # one level of each family first
+    best = [c for c in first][:1]
+    parents = _as_parents(best, [1.0])  # one family holds the only (and best) parent
+    later = designer.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents))
+    counts = {n: sum(c.family == n for c in later) for n in names}
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
+    unbalanced = MutationDesigner(seed=5, config={"balance_families": False})
+    unbalanced.propose(DesignContext(skill=SKILL, count=len(names)))
+    skewed = unbalanced.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents))
+    assert max(sum(c.family == n for c in skewed) for n in names) > max(counts.values())
