@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -44,11 +45,18 @@ FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret")
 
 
-def run_arm(name: str, seed: int, rounds: int, workdir: Path) -> dict:
-    settings = dict(ARMS[name])
+def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 16,
+            sets: dict[str, Any] | None = None) -> dict:
+    settings: dict[str, Any] = {**ARMS[name], "buffer": {}}
+    for key, value in (sets or {}).items():  # --set applies to every arm
+        section, _, field = key.partition(".")
+        if field:
+            settings.setdefault(section, {})[field] = value
+        else:
+            settings[key] = value
     if settings["designer"] != "mutation":  # baselines: buffer settings that play them as intended
-        settings["buffer"] = baseline_overrides(SamplerDesigner(settings["designer"]))
-    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": 6}, **settings)
+        settings["buffer"] = {**settings["buffer"], **baseline_overrides(SamplerDesigner(settings["designer"]))}
+    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
@@ -64,15 +72,26 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--arms", default=",".join(ARMS))
+    parser.add_argument("--heldout-seeds", type=int, default=16, help="Unseen seeds per held-out level.")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A run setting for every arm, e.g. buffer.replay_fraction=0.75 (value read as JSON).")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    sets = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        try:
+            sets[key] = json.loads(value)
+        except json.JSONDecodeError:
+            sets[key] = value
     arms = args.arms.split(",")
     results: dict[str, list[dict]] = {a: [] for a in arms}
     console = Console(stderr=True)
     with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             for arm in arms:
-                r = run_arm(arm, seed, args.rounds, Path(tmp))
+                r = run_arm(arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets)
                 results[arm].append(r)
                 console.print(f"{arm:16s} seed {seed}: held-out {r['heldout']:.3f} "
                               f"(hint {r['heldout_hint']:.3f})  {r['episodes']} episodes  {r['seconds']:.0f}s")

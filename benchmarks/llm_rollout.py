@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import os
@@ -116,7 +117,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="Episodes = rounds x concurrency.")
     parser.add_argument("--server", choices=("process", "thread"), default="process")
     parser.add_argument("--bare", action="store_true", help="Also measure bare LLMClient.chat calls.")
+    parser.add_argument("--no-gc-freeze", action="store_true", help="Skip gc.freeze() (the CLI freezes after imports).")
     args = parser.parse_args()
+    if not args.no_gc_freeze:
+        gc.freeze()
 
     if args.server == "process":
         server: Any = ServerProcess(args.latency)
@@ -126,7 +130,8 @@ def main() -> None:
         ideal = args.concurrency / args.latency
         result: dict[str, Any] = {"concurrency": args.concurrency, "latency_s": args.latency,
                                   "server": args.server, "ideal_per_s": ideal,
-                                  "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
+                                  "load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
+                                  "gc_freeze": not args.no_gc_freeze}
         if args.bare:
             b = asyncio.run(bare(server.url, args.concurrency, args.rounds))
             result.update({"bare_requests_per_s": b["requests_per_s"], "bare_ratio": b["requests_per_s"] / ideal,

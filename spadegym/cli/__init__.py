@@ -6,6 +6,7 @@ the public library function of the same name.
 
 from __future__ import annotations
 
+import gc
 import importlib
 
 import typer
@@ -33,4 +34,7 @@ def _register() -> None:
 
 def main() -> None:
     _register()
+    # What is imported by now lives as long as the process: frozen, the collector stops re-walking
+    # it, which is measurable in LLM rollouts where each request allocates many small objects.
+    gc.freeze()
     app()

@@ -24,7 +24,7 @@ class BufferConfig(BaseModel):
     model_config = {"extra": "forbid"}
 
     capacity: int = Field(256, ge=1, description="Most levels kept; the lowest-scoring is evicted first.")
-    replay_fraction: float = Field(0.5, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
+    replay_fraction: float = Field(0.75, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
     min_fill: int = Field(8, ge=0, description="Levels needed before any replay.")
     prioritization: str = Field("rank", pattern="^(rank|topk)$", description="rank: P ~ (1/rank)^(1/T); topk: uniform over the k best.")
     temperature: float = Field(0.3, gt=0, description="Rank prioritisation temperature (lower = greedier).")
