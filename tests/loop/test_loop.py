@@ -149,3 +149,14 @@ def test_designer_reward_is_chosen_by_name(tmp_path, reward):
     result = run(RunConfig(rounds=1, designer_reward=reward, **TINY_CONFIG), tmp_path / reward,
                  console=quiet(), report=False)
     assert result.summaries[0]["designer_reward_mean"] is not None
+    # Each stored reward is the named function of the stored statistics, not another reward.
+    expected = {
+        "regret": lambda row: row["regret"],
+        "learnability": lambda row: 4 * row["win_rate"] * (1 - row["win_rate"]),
+        "oracle_regret": lambda row: row["oracle_regret"] if row["oracle_regret"] is not None else row["regret"],
+    }[reward]
+    with RunStore.open(tmp_path / reward) as store:
+        rows = store.scores()
+    assert rows
+    for row in rows:
+        assert row["designer_reward"] == pytest.approx(expected(row), abs=1e-9), row
