@@ -165,3 +165,12 @@ def test_won_hinted_episodes_teach_the_no_hint_policy_only_when_distilling(disti
         assert after > before + 0.05
     else:
         assert abs(after - before) < 0.05
+
+
+def test_a_long_observation_never_cuts_off_the_hint_line():
+    featurizer = Featurizer(bits=16, max_tokens=32)
+    long = "\n".join(f"note {i}: nothing to see here at all" for i in range(40))
+    hinted = featurizer.view(long + "\nhint: say amber", ["say amber", "say dune"])
+    amber = set(hinted.pair_idx[hinted.pair_ptr[0]:hinted.pair_ptr[1]])
+    dune = set(hinted.pair_idx[hinted.pair_ptr[1]:hinted.pair_ptr[2]])
+    assert amber - dune  # the overlap with the hint line is there despite the token budget

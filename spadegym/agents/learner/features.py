@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...envfile.contract import HINT_PREFIX
+
 _TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 _WORD = re.compile(r"[a-z0-9]+")
 # A line label: a short phrase starting with a letter, then a colon ("position: 1 2", "hint: ...").
@@ -39,6 +41,8 @@ _LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
 _NO_LABEL = "_"
 _ALL_LINES = "*"
 _VIEW_OVERHEAD = 96  # ten small numpy arrays per cached view, in ~12-byte entry units
+_HINT_LABEL = HINT_PREFIX.split(":")[0]
+_HINT_TOKENS = 64  # the hint line's own budget, outside max_tokens
 _NUMBERS = 4  # leading numbers of a line compared with other lines' numbers
 _NUMERIC_LINES = 8  # labelled lines with numbers taking part in comparisons (pairs grow quadratically)
 _SLOTS = 6  # leading tokens of a line that are also tagged with their place in the line
@@ -185,12 +189,13 @@ class Featurizer:
         numeric: dict[int, list[int]] = {}  # label -> its first numbers
         budget = self.max_tokens
         for raw in observation.lower().splitlines():
-            if budget <= 0:
-                break
             m = _LABEL.match(raw)
             label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, raw)
-            tokens = _TOKEN.findall(content)[:budget]
-            budget -= len(tokens)
+            hint = label == _HINT_LABEL
+            if budget <= 0 and not hint:
+                continue  # the hint line comes last: a long observation must not cut it off
+            tokens = _TOKEN.findall(content)[:_HINT_TOKENS if hint else budget]
+            budget -= 0 if hint else len(tokens)
             lh = self._hash(label)
             kinds.append(_OBS_LABEL)
             first.append(lh)
