@@ -174,3 +174,19 @@ def test_a_long_observation_never_cuts_off_the_hint_line():
     amber = set(hinted.pair_idx[hinted.pair_ptr[0]:hinted.pair_ptr[1]])
     dune = set(hinted.pair_idx[hinted.pair_ptr[1]:hinted.pair_ptr[2]])
     assert amber - dune  # the overlap with the hint line is there despite the token budget
+
+
+def test_distinct_overlap_ignores_words_that_every_action_shares():
+    featurizer = Featurizer(bits=16)
+    actions = ["say amber", "say dune"]
+    hinted = featurizer.view("A vault.\nhint: the code word is amber", actions)
+    said = featurizer.view("A vault.\nhint: you must say something", actions)
+    amber = set(hinted.pair_idx[hinted.pair_ptr[0]:hinted.pair_ptr[1]])
+    dune = set(hinted.pair_idx[hinted.pair_ptr[1]:hinted.pair_ptr[2]])
+    say_amber = set(said.pair_idx[said.pair_ptr[0]:said.pair_ptr[1]])
+    say_dune = set(said.pair_idx[said.pair_ptr[1]:said.pair_ptr[2]])
+    distinct = (amber - dune) - say_amber  # what naming "amber" adds beyond naming "say"
+    assert distinct
+    plain = featurizer.view("A vault.", actions)
+    own = set(plain.pair_idx[plain.pair_ptr[0]:plain.pair_ptr[1]]) - set(plain.pair_idx[plain.pair_ptr[1]:plain.pair_ptr[2]])
+    assert say_amber - say_dune == own  # a hint naming only the shared word favours neither action

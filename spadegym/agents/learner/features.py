@@ -4,17 +4,26 @@ The scorer sees two sparse vectors per (observation, action) pair:
 
 - observation features, shared by all actions of a view: words, bigrams within
   a line, words tagged by their line's label (the text before ``:``, e.g.
-  ``position`` in ``position: 1 2``), and the labels themselves;
+  ``position`` in ``position: 1 2``), the labels themselves, and *relations*
+  between the numbers of two labelled lines, slot by slot (``position: 1 2``
+  vs ``key: 3 2``: row <, column =);
 - pair features: the action's words and whole text, cross features (tagged
-  observation word x action word), and per-line *overlap* features that ask
-  how much of the action appears in each labelled line (``ov``: share of the
-  action's words found in the line, ``cov``: share of the line's words that
-  the action covers, ``in``: the action's words appear contiguously in the
-  line, ``eq``: the action is the whole line).
+  observation word or relation x action word), and per-line *overlap*
+  features that ask how much of the action appears in each labelled line
+  (``ov``: share of the action's words found in the line, ``cov``: share of
+  the line's words that the action covers, ``in``: the action's words appear
+  contiguously in the line, ``eq``: the action is the whole line,
+  ``distinct``: share of the words that set this action apart from the other
+  actions found in the line, e.g. ``amber`` of ``say amber`` when every action
+  starts with ``say``).
 
 Overlap features are keyed by the line label only, never by the words, so
 what they learn transfers to environments never seen in training; this is how
 the learner learns to follow the ``hint: <text>`` line in new environments.
+``distinct`` matters most for transfer: with several passes per update the
+learner fitted hint-following to the full-overlap hints of its training games
+and ignored the half overlap of ``say amber`` with ``the code word is amber``
+(unseen vault with hint 0.19; 0.58 with ``distinct``).
 
 All indices come from a fixed hash (crc32 and integer mixing), never Python's
 salted ``hash``, so features are the same in every process. A bounded cache
@@ -50,7 +59,7 @@ _SLOTS = 6  # leading tokens of a line that are also tagged with their place in 
 # Feature kinds: the salt that keeps the index families apart in the one hash space.
 _OBS_WORD, _OBS_BIGRAM, _OBS_TAGGED, _OBS_LABEL, _OBS_BIAS, _OBS_RELATION = 1, 2, 3, 4, 5, 6
 _ACT_TOKEN, _ACT_TEXT, _CROSS = 11, 12, 13
-_OVERLAP, _COVER, _CONTAINED, _EQUAL = 21, 22, 23, 24
+_OVERLAP, _COVER, _CONTAINED, _EQUAL, _DISTINCT = 21, 22, 23, 24, 25
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xC2B2AE3D27D4EB4F)
@@ -275,17 +284,21 @@ class Featurizer:
         pair_idx: list[np.ndarray] = []
         pair_val: list[np.ndarray] = []
         cross_idx: list[np.ndarray] = []
+        cross_val: list[np.ndarray] = []
         pair_ptr, cross_ptr = [0], [0]
-        for action in actions:
-            act = self._action(action)
-            ov_idx, ov_val = self._overlap(obs.lines, act)
+        scale = np.float32(1.0 / np.sqrt(max(1, len(obs.tagged))))
+        acts = [self._action(action) for action in actions]
+        # Words every action has ("say" in "say amber", "say dune") tell the actions nothing apart.
+        common = frozenset.intersection(*(a.words for a in acts)) if len(acts) > 1 else frozenset()
+        for act in acts:
+            ov_idx, ov_val = self._overlap(obs.lines, act, act.words - common)
             pair_idx += [act.idx, ov_idx]
             pair_val += [act.val, ov_val]
             pair_ptr.append(pair_ptr[-1] + len(act.idx) + len(ov_idx))
             cross = mix(_CROSS, obs.tagged[:, None], act.tokens[None, :], self.bits).ravel()
             cross_idx.append(cross)
+            cross_val.append(np.full(len(cross), scale, dtype=np.float32))
             cross_ptr.append(cross_ptr[-1] + len(cross))
-        n_cross = cross_ptr[-1]
         return ViewFeatures(
             obs.idx, obs.val,
             _concat(pair_idx, np.int64), _concat(pair_val, np.float32), np.asarray(pair_ptr, dtype=np.int64),
@@ -296,11 +309,11 @@ class Featurizer:
             # on long observations (binary values collapsed the policy in one step on 30-line ones),
             # while a one-word rule ("light: red" -> "press red") is learnt sqrt(n) times faster than
             # with 1/n.
-            np.full(n_cross, 1.0 / np.sqrt(max(1, len(obs.tagged))), dtype=np.float32),
+            _concat(cross_val, np.float32),
             np.asarray(cross_ptr, dtype=np.int64),
         )
 
-    def _overlap(self, lines: list[_Line], act: _Action) -> tuple[np.ndarray, np.ndarray]:
+    def _overlap(self, lines: list[_Line], act: _Action, distinct: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         kinds: list[int] = []
         labels: list[int] = []
         values: list[float] = []
@@ -313,6 +326,11 @@ class Featurizer:
                 kinds += (_OVERLAP, _COVER)
                 labels += (line.label_hash, line.label_hash)
                 values += (shared / n, shared / line.count)
+                telling = len(distinct & line.words)
+                if telling:  # how much of what sets this action apart the line names
+                    kinds.append(_DISTINCT)
+                    labels.append(line.label_hash)
+                    values.append(telling / len(distinct))
                 if line.text and act.text in line.text:
                     kinds.append(_CONTAINED)
                     labels.append(line.label_hash)
