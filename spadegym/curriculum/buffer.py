@@ -130,15 +130,18 @@ class LevelBuffer:
         if not ids:
             return ids, np.zeros(0)
         scores = np.array([self.state.levels[i].score for i in ids], dtype=np.float64)
-        p_score = self._score_distribution(scores)
         last = np.array([self.state.levels[i].last_played for i in ids], dtype=np.float64)
         staleness = np.maximum(current_round - last, 0.0)
-        p_stale = staleness / staleness.sum() if staleness.sum() > 0 else np.full(len(ids), 1 / len(ids))
+        if self.config.balance == "none":
+            return ids, self._mixed(scores, staleness)
+        return ids, self._balanced(ids, scores, staleness)
+
+    def _mixed(self, scores: np.ndarray, staleness: np.ndarray) -> np.ndarray:
+        """(1 - rho) P_score + rho P_staleness over the given levels."""
+        p_stale = staleness / staleness.sum() if staleness.sum() > 0 else np.full(len(scores), 1 / len(scores))
         rho = self.config.staleness_coef
-        p = (1 - rho) * p_score + rho * p_stale
-        if self.config.balance != "none":
-            p = self._balanced(ids, scores, staleness)
-        return ids, p / p.sum()
+        p = (1 - rho) * self._score_distribution(scores) + rho * p_stale
+        return p / p.sum()
 
     def _balanced(self, ids: list[str], scores: np.ndarray, staleness: np.ndarray) -> np.ndarray:
         """Equal mass per group, spread within each group by that group's own PLR distribution.
@@ -151,14 +154,11 @@ class LevelBuffer:
         groups: dict[str, list[int]] = {}
         for i, key in enumerate(keys):
             groups.setdefault(key, []).append(i)
-        rho = self.config.staleness_coef
         p = np.zeros(len(ids))
         for members in groups.values():
             idx = np.array(members)
-            stale = staleness[idx]
-            p_stale = stale / stale.sum() if stale.sum() > 0 else np.full(len(idx), 1 / len(idx))
-            p[idx] = ((1 - rho) * self._score_distribution(scores[idx]) + rho * p_stale) / len(groups)
-        return p
+            p[idx] = self._mixed(scores[idx], staleness[idx]) / len(groups)
+        return p / p.sum()
 
     def _score_distribution(self, scores: np.ndarray) -> np.ndarray:
         order = np.argsort(-scores, kind="stable")
