@@ -7,8 +7,8 @@ x_o and x_oa (see ``features``)::
     score = w . relu(z) + u . (x_a + x_cross)     (deep part + wide linear part)
 
 where x_a holds the action and overlap features and x_cross the (many)
-cross features, which only the wide part reads, and the policy is the softmax of the scores over the valid actions. The
-observation bag is computed once per view and shared by its actions, so a
+cross features, which only the wide part reads, and the policy is the
+softmax of the scores over the valid actions. The observation bag is computed once per view and shared by its actions, so a
 batch costs one gather per feature entry. The wide part learns single-feature
 rules (a cross or overlap feature) in a few updates; the hidden layer learns
 their conjunctions.
