@@ -8,8 +8,9 @@ x_o and x_oa (see ``features``)::
 
 where x_a holds the action and overlap features and x_cross the (many)
 cross features, which only the wide part reads, and the policy is the
-softmax of the scores over the valid actions. The observation bag is computed once per view and shared by its actions, so a
-batch costs one gather per feature entry. The wide part learns single-feature
+softmax of the scores over the valid actions. The observation bag is
+computed once per view and shared by its actions, so a batch costs one
+gather per feature entry. The wide part learns single-feature
 rules (a cross or overlap feature) in a few updates; the hidden layer learns
 their conjunctions.
 
