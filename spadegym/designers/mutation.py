@@ -8,6 +8,13 @@ level buffer. Parents are picked by rank of the designer reward they earned
 - initial conditions:  ``variant`` redraws the ``variant`` knob (which instances seeds map to);
 - reward structure:    ``reshape`` flips ``reward_shaping`` between sparse and partial.
 
+Edits follow the parent's no-hint win rate (``directed``): a level the agent
+has outgrown (above the learnable band) is only made harder, one it cannot do
+(below the band) only easier, one inside the band either way. Undirected
+edits around a frontier level are symmetric, so difficulty only drifts by
+chance; directed ones climb as the agent masters levels, as ACCEL's
+complexity-adding edits do.
+
 How often each operator is used adapts to the designer rewards it earns: a
 gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
 policy is softmax(preferences) mixed with a uniform floor, and each reward
@@ -43,11 +50,13 @@ class MutationConfig:
     parent_temperature: float = 0.5  # rank prioritisation: lower = prefer the best-scored parents more
     per_skill: bool = False  # separate operator preferences for each skill
     max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
-    new_max_level: int = 1  # fresh draws start simple (ACCEL): a level in 0..new_max_level; mutation climbs
+    new_max_level: int = 0  # fresh draws start at the easiest level(s) 0..new_max_level (ACCEL); edits climb
     # Each slot goes to the skill's least-proposed family, then mutates that family's best parents.
     # Rank-prioritised parents alone concentrate on a few families (one run proposed 63 levels of
     # one family and none of another), and a learner that never sees a family cannot learn it.
     balance_families: bool = True
+    directed: bool = True  # edit direction follows the parent's win rate (see the module docstring)
+    band: tuple[float, float] = (0.2, 0.8)  # the learnable band of no-hint win rates
 
 
 @dataclass
@@ -148,7 +157,7 @@ class MutationDesigner:
                 pool = [self.rng.choice(pool)]
                 pool_parents = [p for p in parents if p.family == pool[0].name]
             parent = self._pick_parent(pool_parents) if pool_parents else None
-            edits = _edits(get_family(parent.family), parent.knobs) if parent else {}
+            edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
@@ -180,6 +189,13 @@ class MutationDesigner:
         return Candidate(source=family.render(knobs), skill=family.skill, hint=None, family=family.name,
                          knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
 
+    def _direction(self, parent: LevelSummary) -> int:
+        """+1: only harder edits; -1: only easier; 0: either (the parent is in the band, or undirected)."""
+        low, high = self.config.band
+        if not self.config.directed or low <= parent.win_rate <= high:
+            return 0
+        return 1 if parent.win_rate > high else -1
+
     # -- resume ----------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         version, internal, gauss = self.rng.getstate()
@@ -194,7 +210,8 @@ class MutationDesigner:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.config = MutationConfig(**state.get("config", {}))
+        config = state.get("config", {})
+        self.config = MutationConfig(**{**config, **({"band": tuple(config["band"])} if "band" in config else {})})
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
             version, internal, gauss = state["rng"]
@@ -205,23 +222,24 @@ class MutationDesigner:
 
 
 
-def _edits(family: Family, knobs: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
-    """Every single-knob edit each operator can make to this level."""
+def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[str, list[tuple[str, Any]]]:
+    """Every single-knob edit each operator can make to this level, in ``direction`` (0: any)."""
     full = family.check_knobs(knobs)
     edits: dict[str, list[tuple[str, Any]]] = {o: [] for o in OPERATORS if o != "new"}
     for name, levels in family.knobs.items():
         i = levels.index(full[name])
         if name == "variant":
             edits["variant"] += [(name, v) for v in levels if v != full[name]]
-        elif name == "reward_shaping":
-            edits["reshape"] += [(name, v) for v in levels if v != full[name]]
+        elif name == "reward_shaping":  # ordered easiest first, like every difficulty knob
+            edits["reshape"] += [(name, v) for j, v in enumerate(levels)
+                                 if v != full[name] and direction * (j - i) >= 0]
         elif name not in _UNORDERED:
             # Neighbouring levels may repeat a value (clipped ladders): step to the next distinct one.
             up = next((v for v in levels[i + 1:] if v != full[name]), None)
             down = next((v for v in reversed(levels[:i]) if v != full[name]), None)
-            if up is not None:
+            if up is not None and direction >= 0:
                 edits["harder"].append((name, up))
-            if down is not None:
+            if down is not None and direction <= 0:
                 edits["easier"].append((name, down))
     return edits
 

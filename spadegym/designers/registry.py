@@ -38,13 +38,9 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         return _mutation(seed, options)
     if spec.startswith("openai:"):
         return _llm(spec, seed, options)
-    if spec in ("uniform", "fixed:easy", "fixed:all"):  # non-adaptive baselines
-        from .sampler import SamplerDesigner
-
-        return SamplerDesigner(spec, seed=seed)
     from .sampler import SAMPLER_SPECS, SamplerDesigner
 
-    if spec in SAMPLER_SPECS:
+    if spec in SAMPLER_SPECS:  # non-adaptive baselines
         return SamplerDesigner(spec, seed=seed)
     names = ["mutation", *SAMPLER_SPECS]
     near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \

@@ -71,6 +71,7 @@ class RunConfig(BaseModel):
     hint_plays: int = Field(16, ge=0, description="Plays per environment with the hint (H).")
     group_size: int = Field(8, ge=1, description="Plays sharing one instance seed (a GRPO group).")
     train_on_hint: bool | None = Field(None, description="Train the agent on hint plays too (default: yes for the learner, no for LLMs).")
+    mutation: dict[str, Any] = Field(default_factory=dict, description="Mutation designer settings, e.g. {directed = false} (see spadegym.designers.mutation.MutationConfig).")
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for LLM roles.")
     heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
@@ -85,6 +86,19 @@ class RunConfig(BaseModel):
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
+        return value
+
+    @field_validator("mutation")
+    @classmethod
+    def _known_mutation_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from dataclasses import fields
+
+        from ..designers.mutation import MutationConfig
+
+        known = [f.name for f in fields(MutationConfig)]
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"unknown mutation setting '{unknown[0]}'; known: {', '.join(known)}")
         return value
 
     @field_validator("designer_reward")

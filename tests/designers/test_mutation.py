@@ -132,3 +132,27 @@ def test_proposals_spread_over_the_skill_families_even_with_one_strong_parent() 
     unbalanced.propose(DesignContext(skill=SKILL, count=len(names)))
     skewed = unbalanced.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents))
     assert max(sum(c.family == n for c in skewed) for n in names) > max(counts.values())
+
+
+def test_edits_follow_the_parent_win_rate() -> None:
+    from spadegym.loop.heldout import difficulty_index
+
+    family = get_family("grid_maze")
+    knobs = family.level_knobs(1)
+    middle = difficulty_index("grid_maze", knobs)
+
+    def children(win_rate: float, directed: bool = True) -> list[float]:
+        designer = MutationDesigner(seed=11, config={"directed": directed, "exploration": 0.0})
+        designer.stats["global"] = type(designer._stats("global"))(preferences={o: (-9.0 if o == "new" else 0.0)
+                                                                                  for o in OPERATORS})
+        parent = LevelSummary("p", family.skill, win_rate, 1.0, 0.0, 1.0, family="grid_maze", knobs=knobs,
+                              source=family.render(knobs))
+        cands = designer.propose(DesignContext(skill=SKILL, count=12, parents=[parent] * 3))
+        return [difficulty_index(c.family, c.knobs) for c in cands if c.family == "grid_maze"
+                and c.lineage.operator != "new"]
+
+    outgrown, hopeless, frontier = children(0.95), children(0.05), children(0.5)
+    assert outgrown and min(outgrown) >= middle and max(outgrown) > middle
+    assert hopeless and max(hopeless) <= middle and min(hopeless) < middle
+    assert min(frontier) < middle < max(frontier)  # inside the band: both ways
+    assert min(children(0.95, directed=False)) < middle  # undirected edits also go down

@@ -281,42 +281,47 @@ class Featurizer:
 
     def _build(self, observation: str, actions: list[str]) -> ViewFeatures:
         obs = self._observation(observation)
-        pair_idx: list[np.ndarray] = []
-        pair_val: list[np.ndarray] = []
-        cross_idx: list[np.ndarray] = []
-        cross_val: list[np.ndarray] = []
-        pair_ptr, cross_ptr = [0], [0]
-        scale = np.float32(1.0 / np.sqrt(max(1, len(obs.tagged))))
         acts = [self._action(action) for action in actions]
         # Words every action has ("say" in "say amber", "say dune") tell the actions nothing apart.
         common = frozenset.intersection(*(a.words for a in acts)) if len(acts) > 1 else frozenset()
-        for act in acts:
-            ov_idx, ov_val = self._overlap(obs.lines, act, act.words - common)
-            pair_idx += [act.idx, ov_idx]
-            pair_val += [act.val, ov_val]
-            pair_ptr.append(pair_ptr[-1] + len(act.idx) + len(ov_idx))
-            cross = mix(_CROSS, obs.tagged[:, None], act.tokens[None, :], self.bits).ravel()
-            cross_idx.append(cross)
-            cross_val.append(np.full(len(cross), scale, dtype=np.float32))
-            cross_ptr.append(cross_ptr[-1] + len(cross))
-        return ViewFeatures(
-            obs.idx, obs.val,
-            _concat(pair_idx, np.int64), _concat(pair_val, np.float32), np.asarray(pair_ptr, dtype=np.int64),
-            _concat(cross_idx, np.int64),
-            # Adam moves each touched weight by about lr per step whatever its gradient, so a feature
-            # group moves a score by about lr x (sum of its values) per step. Observation and action
-            # groups sum to 1; cross features get 1/sqrt(n): a step moves them by <= lr*sqrt(256) even
-            # on long observations (binary values collapsed the policy in one step on 30-line ones),
-            # while a one-word rule ("light: red" -> "press red") is learnt sqrt(n) times faster than
-            # with 1/n.
-            _concat(cross_val, np.float32),
-            np.asarray(cross_ptr, dtype=np.int64),
-        )
-
-    def _overlap(self, lines: list[_Line], act: _Action, distinct: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+        # Overlap entries of all actions are gathered first and hashed in one call (one per view, not
+        # one per action: hashing dominated the cost of building a view).
         kinds: list[int] = []
         labels: list[int] = []
         values: list[float] = []
+        ov_counts = [self._overlap(obs.lines, act, act.words - common, kinds, labels, values) for act in acts]
+        ov_idx = mix(0, np.asarray(kinds, dtype=np.uint64), np.asarray(labels, dtype=np.uint64), self.bits)
+        ov_val = np.asarray(values, dtype=np.float32)
+        pair_idx: list[np.ndarray] = []
+        pair_val: list[np.ndarray] = []
+        start = 0
+        for act, count in zip(acts, ov_counts):
+            pair_idx += [act.idx, ov_idx[start:start + count]]
+            pair_val += [act.val, ov_val[start:start + count]]
+            start += count
+        pair_len = np.array([len(a.idx) for a in acts]) + np.array(ov_counts, dtype=np.int64)
+        # Cross features: every tagged observation word x every action token, one action after another.
+        tokens = np.concatenate([a.tokens for a in acts])
+        cross_idx = np.ascontiguousarray(mix(_CROSS, obs.tagged[None, :], tokens[:, None], self.bits)).ravel()
+        cross_len = np.array([len(a.tokens) for a in acts], dtype=np.int64) * len(obs.tagged)
+        # Adam moves each touched weight by about lr per step whatever its gradient, so a feature
+        # group moves a score by about lr x (sum of its values) per step. Observation and action
+        # groups sum to 1; cross features get 1/sqrt(n): a step moves them by <= lr*sqrt(256) even
+        # on long observations (binary values collapsed the policy in one step on 30-line ones),
+        # while a one-word rule ("light: red" -> "press red") is learnt sqrt(n) times faster than
+        # with 1/n.
+        scale = np.float32(1.0 / np.sqrt(max(1, len(obs.tagged))))
+        return ViewFeatures(
+            obs.idx, obs.val,
+            _concat(pair_idx, np.int64), _concat(pair_val, np.float32), _pointers(pair_len),
+            cross_idx, np.full(len(cross_idx), scale, dtype=np.float32), _pointers(cross_len),
+        )
+
+    @staticmethod
+    def _overlap(lines: list[_Line], act: _Action, distinct: frozenset[str],
+                 kinds: list[int], labels: list[int], values: list[float]) -> int:
+        """Append the action's overlap entries (kind, line label, value); return how many."""
+        before = len(kinds)
         n = len(act.words)
         if n:
             for line in lines:
@@ -339,10 +344,13 @@ class Featurizer:
                         kinds.append(_EQUAL)
                         labels.append(line.label_hash)
                         values.append(1.0)
-        if not kinds:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        idx = mix(0, np.asarray(kinds, dtype=np.uint64), np.asarray(labels, dtype=np.uint64), self.bits)
-        return idx, np.asarray(values, dtype=np.float32)
+        return len(kinds) - before
+
+
+def _pointers(lengths: np.ndarray) -> np.ndarray:
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return ptr
 
 
 def _concat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
