@@ -149,9 +149,17 @@ class MutationDesigner:
 
     def _one(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
              taken: set[str]) -> Candidate | None:
+        balanced = self.config.balance_families
+        found = self._attempt(context, families, parents, taken, balanced)
+        if found is None and balanced:  # every level near the least-proposed families is taken: any family
+            found = self._attempt(context, families, parents, taken, False)
+        return found
+
+    def _attempt(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
+                 taken: set[str], balanced: bool) -> Candidate | None:
         for _ in range(self.config.max_attempts):
             pool, pool_parents = families, parents
-            if self.config.balance_families:
+            if balanced:
                 fewest = min(self.proposed.get(f.name, 0) for f in families)
                 pool = [f for f in families if self.proposed.get(f.name, 0) == fewest]
                 pool = [self.rng.choice(pool)]

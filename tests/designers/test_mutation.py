@@ -156,3 +156,17 @@ def test_edits_follow_the_parent_win_rate() -> None:
     assert hopeless and max(hopeless) <= middle and min(hopeless) < middle
     assert min(frontier) < middle < max(frontier)  # inside the band: both ways
     assert min(children(0.95, directed=False)) < middle  # undirected edits also go down
+
+
+def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> None:
+    from spadegym.families import list_families
+
+    family = get_family("grid_maze")
+    others = [f.name for f in list_families(SKILL) if f.name != family.name]
+    designer = MutationDesigner(seed=2)
+    designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
+    taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
+                          knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
+    cands = designer.propose(DesignContext(skill=SKILL, count=2, mastered=taken))
+    assert len(cands) == 2  # before: the slot came back empty after 50 draws of taken levels
+    assert all(c.family in others for c in cands)
