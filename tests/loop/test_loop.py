@@ -106,6 +106,8 @@ def test_config_errors_are_one_sentence(tmp_path):
     assert ok.returncode == 0
     config = json.loads(ok.stdout)
     assert config["buffer"]["capacity"] == 128 and config["designer"] == "uniform"
+    typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
+    assert typo.returncode == 2 and "unknown mutation setting 'directd'" in typo.stderr and "directed" in typo.stderr
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
 
@@ -160,3 +162,11 @@ def test_designer_reward_is_chosen_by_name(tmp_path, reward):
     assert rows
     for row in rows:
         assert row["designer_reward"] == pytest.approx(expected(row), abs=1e-9), row
+
+
+def test_mutation_settings_reach_the_designer(tmp_path):
+    config = RunConfig(rounds=1, seed=3, mutation={"directed": False, "new_max_level": 3}, **TINY_CONFIG)
+    run(config, tmp_path / "run", console=quiet(), report=False)
+    with RunStore.open(tmp_path / "run") as store:
+        saved = store.load_state("designer")["config"]
+    assert saved["directed"] is False and saved["new_max_level"] == 3
