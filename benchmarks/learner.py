@@ -7,8 +7,10 @@ Figures:
 - curves: success on held-out seeds without / with the hint, for
   ``lights`` (learnable without the hint), ``arithmetic`` (only the hint names
   the answer) and ``keydoor`` (4x4 key-and-door navigation), trained together
-  with half of the plays hinted; then ``vault``, never trained on, to show that
-  hint-following transfers to a new environment;
+  with half of the plays hinted; then two environments never trained on, to
+  show that hint-following transfers: ``beacon`` (the hint names the action,
+  as in the training games) and ``vault`` (the hint names only the word that
+  sets the action apart: ``say amber`` from ``the code word is amber``);
 - keydoor alone without hinted training: navigation learnt from outcome
   rewards only (random play wins 3% of the instances).
 
@@ -86,7 +88,7 @@ def curves(sandbox: Sandbox, episodes: int, keydoor_episodes: int, seed: int) ->
     learner = Learner(LearnerConfig(seed=seed))
     curve = train(learner, sandbox, specs("lights", "arithmetic", "keydoor"), episodes=episodes,
                   eval_every=max(1, episodes // 8), eval_seeds=64, hint_fraction=0.5, seed=seed)
-    unseen = evaluate(learner, sandbox, specs("vault"), seeds=64, seed=seed + 1)
+    unseen = evaluate(learner, sandbox, specs("beacon", "vault"), seeds=64, seed=seed + 1)
     alone = Learner(LearnerConfig(seed=seed))
     keydoor = train(alone, sandbox, specs("keydoor"), episodes=keydoor_episodes,
                     eval_every=max(1, keydoor_episodes // 8), eval_seeds=128, hint_fraction=0.0, seed=seed)
@@ -130,8 +132,9 @@ def main() -> None:
         table.add_row(str(point["episodes"]), f"{point['seconds']:.1f}",
                       *(f"{point['envs'][n]['success']:.2f} / {point['envs'][n]['success_hint']:.2f}" for n in names))
     console.print(table)
-    vault = report["unseen"]["vault"]
-    console.print(f"unseen env 'vault': {vault['success']:.2f} without hint, {vault['success_hint']:.2f} with hint")
+    for name, unseen in report["unseen"].items():
+        console.print(f"unseen env '{name}': {unseen['success']:.2f} without hint, "
+                      f"{unseen['success_hint']:.2f} with hint")
     points = ", ".join(f"{p['episodes']}: {p['envs']['keydoor']['success']:.2f}"
                        for p in report["keydoor_no_hint_training"])
     console.print(f"keydoor alone, no hinted training (episodes: success): {points}")
