@@ -23,7 +23,7 @@ the learner learns to follow the ``hint: <text>`` line in new environments.
 ``distinct`` matters most for transfer: with several passes per update the
 learner fitted hint-following to the full-overlap hints of its training games
 and ignored the half overlap of ``say amber`` with ``the code word is amber``
-(unseen vault with hint 0.19; 0.58 with ``distinct``).
+(unseen vault with hint after 8k episodes: 0.19; 0.58 with ``distinct``, 0.86 after 16k).
 
 All indices come from a fixed hash (crc32 and integer mixing), never Python's
 salted ``hash``, so features are the same in every process. A bounded cache
