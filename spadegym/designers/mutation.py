@@ -218,8 +218,7 @@ class MutationDesigner:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        config = state.get("config", {})
-        self.config = MutationConfig(**{**config, **({"band": tuple(config["band"])} if "band" in config else {})})
+        self.config = MutationConfig(**state.get("config", {}))
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
             version, internal, gauss = state["rng"]
