@@ -6,7 +6,7 @@ import json
 
 from spadegym.designers import make_designer
 from spadegym.designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
-from spadegym.designers.mutation import OPERATORS, MutationDesigner
+from spadegym.designers.mutation import OPERATORS, MutationDesigner, OperatorStats
 from spadegym.families import get_family
 from spadegym.sandbox import Sandbox
 from spadegym.validate import validate_source
@@ -143,8 +143,7 @@ def test_edits_follow_the_parent_win_rate() -> None:
 
     def children(win_rate: float, directed: bool = True) -> list[float]:
         designer = MutationDesigner(seed=11, config={"directed": directed, "exploration": 0.0})
-        designer.stats["global"] = type(designer._stats("global"))(preferences={o: (-9.0 if o == "new" else 0.0)
-                                                                                  for o in OPERATORS})
+        designer.stats["global"] = OperatorStats(preferences={o: (-9.0 if o == "new" else 0.0) for o in OPERATORS})
         parent = LevelSummary("p", family.skill, win_rate, 1.0, 0.0, 1.0, family="grid_maze", knobs=knobs,
                               source=family.render(knobs))
         cands = designer.propose(DesignContext(skill=SKILL, count=12, parents=[parent] * 3))
