@@ -6,11 +6,14 @@ that goes straight into the run store). Replay probability over stored levels:
     P_replay = (1 - rho) * P_score + rho * P_staleness
 
 with P_score from rank (or top-k) prioritisation at a temperature, and
-P_staleness proportional to the rounds since a level was last played.
+P_staleness proportional to the rounds since a level was last played. With
+``balance`` (the default, by family), each replay first goes to the group
+played least so far, then to a level by that group's own distribution.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,7 +33,7 @@ class BufferConfig(BaseModel):
     temperature: float = Field(0.3, gt=0, description="Rank prioritisation temperature (lower = greedier).")
     top_k: int = Field(8, ge=1, description="k for top-k prioritisation.")
     staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
-    balance: str = Field("family", pattern="^(none|family|skill)$", description="Replay draws each group (family or skill) equally often, then a level within it by priority; none: one ranking over all levels.")
+    balance: str = Field("family", pattern="^(none|family|skill)$", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
     retire_after: int = Field(0, ge=0, description="Drop a level after this many plays without being in the frontier (0: never).")
 
 
@@ -59,14 +62,24 @@ class LevelRecord:
 class BufferState:
     levels: dict[str, LevelRecord] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)  # code hash -> env id (duplicate detection)
+    # Levels played so far per group, by grouping ("family", "skill"): kept apart from the levels,
+    # so a group's count survives the eviction of its levels.
+    plays: dict[str, dict[str, int]] = field(default_factory=lambda: {"family": {}, "skill": {}})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"levels": {k: asdict(v) for k, v in self.levels.items()}, "hashes": dict(self.hashes)}
+        return {"levels": {k: asdict(v) for k, v in self.levels.items()}, "hashes": dict(self.hashes),
+                "plays": {k: dict(v) for k, v in self.plays.items()}}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BufferState:
+        plays = {"family": {}, "skill": {}, **{k: dict(v) for k, v in data.get("plays", {}).items()}}
         return cls(levels={k: LevelRecord(**v) for k, v in data.get("levels", {}).items()},
-                   hashes=dict(data.get("hashes", {})))
+                   hashes=dict(data.get("hashes", {})), plays=plays)
+
+
+def group_key(family: str | None, skill: str, by: str) -> str:
+    """The replay group of a level: its family (its skill if it has none) or its skill."""
+    return (family or skill) if by == "family" else skill
 
 
 class LevelBuffer:
@@ -115,6 +128,9 @@ class LevelBuffer:
             return
         r.score, r.win_rate, r.win_rate_hint, r.regret = score, win_rate, win_rate_hint, regret
         r.last_played, r.times_played = round_, r.times_played + 1
+        for by in ("family", "skill"):
+            key = group_key(r.family, r.skill, by)
+            self.state.plays[by][key] = self.state.plays[by].get(key, 0) + 1
         r.history.append([round_, round(win_rate, 4), round(win_rate_hint, 4), round(score, 4)])
         del r.history[: -self.HISTORY_LIMIT]
 
@@ -149,8 +165,7 @@ class LevelBuffer:
         One ranking over all levels lets the families that score highest take
         most replays; the held-out suite (and a user) weighs every family alike.
         """
-        by = self.config.balance
-        keys = [(r.family or r.skill) if by == "family" else r.skill for r in (self.state.levels[i] for i in ids)]
+        keys = self._group_keys(ids)
         groups: dict[str, list[int]] = {}
         for i, key in enumerate(keys):
             groups.setdefault(key, []).append(i)
@@ -170,14 +185,42 @@ class LevelBuffer:
             weights = (1.0 / ranks) ** (1.0 / self.config.temperature)
         return weights / weights.sum()
 
-    def sample_replay(self, n: int, current_round: int, rng: np.random.Generator) -> list[str]:
-        """Draw ``n`` distinct levels by replay probability."""
+    def _group_keys(self, ids: list[str]) -> list[str]:
+        by = self.config.balance
+        return [group_key(r.family, r.skill, by) for r in (self.state.levels[i] for i in ids)]
+
+    def sample_replay(self, n: int, current_round: int, rng: np.random.Generator,
+                      fresh: list[tuple[str | None, str]] = ()) -> list[str]:
+        """Draw ``n`` distinct levels by replay probability.
+
+        With ``balance``, each draw goes to the group played least so far
+        (counting ``fresh``, the (family, skill) of this round's new levels),
+        then to a level within it by that group's PLR distribution. Equal
+        probabilities alone leave a group that entered the buffer late behind
+        for the whole run (one run played one family 7 times and another 23).
+        """
         ids, p = self.replay_probabilities(current_round)
         n = min(n, len(ids))
         if n == 0:
             return []
-        picked = rng.choice(len(ids), size=n, replace=False, p=p)
-        return [ids[i] for i in picked]
+        if self.config.balance == "none":
+            picked = rng.choice(len(ids), size=n, replace=False, p=p)
+            return [ids[i] for i in picked]
+        keys = np.array(self._group_keys(ids))
+        played = Counter(self.state.plays.get(self.config.balance, {}))
+        played.update(group_key(family, skill, self.config.balance) for family, skill in fresh)
+        left = np.maximum(p, 1e-12)  # every stored level stays drawable
+        picked = []
+        for _ in range(n):
+            open_groups = sorted(set(keys[left > 0]))
+            fewest = min(played[g] for g in open_groups)
+            tied = [g for g in open_groups if played[g] == fewest]
+            group = tied[int(rng.integers(len(tied)))]
+            weights = np.where(keys == group, left, 0.0)
+            i = int(rng.choice(len(ids), p=weights / weights.sum()))
+            picked.append(ids[i])
+            left[i], played[group] = 0.0, played[group] + 1
+        return picked
 
     def ranked(self, skill: str | None = None) -> list[LevelRecord]:
         """Levels by descending score (optionally of one skill): parents for mutation."""

@@ -158,15 +158,20 @@ class MutationDesigner:
     def _attempt(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
                  taken: set[str], balanced: bool) -> Candidate | None:
         for _ in range(self.config.max_attempts):
-            pool, pool_parents = families, parents
+            pool, pool_parents, outgrown = families, parents, []
             if balanced:
-                fewest = min(self.proposed.get(f.name, 0) for f in families)
-                pool = [f for f in families if self.proposed.get(f.name, 0) == fewest]
-                pool = [self.rng.choice(pool)]
+                outgrown = self._outgrown(families, parents)
+                candidates = outgrown or families
+                fewest = min(self.proposed.get(f.name, 0) for f in candidates)
+                pool = [self.rng.choice([f for f in candidates if self.proposed.get(f.name, 0) == fewest])]
                 pool_parents = [p for p in parents if p.family == pool[0].name]
+                if outgrown:  # grow from the levels it has outgrown
+                    pool_parents = [p for p in pool_parents if self._direction(p) > 0]
             parent = self._pick_parent(pool_parents) if pool_parents else None
             edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
+            if balanced and outgrown and len(allowed) > 1:
+                allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
@@ -196,6 +201,22 @@ class MutationDesigner:
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
         return Candidate(source=family.render(knobs), skill=family.skill, hint=None, family=family.name,
                          knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
+
+    def _outgrown(self, families: list[Family], parents: list[LevelSummary]) -> list[Family]:
+        """Families whose levels the agent has outgrown: one above the band and none inside it.
+
+        Their slots come first (with ``directed``): replay gives every family its
+        share of plays, and a family without a frontier level spends its share on
+        levels it has mastered until the designer makes a harder one.
+        """
+        if not self.config.directed:
+            return []
+        out = []
+        for family in families:
+            directions = {self._direction(p) for p in parents if p.family == family.name}
+            if 1 in directions and 0 not in directions:
+                out.append(family)
+        return out
 
     def _direction(self, parent: LevelSummary) -> int:
         """+1: only harder edits; -1: only easier; 0: either (the parent is in the band, or undirected)."""
@@ -236,7 +257,8 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     for name, levels in family.knobs.items():
         i = levels.index(full[name])
         if name == "variant":
-            edits["variant"] += [(name, v) for v in levels if v != full[name]]
+            if direction == 0:  # same difficulty: only worth it for a level still in the band
+                edits["variant"] += [(name, v) for v in levels if v != full[name]]
         elif name == "reward_shaping":  # ordered easiest first, like every difficulty knob
             edits["reshape"] += [(name, v) for j, v in enumerate(levels)
                                  if v != full[name] and direction * (j - i) >= 0]

@@ -16,6 +16,7 @@ does on it *now*, so the designer keeps proposing levels at the frontier.
 from __future__ import annotations
 
 import asyncio
+import math
 import shutil
 import time
 from collections import Counter, defaultdict
@@ -142,9 +143,11 @@ class SelfPlay:
         with clock("design"):
             n_replay = self.buffer.replay_count(self.config.envs_per_round)
             proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
-        fresh = [p.env_id for p in proposals if p.valid and p.env_id]
+        new = [p for p in proposals if p.valid and p.env_id]
+        fresh = [p.env_id for p in new]
         # Replay fills the round, also where the designer came up short (invalid or duplicate levels).
-        replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng)
+        replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng,
+                                             fresh=[(p.candidate.family, p.candidate.skill) for p in new])
         chosen = fresh + replayed
 
         with clock("play"):
@@ -180,7 +183,7 @@ class SelfPlay:
             return []
         from ..validate import validate_source
 
-        per_skill = [count // len(skills) + (1 if i < count % len(skills) else 0) for i in range(len(skills))]
+        per_skill = fresh_slots(n, count, len(skills), len(self.config.skills))
         proposals: list[Proposal] = []
         for skill, k in zip(skills, per_skill):
             if k == 0:
@@ -225,7 +228,7 @@ class SelfPlay:
             frontier=[summary(r) for r in ranked if lo <= r.win_rate <= hi][:8],
             mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
             hopeless=[summary(r) for r in ranked if r.win_rate_hint < 0.1][:4],
-            parents=[summary(r) for r in ranked[:16]],
+            parents=[summary(r) for r in _best_per_family(ranked, 8)],
         )
 
     # -- branch: play ---------------------------------------------------------
@@ -402,6 +405,35 @@ class SelfPlay:
             for old in self.store.checkpoint_dir.glob("round-*"):
                 if old != checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
+
+
+def _best_per_family(ranked: list[LevelRecord], k: int) -> list[LevelRecord]:
+    """The ``k`` best levels of each family (levels without one: ``2k`` in all), best first.
+
+    A plain top 16 of a skill held only its best-scoring family's levels, so a
+    family the agent had outgrown (all its levels scoring low) had no parents to
+    make harder.
+    """
+    seen: Counter[str | None] = Counter()
+    kept = []
+    for r in ranked:
+        seen[r.family] += 1
+        if seen[r.family] <= (k if r.family else 2 * k):
+            kept.append(r)
+    return kept
+
+
+def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
+    """Split round ``n``'s ``count`` new levels over its ``active`` skills (of ``skills``); the remainder rotates.
+
+    Giving the remainder to the first active skills every round favoured the
+    skills that open a rotation: with 4 slots over 3 of 6 skills, two skills
+    got twice the fresh levels of the other four for the whole run.
+    """
+    cycle = skills // math.gcd(skills, active)  # rounds until the same skills are active again
+    turn = n // cycle  # how many times this set of skills has been active before
+    extra = count % active
+    return [count // active + (1 if (i - turn) % active < extra else 0) for i in range(active)]
 
 
 def _repaired_counts_invalid(candidate: Candidate) -> bool:

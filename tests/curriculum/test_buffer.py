@@ -66,6 +66,8 @@ def test_state_round_trips_through_json():
     buf.record_play("e1", 2, 0.4, 0.5, 0.7, 0.2)
     restored = BufferState.from_dict(json.loads(json.dumps(buf.state.to_dict())))
     assert restored.levels["e1"].history == [[2, 0.5, 0.7, 0.4]] and restored.hashes == {"h1": "e1"}
+    assert restored.plays == {"family": {"s": 1}, "skill": {"s": 1}}
+    assert BufferState.from_dict({"levels": {}, "hashes": {}}).plays == {"family": {}, "skill": {}}  # older runs
 
 
 def test_balanced_replay_gives_every_family_equal_mass_and_ranks_within_it():
@@ -83,3 +85,28 @@ def test_balanced_replay_gives_every_family_equal_mass_and_ranks_within_it():
     plain = LevelBuffer(BufferConfig(staleness_coef=0.0, temperature=0.5, balance="none"), buf.state)
     ids, p = plain.replay_probabilities(current_round=1)
     assert sum(v for k, v in zip(ids, p) if k.startswith("b")) < 0.05  # one ranking: beta starves
+
+
+def family_level(family, i, score):
+    return LevelRecord(env_id=f"{family}{i}", skill="s", code_hash=f"h{family}{i}", added_round=0, score=score,
+                       family=family)
+
+
+def test_balanced_replay_goes_to_the_least_played_family_first():
+    buf = LevelBuffer(BufferConfig(staleness_coef=0.0))
+    for i in range(4):
+        buf.add(family_level("alpha", i, 0.9))
+    buf.add(family_level("beta", 0, 0.1))
+    buf.add(family_level("beta", 1, 0.2))
+    for round_ in range(3):  # alpha has been played 6 times, beta never
+        buf.record_play("alpha0", round_, 0.9, 0.5, 0.9, 0.4)
+        buf.record_play("alpha1", round_, 0.9, 0.5, 0.9, 0.4)
+    rng = np.random.default_rng(0)
+    assert set(buf.sample_replay(2, 3, rng)) == {"beta0", "beta1"}  # the late family catches up
+    picks = buf.sample_replay(3, 3, rng)
+    assert set(picks[:2]) == {"beta0", "beta1"} and picks[2].startswith("alpha")  # beta has no third level
+    # This round's new levels count: seven new beta levels put beta ahead of alpha.
+    assert buf.sample_replay(1, 3, rng, fresh=[("beta", "s")] * 7)[0].startswith("alpha")
+    buf.remove("alpha0")
+    buf.remove("alpha1")
+    assert buf.state.plays["family"]["alpha"] == 6  # counts outlive evicted levels

@@ -157,6 +157,15 @@ def test_edits_follow_the_parent_win_rate() -> None:
     assert min(children(0.95, directed=False)) < middle  # undirected edits also go down
 
 
+def test_a_level_outside_the_band_gets_no_same_difficulty_edits() -> None:
+    from spadegym.designers.mutation import _edits
+
+    family = get_family("grid_maze")
+    knobs = family.level_knobs(1)
+    assert _edits(family, knobs, 0)["variant"]  # in the band a new variant is worth a try
+    assert not _edits(family, knobs, 1)["variant"] and not _edits(family, knobs, -1)["variant"]
+
+
 def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> None:
     from spadegym.families import list_families
 
@@ -169,3 +178,20 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
     cands = designer.propose(DesignContext(skill=SKILL, count=2, mastered=taken))
     assert len(cands) == 2  # before: the slot came back empty after 50 draws of taken levels
     assert all(c.family in others for c in cands)
+
+
+def test_a_family_the_agent_has_outgrown_gets_the_slot_and_a_harder_level() -> None:
+    from spadegym.loop.heldout import difficulty_index
+
+    def summary(name: str, family: str, win_rate: float, score: float) -> LevelSummary:
+        knobs = get_family(family).level_knobs(0)
+        return LevelSummary(name, SKILL, win_rate, 1.0, 0.0, score, family=family, knobs=knobs)
+
+    parents = [summary("maze", "grid_maze", 0.5, 0.9), summary("rooms", "key_rooms", 0.4, 0.8),
+               summary("sonar", "sonar_dig", 0.95, 0.1)]  # sonar_dig: mastered, nothing in the band
+    for seed in range(5):
+        designer = MutationDesigner(seed=seed)
+        designer.proposed = {"grid_maze": 0, "key_rooms": 0, "sonar_dig": 9}  # not the least proposed
+        (cand,) = designer.propose(DesignContext(skill=SKILL, count=1, parents=parents))
+        assert cand.family == "sonar_dig" and cand.lineage.parents == ["sonar"]
+        assert difficulty_index("sonar_dig", cand.knobs) > 0

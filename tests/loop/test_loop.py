@@ -170,3 +170,29 @@ def test_mutation_settings_reach_the_designer(tmp_path):
     with RunStore.open(tmp_path / "run") as store:
         saved = store.load_state("designer")["config"]
     assert saved["directed"] is False and saved["new_max_level"] == 3
+
+
+def test_fresh_levels_are_shared_evenly_over_the_skills():
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from spadegym.loop.selfplay import SelfPlay, fresh_slots
+
+    loop = SimpleNamespace(config=RunConfig())  # the default rotation: 3 of 6 skills per round
+    given: Counter[str] = Counter()
+    for n in range(12):
+        active = SelfPlay.active_skills(loop, n)
+        for skill, slots in zip(active, fresh_slots(n, 4, len(active), len(loop.config.skills))):
+            given[skill] += slots
+    assert len(given) == 6
+    assert set(given.values()) == {8}  # 48 slots, 8 each (before: 12 for two skills, 6 for the rest)
+
+
+def test_designer_parents_include_every_family():
+    from spadegym.curriculum import LevelRecord
+    from spadegym.loop.selfplay import _best_per_family
+
+    ranked = [LevelRecord(f"a{i}", "s", f"ha{i}", 0, score=1 - i / 100, family="alpha") for i in range(20)]
+    ranked += [LevelRecord(f"b{i}", "s", f"hb{i}", 0, score=0.1, family="beta") for i in range(3)]
+    kept = _best_per_family(ranked, 8)
+    assert [r.env_id for r in kept] == [f"a{i}" for i in range(8)] + ["b0", "b1", "b2"]
