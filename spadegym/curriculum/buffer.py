@@ -34,6 +34,7 @@ class BufferConfig(BaseModel):
     top_k: int = Field(8, ge=1, description="k for top-k prioritisation.")
     staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
     balance: str = Field("family", pattern="^(none|family|skill)$", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
+    window: int = Field(3, ge=1, description="A level's score, win rates and regret are means over its last N plays: one play draws few instance seeds (2 by default), so its win rate swings by +-0.3.")
     retire_after: int = Field(0, ge=0, description="Drop a level after this many plays without being in the frontier (0: never).")
 
 
@@ -45,8 +46,8 @@ class LevelRecord:
     skill: str
     code_hash: str
     added_round: int
-    score: float = 0.0  # replay priority (the designer reward it earned, latest)
-    win_rate: float = 0.0
+    score: float = 0.0  # replay priority: the designer reward it earned (mean over the last ``window`` plays)
+    win_rate: float = 0.0  # these three: means over the last ``window`` plays too
     win_rate_hint: float = 0.0
     regret: float = 0.0
     last_played: int = -1
@@ -55,7 +56,7 @@ class LevelRecord:
     parents: list[str] = field(default_factory=list)
     family: str | None = None
     knobs: dict[str, Any] = field(default_factory=dict)
-    history: list[list[float]] = field(default_factory=list)  # [round, win_rate, win_rate_hint, score]
+    history: list[list[float]] = field(default_factory=list)  # [round, win_rate, win_rate_hint, score, regret] per play
 
 
 @dataclass
@@ -126,12 +127,15 @@ class LevelBuffer:
         r = self.state.levels.get(env_id)
         if r is None:
             return
-        r.score, r.win_rate, r.win_rate_hint, r.regret = score, win_rate, win_rate_hint, regret
+        latest = [win_rate, win_rate_hint, score, regret]
+        past = [h[1:] for h in r.history[-(self.config.window - 1):]] if self.config.window > 1 else []
+        means = [float(np.mean([h[i] if i < len(h) else latest[i] for h in past] + [latest[i]])) for i in range(4)]
+        r.win_rate, r.win_rate_hint, r.score, r.regret = means
         r.last_played, r.times_played = round_, r.times_played + 1
         for by in ("family", "skill"):
             key = group_key(r.family, r.skill, by)
             self.state.plays[by][key] = self.state.plays[by].get(key, 0) + 1
-        r.history.append([round_, round(win_rate, 4), round(win_rate_hint, 4), round(score, 4)])
+        r.history.append([round_, round(win_rate, 4), round(win_rate_hint, 4), round(score, 4), round(regret, 4)])
         del r.history[: -self.HISTORY_LIMIT]
 
     # -- replay ---------------------------------------------------------------

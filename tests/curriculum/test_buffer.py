@@ -65,7 +65,7 @@ def test_state_round_trips_through_json():
     buf.add(level(1, 0.3))
     buf.record_play("e1", 2, 0.4, 0.5, 0.7, 0.2)
     restored = BufferState.from_dict(json.loads(json.dumps(buf.state.to_dict())))
-    assert restored.levels["e1"].history == [[2, 0.5, 0.7, 0.4]] and restored.hashes == {"h1": "e1"}
+    assert restored.levels["e1"].history == [[2, 0.5, 0.7, 0.4, 0.2]] and restored.hashes == {"h1": "e1"}
     assert restored.plays == {"family": {"s": 1}, "skill": {"s": 1}}
     assert BufferState.from_dict({"levels": {}, "hashes": {}}).plays == {"family": {}, "skill": {}}  # older runs
 
@@ -110,3 +110,16 @@ def test_balanced_replay_goes_to_the_least_played_family_first():
     buf.remove("alpha0")
     buf.remove("alpha1")
     assert buf.state.plays["family"]["alpha"] == 6  # counts outlive evicted levels
+
+
+def test_a_level_is_judged_by_its_last_plays():
+    buf = LevelBuffer(BufferConfig(window=3))
+    buf.add(level(1))
+    for round_, (win, score) in enumerate([(0.0, 0.2), (1.0, 0.8), (0.5, 0.5), (0.0, 0.2)]):
+        buf.record_play("e1", round_, score, win, 1.0, 1.0 - win)
+    r = buf.state.levels["e1"]
+    assert np.isclose(r.win_rate, 0.5) and np.isclose(r.score, 0.5) and np.isclose(r.regret, 0.5)  # last three
+    assert r.history[-1] == [3, 0.0, 1.0, 0.2, 1.0]  # the history keeps each play as it was
+    latest = LevelBuffer(BufferConfig(window=1), buf.state)
+    latest.record_play("e1", 4, 0.9, 0.75, 1.0, 0.25)
+    assert (r.win_rate, r.score) == (0.75, 0.9)
