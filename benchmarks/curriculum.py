@@ -15,6 +15,7 @@ every level, seeds never trained on) without the hint.
 
     python benchmarks/curriculum.py                  # 3 seeds, prints a table
     python benchmarks/curriculum.py --json --seeds 3 --rounds 24
+    python benchmarks/curriculum.py --jobs 2           # two arm runs at once (one per core)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,7 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A run setting for every arm, e.g. buffer.replay_fraction=0.75 (value read as JSON).")
+    parser.add_argument("--jobs", type=int, default=1, help="Arm runs at once, each in its own process (one per core).")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sets = {}
@@ -88,13 +91,19 @@ def main() -> int:
     arms = args.arms.split(",")
     results: dict[str, list[dict]] = {a: [] for a in arms}
     console = Console(stderr=True)
-    with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp:
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
-            for arm in arms:
-                r = run_arm(arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets)
-                results[arm].append(r)
-                console.print(f"{arm:16s} seed {seed}: held-out {r['heldout']:.3f} "
-                              f"(hint {r['heldout_hint']:.3f})  {r['episodes']} episodes  {r['seconds']:.0f}s")
+    jobs = [(arm, seed) for seed in range(args.first_seed, args.first_seed + args.seeds) for arm in arms]
+    with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp, \
+            ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets): (arm, seed)
+                   for arm, seed in jobs}
+        done = {}
+        for future in as_completed(futures):
+            (arm, seed), r = futures[future], future.result()
+            done[(arm, seed)] = r
+            console.print(f"{arm:16s} seed {seed}: held-out {r['heldout']:.3f} "
+                          f"(hint {r['heldout_hint']:.3f})  {r['episodes']} episodes  {r['seconds']:.0f}s")
+        for arm, seed in jobs:  # per_seed lists stay in seed order
+            results[arm].append(done[(arm, seed)])
     table = {}
     for arm, rs in results.items():
         values = [r["heldout"] for r in rs]
