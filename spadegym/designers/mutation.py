@@ -10,10 +10,13 @@ level buffer. Parents are picked by rank of the designer reward they earned
 
 Edits follow the parent's no-hint win rate (``directed``): a level the agent
 has outgrown (above the learnable band) is only made harder, one it cannot do
-(below the band) only easier, one inside the band either way. Undirected
+(below the band) only easier, one inside the band either way (or as
+another variant, which keeps its difficulty). Undirected
 edits around a frontier level are symmetric, so difficulty only drifts by
 chance; directed ones climb as the agent masters levels, as ACCEL's
-complexity-adding edits do.
+complexity-adding edits do. With ``balance_families``, a family whose levels
+the agent has all outgrown (one above the band, none inside it) gets the
+skill's next slot, and a harder edit of one of those levels.
 
 How often each operator is used adapts to the designer rewards it earns: a
 gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
@@ -157,10 +160,10 @@ class MutationDesigner:
 
     def _attempt(self, context: DesignContext, families: list[Family], parents: list[LevelSummary],
                  taken: set[str], balanced: bool) -> Candidate | None:
+        outgrown = self._outgrown(families, parents) if balanced else []
         for _ in range(self.config.max_attempts):
-            pool, pool_parents, outgrown = families, parents, []
+            pool, pool_parents = families, parents
             if balanced:
-                outgrown = self._outgrown(families, parents)
                 candidates = outgrown or families
                 fewest = min(self.proposed.get(f.name, 0) for f in candidates)
                 pool = [self.rng.choice([f for f in candidates if self.proposed.get(f.name, 0) == fewest])]
@@ -170,7 +173,7 @@ class MutationDesigner:
             parent = self._pick_parent(pool_parents) if pool_parents else None
             edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
-            if balanced and outgrown and len(allowed) > 1:
+            if outgrown and len(allowed) > 1:
                 allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
