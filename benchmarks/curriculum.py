@@ -13,9 +13,8 @@ Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
 episodes, then the learner is scored on the held-out suite (every family at
 every level, seeds never trained on) without the hint.
 
-    python benchmarks/curriculum.py                  # 3 seeds, prints a table
-    python benchmarks/curriculum.py --json --seeds 3 --rounds 24
-    python benchmarks/curriculum.py --jobs 2           # two arm runs at once (one per core)
+    python benchmarks/curriculum.py --jobs 2         # 3 seeds x 5 arms x 36 rounds, two runs at once
+    python benchmarks/curriculum.py --json --seeds 3 --rounds 20
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=36, help="Rounds per arm (36: the default run's budget).")
     parser.add_argument("--arms", default=",".join(ARMS))
     parser.add_argument("--heldout-seeds", type=int, default=16, help="Unseen seeds per held-out level.")
     parser.add_argument("--first-seed", type=int, default=0)
