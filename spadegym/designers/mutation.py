@@ -61,7 +61,7 @@ class MutationConfig:
     directed: bool = True  # edit direction follows the parent's win rate (see the module docstring)
     # No-hint win rates: below the band only easier edits, above it only harder. The top is where the
     # band reward's plateau ends (0.6): this learner's easiest levels stall near it (a fixed pool of
-    # them stopped gaining held-out success after 36 rounds), so waiting for 0.8 kept families there.
+    # them gained little held-out success from 36 to 72 rounds), so waiting for 0.8 kept families there.
     band: tuple[float, float] = (0.2, 0.6)
 
 
