@@ -14,6 +14,7 @@ played least so far, then to a level by that group's own distribution.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -194,7 +195,7 @@ class LevelBuffer:
         return [group_key(r.family, r.skill, by) for r in (self.state.levels[i] for i in ids)]
 
     def sample_replay(self, n: int, current_round: int, rng: np.random.Generator,
-                      fresh: list[tuple[str | None, str]] = ()) -> list[str]:
+                      fresh: Sequence[tuple[str | None, str]] = ()) -> list[str]:
         """Draw ``n`` distinct levels by replay probability.
 
         With ``balance``, each draw goes to the group played least so far
