@@ -9,6 +9,9 @@ with P_score from rank (or top-k) prioritisation at a temperature, and
 P_staleness proportional to the rounds since a level was last played. With
 ``balance`` (the default, by family), each replay first goes to the group
 played least so far, then to a level by that group's own distribution.
+A level played ``retire_after`` times leaves replay (it is replayed again only
+when no other level is left): the curriculum moves on from a level the learner
+has had its share of, whether or not it masters it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class BufferConfig(BaseModel):
     staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
     balance: str = Field("family", pattern="^(none|family|skill)$", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
     window: int = Field(3, ge=1, description="A level's score, win rates and regret are means over its last N plays: one play draws few instance seeds (2 by default), so its win rate swings by +-0.3.")
-    retire_after: int = Field(0, ge=0, description="Drop a level after this many plays without being in the frontier (0: never).")
+    retire_after: int = Field(6, ge=0, description="A level leaves replay after this many plays (0: never); it stays a parent, so the designer makes its family a harder level. A learner stalls on a level long before it masters it.")
 
 
 @dataclass
@@ -146,8 +149,13 @@ class LevelBuffer:
             return 0
         return min(len(self), int(round(total * self.config.replay_fraction)))
 
+    def retired(self, record: LevelRecord) -> bool:
+        """Whether a level has had its plays (``retire_after``) and leaves replay."""
+        return 0 < self.config.retire_after <= record.times_played
+
     def replay_probabilities(self, current_round: int) -> tuple[list[str], np.ndarray]:
-        ids = list(self.state.levels)
+        """Replay probability of each level still in replay (all levels when every one is retired)."""
+        ids = [i for i, r in self.state.levels.items() if not self.retired(r)] or list(self.state.levels)
         if not ids:
             return ids, np.zeros(0)
         scores = np.array([self.state.levels[i].score for i in ids], dtype=np.float64)
@@ -203,18 +211,27 @@ class LevelBuffer:
         then to a level within it by that group's PLR distribution. Equal
         probabilities alone leave a group that entered the buffer late behind
         for the whole run (one run played one family 7 times and another 23).
+        Retired levels fill the round only when no other level is left.
         """
         ids, p = self.replay_probabilities(current_round)
-        n = min(n, len(ids))
+        spare = [i for i in self.state.levels if i not in set(ids)]  # retired, while others remain
+        picked = self._draw(ids, p, min(n, len(ids)), rng, fresh)
+        if len(picked) < n and spare:
+            spare_ids, spare_p = spare, np.full(len(spare), 1.0 / len(spare))
+            counted = [*fresh, *((self.state.levels[i].family, self.state.levels[i].skill) for i in picked)]
+            picked += self._draw(spare_ids, spare_p, min(n - len(picked), len(spare)), rng, counted)
+        return picked
+
+    def _draw(self, ids: list[str], p: np.ndarray, n: int, rng: np.random.Generator,
+              fresh: Sequence[tuple[str | None, str]]) -> list[str]:
         if n == 0:
             return []
         if self.config.balance == "none":
-            picked = rng.choice(len(ids), size=n, replace=False, p=p)
-            return [ids[i] for i in picked]
+            return [ids[i] for i in rng.choice(len(ids), size=n, replace=False, p=p)]
         keys = np.array(self._group_keys(ids))
         played = Counter(self.state.plays.get(self.config.balance, {}))
         played.update(group_key(family, skill, self.config.balance) for family, skill in fresh)
-        left = np.maximum(p, 1e-12)  # every stored level stays drawable
+        left = np.maximum(p, 1e-12)  # every level offered stays drawable
         picked = []
         for _ in range(n):
             open_groups = sorted(set(keys[left > 0]))

@@ -35,6 +35,7 @@ class LevelSummary:
     code_excerpt: str = ""
     source: str | None = None  # full source (mutation designers need it)
     depth: int = 0  # mutation depth (0 = a fresh draw)
+    retired: bool = False  # it has had its plays and left replay: time for a harder level of its family
 
 
 @dataclass

@@ -4,7 +4,8 @@ Each proposal either draws a fresh level (``new``) or edits a parent from the
 level buffer. Parents are picked by rank of the designer reward they earned
 (P ~ (1/rank)^(1/T), as in PLR/ACCEL). The edit operators change:
 
-- task parameters:     ``harder`` / ``easier`` move one difficulty knob one level;
+- task parameters:     ``harder`` / ``easier`` move one difficulty knob one level (``harder``
+                       moves every one at once for a level the agent is done with);
 - initial conditions:  ``variant`` redraws the ``variant`` knob (which instances seeds map to);
 - reward structure:    ``reshape`` flips ``reward_shaping`` between sparse and partial.
 
@@ -14,9 +15,11 @@ has outgrown (above ``band``, 0.6) is only made harder, one it cannot do
 another variant, which keeps its difficulty). Undirected
 edits around a frontier level are symmetric, so difficulty only drifts by
 chance; directed ones climb as the agent masters levels, as ACCEL's
-complexity-adding edits do. With ``balance_families``, a family whose levels
-the agent has all outgrown (one above the band, none inside it) gets the
-skill's next slot, and a harder edit of one of those levels.
+complexity-adding edits do. With ``balance_families``, each slot goes to a
+family, which is edited (a fresh draw only for a family with no level yet);
+a family whose levels the agent has all outgrown or had its plays of (see
+``BufferConfig.retire_after``) gets the skill's next slot, and a harder edit
+of one of those levels.
 
 How often each operator is used adapts to the designer rewards it earns: a
 gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
@@ -176,8 +179,10 @@ class MutationDesigner:
             parent = self._pick_parent(pool_parents) if pool_parents else None
             edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
-            if outgrown and len(allowed) > 1:
-                allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
+            if balanced and len(allowed) > 1:
+                # A fresh draw starts at the family's easiest levels: with a family of its own to edit, a
+                # balanced slot edits it (fresh draws took 42% of one run's plays back to level 0).
+                allowed = allowed[1:]
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
@@ -188,11 +193,11 @@ class MutationDesigner:
                 detail: dict[str, Any] = {"level": knobs}
             else:
                 family = get_family(parent.family)
-                knob, value = self.rng.choice(edits[op])
-                knobs = {**family.check_knobs(parent.knobs), knob: value}
+                patch = self.rng.choice(edits[op])
+                start = family.check_knobs(parent.knobs)
+                knobs = {**start, **patch}
                 lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=parent.depth + 1)
-                detail = {"knob": knob, "from": parent.knobs.get(knob), "to": value,
-                          "parent_score": parent.score}
+                detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
             if _key(family.name, knobs) in taken:
                 continue
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
@@ -209,7 +214,7 @@ class MutationDesigner:
                          knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
 
     def _outgrown(self, families: list[Family], parents: list[LevelSummary]) -> list[Family]:
-        """Families whose levels the agent has outgrown: one above the band and none inside it.
+        """Families whose levels the agent has all outgrown or had its plays of (none in or below the band).
 
         Their slots come first (with ``directed``): replay gives every family its
         share of plays, and a family without a frontier level spends its share on
@@ -220,16 +225,21 @@ class MutationDesigner:
         out = []
         for family in families:
             directions = {self._direction(p) for p in parents if p.family == family.name}
-            if 1 in directions and 0 not in directions:
+            if directions == {1}:
                 out.append(family)
         return out
 
     def _direction(self, parent: LevelSummary) -> int:
-        """+1: only harder edits; -1: only easier; 0: either (the parent is in the band, or undirected)."""
+        """+1: only harder edits; -1: only easier; 0: either (the parent is in the band, or undirected).
+
+        A retired parent (it has had its plays) counts as outgrown unless it is below the band.
+        """
         low, high = self.config.band
-        if not self.config.directed or low <= parent.win_rate <= high:
+        if not self.config.directed:
             return 0
-        return 1 if parent.win_rate > high else -1
+        if parent.win_rate < low:
+            return -1
+        return 1 if parent.win_rate > high or parent.retired else 0
 
     # -- resume ----------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -256,26 +266,38 @@ class MutationDesigner:
 
 
 
-def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[str, list[tuple[str, Any]]]:
-    """Every single-knob edit each operator can make to this level, in ``direction`` (0: any)."""
+def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[str, list[dict[str, Any]]]:
+    """Every edit (a patch of knob values) each operator can make to this level, in ``direction`` (0: any).
+
+    Inside the band (0) ``harder`` and ``easier`` move one difficulty knob one step, to
+    look around the frontier. For a level the agent has outgrown or had its plays
+    of (+1), ``harder`` moves every difficulty knob one step at once: one step
+    per knob took a family from its easiest level to the next in 4-5 edits, each
+    waiting for plays, so runs trained on the easiest levels (mean difficulty
+    0.1 of 1) long after the learner had stopped gaining there.
+    """
     full = family.check_knobs(knobs)
-    edits: dict[str, list[tuple[str, Any]]] = {o: [] for o in OPERATORS if o != "new"}
+    edits: dict[str, list[dict[str, Any]]] = {o: [] for o in OPERATORS if o != "new"}
+    level_up: dict[str, Any] = {}
     for name, levels in family.knobs.items():
         i = levels.index(full[name])
         if name == "variant":
             if direction == 0:  # same difficulty: only worth it for a level still in the band
-                edits["variant"] += [(name, v) for v in levels if v != full[name]]
+                edits["variant"] += [{name: v} for v in levels if v != full[name]]
         elif name == "reward_shaping":  # ordered easiest first, like every difficulty knob
-            edits["reshape"] += [(name, v) for j, v in enumerate(levels)
+            edits["reshape"] += [{name: v} for j, v in enumerate(levels)
                                  if v != full[name] and direction * (j - i) >= 0]
         elif name not in _UNORDERED:
             # Neighbouring levels may repeat a value (clipped ladders): step to the next distinct one.
             up = next((v for v in levels[i + 1:] if v != full[name]), None)
             down = next((v for v in reversed(levels[:i]) if v != full[name]), None)
             if up is not None and direction >= 0:
-                edits["harder"].append((name, up))
+                edits["harder"].append({name: up})
+                level_up[name] = up
             if down is not None and direction <= 0:
-                edits["easier"].append((name, down))
+                edits["easier"].append({name: down})
+    if direction > 0 and level_up:
+        edits["harder"] = [level_up]
     return edits
 
 

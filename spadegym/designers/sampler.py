@@ -91,5 +91,5 @@ def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
     if designer.pool:
         n = designer.pool_size()
         return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0,
-                "balance": "none"}
+                "balance": "none", "retire_after": 0}
     return {"replay_fraction": 0.0}

@@ -219,7 +219,7 @@ class SelfPlay:
             source = spec.source if spec else None
             return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
                                 family=r.family, knobs=r.knobs, code_excerpt=(source or "")[:1500],
-                                source=source, depth=r.depth)
+                                source=source, depth=r.depth, retired=self.buffer.retired(r))
 
         ranked = self.buffer.ranked(skill)
         lo, hi = 0.15, 0.85

@@ -123,3 +123,19 @@ def test_a_level_is_judged_by_its_last_plays():
     latest = LevelBuffer(BufferConfig(window=1), buf.state)
     latest.record_play("e1", 4, 0.9, 0.75, 1.0, 0.25)
     assert (r.win_rate, r.score) == (0.75, 0.9)
+
+
+def test_a_level_that_had_its_plays_leaves_replay_until_nothing_else_is_left():
+    buf = LevelBuffer(BufferConfig(retire_after=2, staleness_coef=0.0))
+    for i in range(3):
+        buf.add(family_level("alpha", i, 0.9 - i * 0.1))
+    for round_ in range(2):
+        buf.record_play("alpha0", round_, 0.9, 0.5, 0.9, 0.4)  # the best-scored level, played twice
+    assert buf.retired(buf.state.levels["alpha0"]) and not buf.retired(buf.state.levels["alpha1"])
+    ids, _ = buf.replay_probabilities(current_round=2)
+    assert "alpha0" not in ids
+    rng = np.random.default_rng(0)
+    assert set(buf.sample_replay(2, 2, rng)) == {"alpha1", "alpha2"}
+    assert sorted(buf.sample_replay(3, 2, rng)) == ["alpha0", "alpha1", "alpha2"]  # the round stays full
+    never = LevelBuffer(BufferConfig(retire_after=0), buf.state)
+    assert not never.retired(buf.state.levels["alpha0"])

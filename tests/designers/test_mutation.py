@@ -50,17 +50,19 @@ def test_mutations_record_lineage_and_change_one_knob(sandbox: Sandbox) -> None:
         parent = by_id[c.lineage.parents[0]]
         assert c.lineage.depth == 1 and c.family == parent.family
         changed = {k for k in c.knobs if c.knobs[k] != parent.knobs[k]}
-        assert changed == {c.meta["knob"]}
-        knob = c.meta["knob"]
-        levels = get_family(c.family).knobs[knob]
+        assert changed == set(c.meta["edit"]) and c.meta["from"] == {k: parent.knobs[k] for k in changed}
+        ladders = get_family(c.family).knobs
+        steps = {k: ladders[k].index(c.knobs[k]) - ladders[k].index(parent.knobs[k]) for k in changed}
         if c.lineage.operator == "harder":
-            assert levels.index(c.knobs[knob]) > levels.index(parent.knobs[knob])
+            assert all(d > 0 for d in steps.values())
+            # A level above the band (0.9 wins) moves every difficulty knob; others move one.
+            assert len(changed) > 1 if parent.win_rate > 0.6 else len(changed) == 1
         elif c.lineage.operator == "easier":
-            assert levels.index(c.knobs[knob]) < levels.index(parent.knobs[knob])
+            assert len(changed) == 1 and all(d < 0 for d in steps.values())
         elif c.lineage.operator == "reshape":
-            assert knob == "reward_shaping"
+            assert changed == {"reward_shaping"}
         else:
-            assert c.lineage.operator == "variant" and knob == "variant"
+            assert c.lineage.operator == "variant" and changed == {"variant"}
     # No proposal repeats a parent or another proposal of the batch.
     keys = [_key(c) for c in children]
     assert len(set(keys)) == len(keys)
@@ -195,3 +197,20 @@ def test_a_family_the_agent_has_outgrown_gets_the_slot_and_a_harder_level() -> N
         (cand,) = designer.propose(DesignContext(skill=SKILL, count=1, parents=parents))
         assert cand.family == "sonar_dig" and cand.lineage.parents == ["sonar"]
         assert difficulty_index("sonar_dig", cand.knobs) > 0
+
+
+def test_a_retired_level_in_the_band_makes_its_family_climb() -> None:
+    from spadegym.loop.heldout import difficulty_index
+
+    knobs = get_family("sonar_dig").level_knobs(0)
+    stalled = LevelSummary("sonar", SKILL, 0.45, 1.0, 0.5, 0.9, family="sonar_dig", knobs=knobs, retired=True)
+    others = [LevelSummary(n, SKILL, 0.5, 1.0, 0.5, 0.9, family=f, knobs=get_family(f).level_knobs(0))
+              for n, f in (("maze", "grid_maze"), ("rooms", "key_rooms"))]
+    for seed in range(5):
+        designer = MutationDesigner(seed=seed)
+        designer.proposed = {"grid_maze": 0, "key_rooms": 0, "sonar_dig": 9}
+        (cand,) = designer.propose(DesignContext(skill=SKILL, count=1, parents=[stalled, *others]))
+        assert cand.family == "sonar_dig" and cand.lineage.operator in ("harder", "reshape")
+        assert difficulty_index("sonar_dig", cand.knobs) > 0
+    hard = LevelSummary("sonar", SKILL, 0.05, 0.9, 0.85, 0.1, family="sonar_dig", knobs=knobs, retired=True)
+    assert MutationDesigner()._direction(hard) == -1  # retired but too hard: still only easier

@@ -19,6 +19,7 @@ def test_fixed_easy_proposes_every_family_once_at_level_zero():
     assert designer.propose(DesignContext(skill="Optimization", count=5)) == []  # the pool is spent
     overrides = baseline_overrides(designer)
     assert overrides["min_fill"] == len(list_families()) and overrides["replay_fraction"] == 1.0
+    assert overrides["retire_after"] == 0  # a fixed pool is replayed for the whole run
 
 
 def test_uniform_draws_stay_in_the_skill_and_are_seeded():
