@@ -15,11 +15,10 @@ has outgrown (above ``band``, 0.6) is only made harder, one it cannot do
 another variant, which keeps its difficulty). Undirected
 edits around a frontier level are symmetric, so difficulty only drifts by
 chance; directed ones climb as the agent masters levels, as ACCEL's
-complexity-adding edits do. With ``balance_families``, each slot goes to a
-family, which is edited (a fresh draw only for a family with no level yet);
-a family whose levels the agent has all outgrown or had its plays of (see
-``BufferConfig.retire_after``) gets the skill's next slot, and a harder edit
-of one of those levels.
+complexity-adding edits do. With ``balance_families``, a family whose levels
+the agent has all outgrown or had its plays of (one above the band or
+retired, see ``BufferConfig.retire_after``, and none inside it) gets the
+skill's next slot, and a harder edit of one of those levels.
 
 How often each operator is used adapts to the designer rewards it earns: a
 gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
@@ -179,10 +178,8 @@ class MutationDesigner:
             parent = self._pick_parent(pool_parents) if pool_parents else None
             edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
-            if balanced and len(allowed) > 1:
-                # A fresh draw starts at the family's easiest levels: with a family of its own to edit, a
-                # balanced slot edits it (fresh draws took 42% of one run's plays back to level 0).
-                allowed = allowed[1:]
+            if outgrown and len(allowed) > 1:
+                allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
@@ -214,7 +211,7 @@ class MutationDesigner:
                          knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
 
     def _outgrown(self, families: list[Family], parents: list[LevelSummary]) -> list[Family]:
-        """Families whose levels the agent has all outgrown or had its plays of (none in or below the band).
+        """Families whose levels the agent has outgrown: one above the band (or retired), none inside it.
 
         Their slots come first (with ``directed``): replay gives every family its
         share of plays, and a family without a frontier level spends its share on
@@ -225,7 +222,7 @@ class MutationDesigner:
         out = []
         for family in families:
             directions = {self._direction(p) for p in parents if p.family == family.name}
-            if directions == {1}:
+            if 1 in directions and 0 not in directions:
                 out.append(family)
         return out
 
