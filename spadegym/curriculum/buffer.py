@@ -214,7 +214,8 @@ class LevelBuffer:
         Retired levels fill the round only when no other level is left.
         """
         ids, p = self.replay_probabilities(current_round)
-        spare = [i for i in self.state.levels if i not in set(ids)]  # retired, while others remain
+        offered = set(ids)
+        spare = [i for i in self.state.levels if i not in offered]  # retired, while others remain
         picked = self._draw(ids, p, min(n, len(ids)), rng, fresh)
         if len(picked) < n and spare:
             spare_ids, spare_p = spare, np.full(len(spare), 1.0 / len(spare))

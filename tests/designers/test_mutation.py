@@ -38,7 +38,7 @@ def test_fresh_proposals_are_new_levels_of_the_skill_unique_and_valid(sandbox: S
         assert verdict.valid, verdict.feedback()
 
 
-def test_mutations_record_lineage_and_change_one_knob(sandbox: Sandbox) -> None:
+def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbox) -> None:
     designer = MutationDesigner(seed=5)
     first = designer.propose(DesignContext(skill=SKILL, count=3))
     parents = _as_parents(first, [0.9, 0.1, 0.0])
