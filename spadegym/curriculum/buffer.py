@@ -260,4 +260,5 @@ class LevelBuffer:
             "win_rate_mean": float(np.mean([r.win_rate for r in levels])),
             "depth_mean": float(np.mean([r.depth for r in levels])),
             "depth_max": int(max(r.depth for r in levels)),
+            "retired": sum(self.retired(r) for r in levels),
         }

@@ -57,8 +57,13 @@ class RunData:
     # -- per-round series ------------------------------------------------
 
     def summary_series(self, key: str, label: str | None = None) -> Series | None:
-        """A numeric summary key over rounds; None if no round carries it."""
-        pts = [(s["round"], _num(s.get(key))) for s in self.summaries]
+        """A numeric summary key over rounds (``a.b``: key b of dict a); None if no round carries it."""
+        def value(summary: dict[str, Any]) -> Any:
+            for part in key.split("."):
+                summary = summary.get(part) if isinstance(summary, dict) else None
+            return summary
+
+        pts = [(s["round"], _num(value(s))) for s in self.summaries]
         pts = [(r, v) for r, v in pts if v is not None]
         if not pts:
             return None

@@ -211,9 +211,10 @@ def _curriculum(data: RunData) -> str | None:
                 plots.stacked_bars(data.round_numbers, mix, "environments"),
             )
         )
-    buffer = data.summary_series("buffer_size", "buffer size")
+    buffer = data.summary_series("buffer_size", "in the buffer")
     if buffer:
-        figures.append(("Level buffer size", plots.lines([buffer], "environments")))
+        retired = data.summary_series("buffer.retired", "retired (out of replay)")
+        figures.append(("Level buffer size", plots.lines([buffer, *([retired] if retired else [])], "environments")))
     return _grid(*figures) if figures else None
 
 

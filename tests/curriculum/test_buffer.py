@@ -132,6 +132,7 @@ def test_a_level_that_had_its_plays_leaves_replay_until_nothing_else_is_left():
     for round_ in range(2):
         buf.record_play("alpha0", round_, 0.9, 0.5, 0.9, 0.4)  # the best-scored level, played twice
     assert buf.retired(buf.state.levels["alpha0"]) and not buf.retired(buf.state.levels["alpha1"])
+    assert buf.stats()["retired"] == 1
     ids, _ = buf.replay_probabilities(current_round=2)
     assert "alpha0" not in ids
     rng = np.random.default_rng(0)
