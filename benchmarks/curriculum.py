@@ -11,7 +11,9 @@ buffer settings differ):
 
 Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
 episodes, then the learner is scored on the held-out suite (every family at
-every level, seeds never trained on) without the hint.
+every level, seeds never trained on) without the hint. Every run is scored on
+the same instances (``--heldout-seed``), so arms and seeds differ only in the
+learner that plays them.
 
     python benchmarks/curriculum.py --jobs 2         # 3 seeds x 5 arms x 36 rounds, two runs at once
     python benchmarks/curriculum.py --json --seeds 3 --rounds 20
@@ -46,8 +48,11 @@ FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret")
 
 
+HELDOUT_SEED = 4242  # one set of held-out instances for every arm and seed
+
+
 def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 64,
-            sets: dict[str, Any] | None = None) -> dict:
+            sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED) -> dict:
     settings: dict[str, Any] = {**ARMS[name], "buffer": {}}
     for key, value in (sets or {}).items():  # --set applies to every arm
         section, _, field = key.partition(".")
@@ -57,13 +62,13 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
             settings[key] = value
     if settings["designer"] != "mutation":  # baselines: buffer settings that play them as intended
         settings["buffer"] = {**settings["buffer"], **baseline_overrides(SamplerDesigner(settings["designer"]))}
-    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds}, **settings)
+    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds, "seed": heldout_seed}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
     final = result.summaries[-1]
     return {"heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
-            "heldout_hard": final.get("heldout_success_hard"),
+            "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
             "episodes": sum(s["episodes"] for s in result.summaries),
             "seconds": time.perf_counter() - started}
 
@@ -76,6 +81,8 @@ def main() -> int:
     # 16 seeds (1,152 episodes) left +-0.013 of sampling noise per run, as large as the gaps between
     # arms; 64 halve it for ~25 s per run.
     parser.add_argument("--heldout-seeds", type=int, default=64, help="Unseen seeds per held-out level.")
+    parser.add_argument("--heldout-seed", type=int, default=HELDOUT_SEED,
+                        help="Seeds the held-out instances, the same for every arm and run seed.")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A run setting for every arm, e.g. buffer.replay_fraction=0.75 (value read as JSON).")
@@ -95,7 +102,8 @@ def main() -> int:
     jobs = [(arm, seed) for seed in range(args.first_seed, args.first_seed + args.seeds) for arm in arms]
     with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp, \
             ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets): (arm, seed)
+        futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets,
+                               args.heldout_seed): (arm, seed)
                    for arm, seed in jobs}
         done = {}
         for future in as_completed(futures):
@@ -111,20 +119,23 @@ def main() -> int:
         table[arm] = {"mean": round(float(np.mean(values)), 4), "spread": round(float(np.std(values)), 4),
                       "per_seed": [round(v, 4) for v in values],
                       "hard_mean": round(float(np.mean([r["heldout_hard"] or 0 for r in rs])), 4),
+                      "by_level": {level: round(float(np.mean([r["by_level"].get(level, 0.0) for r in rs])), 4)
+                                   for level in rs[0]["by_level"]},
                       "episodes": int(np.mean([r["episodes"] for r in rs]))}
     best_fixed = max((table[a]["mean"] for a in FIXED if a in table), default=None)
     best_adaptive = max((table[a]["mean"] for a in ADAPTIVE if a in table), default=None)
     ratio = (best_adaptive / best_fixed) if best_fixed and best_adaptive is not None else None
     out = {"arms": table, "ratio_adaptive_over_best_fixed": None if ratio is None else round(ratio, 4),
            "episodes_per_arm": int(np.mean([t["episodes"] for t in table.values()])),
-           "rounds": args.rounds, "seeds": args.seeds}
+           "rounds": args.rounds, "seeds": args.seeds, "heldout_seed": args.heldout_seed}
     if args.json:
         print(json.dumps(out))
     else:
-        t = Table("arm", "held-out success (no hint)", "spread", "hard levels", "per seed", "episodes")
+        t = Table("arm", "held-out success (no hint)", "spread", "by level", "hard levels", "per seed", "episodes")
         for arm, row in table.items():
-            t.add_row(arm, f"{row['mean']:.3f}", f"{row['spread']:.3f}", f"{row['hard_mean']:.3f}",
-                      " ".join(f"{v:.2f}" for v in row["per_seed"]), str(row["episodes"]))
+            t.add_row(arm, f"{row['mean']:.3f}", f"{row['spread']:.3f}",
+                      " ".join(f"{v:.2f}" for v in row["by_level"].values()), f"{row['hard_mean']:.3f}",
+                      " ".join(f"{v:.3f}" for v in row["per_seed"]), str(row["episodes"]))
         Console().print(t)
         print(f"ratio adaptive / best fixed: {out['ratio_adaptive_over_best_fixed']}")
     return 0

@@ -39,6 +39,7 @@ class HeldoutConfig(BaseModel):
     seeds: int = Field(4, ge=1, description="Held-out seeds per family level.")
     levels: str = Field("all", pattern="^(all|ends)$", description="all: every level; ends: lowest and highest only.")
     hint: bool = Field(True, description="Also measure held-out success with the hint (hint arm).")
+    seed: int | None = Field(None, description="Seeds the held-out instances and the agent's sampling on them; unset: the run's seed. Give several runs one value to score them on the same instances.")
 
 
 class LLMRoleConfig(BaseModel):

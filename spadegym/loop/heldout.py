@@ -16,7 +16,7 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..families import get_family, list_families
-from ..rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..sandbox import Sandbox
 
 
@@ -61,16 +61,16 @@ def build_suite(levels: str = "all") -> list[HeldoutEnv]:
     return suite
 
 
-async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, run_seed: int,
-                   hint: bool = True, rollout: RolloutConfig | None = None) -> dict[str, Any]:
-    """Success rates on the suite, without (and with) the hint, overall and per family."""
+async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, seed: int,
+                   hint: bool = True, rollout: RolloutConfig | None = None) -> tuple[dict[str, Any], list[Episode]]:
+    """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes."""
     envs = {h.env_id: h.spec for h in suite}
     arms = (False, True) if hint else (False,)
-    plays = [Play(h.env_id, derive_seed(run_seed, "heldout", h.env_id, i), hinted=arm)
+    plays = [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
              for h in suite for i in range(seeds) for arm in arms]
     # The learner evaluates on its own random stream, so evaluation never shifts its training.
     evaluating = getattr(agent, "evaluating", None)
-    with evaluating(run_seed) if evaluating is not None else nullcontext():
+    with evaluating(seed) if evaluating is not None else nullcontext():
         episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
@@ -82,13 +82,16 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
 
     plain = [(h, rate(h.env_id, False)) for h in suite]
     by_family: dict[str, list[float]] = defaultdict(list)
+    by_level: dict[int, list[float]] = defaultdict(list)
     for h, value in plain:
         if value is not None:
             by_family[h.family].append(value)
+            by_level[h.level].append(value)
     scored = [v for _, v in plain if v is not None]
     result: dict[str, Any] = {
         "heldout_success": float(np.mean(scored)) if scored else 0.0,
         "heldout_by_family": {k: round(float(np.mean(v)), 4) for k, v in sorted(by_family.items())},
+        "heldout_by_level": {str(k): round(float(np.mean(v)), 4) for k, v in sorted(by_level.items())},
         "heldout_episodes": len(episodes),
     }
     hard = [v for h, v in plain if v is not None and h.difficulty >= 0.5]
@@ -97,4 +100,4 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
     if hint:
         hinted = [v for v in (rate(h.env_id, True) for h in suite) if v is not None]
         result["heldout_success_hint"] = float(np.mean(hinted)) if hinted else 0.0
-    return result
+    return result, episodes

@@ -158,7 +158,7 @@ class SelfPlay:
             rewards = self.reward_designer(proposals, stats)
             self.remember(n, proposals, stats, rewards)
         with clock("heldout"):
-            heldout = self.heldout(n)
+            heldout, heldout_episodes = self.heldout(n)
 
         self.state.next_round = n + 1
         self.state.episodes += len(episodes)
@@ -166,7 +166,7 @@ class SelfPlay:
         summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
                                  heldout, time.perf_counter() - started)
         summary["timings"] = clock.seconds
-        self.write(n, proposals, chosen, episodes, stats, rewards, summary)
+        self.write(n, proposals, chosen, episodes, heldout_episodes, stats, rewards, summary)
         return summary
 
     def active_skills(self, n: int) -> list[str]:
@@ -316,14 +316,16 @@ class SelfPlay:
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
 
-    def heldout(self, n: int) -> dict[str, Any]:
+    def heldout(self, n: int) -> tuple[dict[str, Any], list[Episode]]:
+        """The held-out suite's figures and episodes, in rounds that evaluate (else nothing)."""
         every = self.config.heldout.every
         last = n + 1 >= self.config.rounds
         if not (last or (every and n % every == 0)):
-            return {}
-        return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=self.config.heldout.seeds,
-                                    run_seed=self.config.seed, hint=self.config.heldout.hint,
-                                    rollout=self.config.rollout))
+            return {}, []
+        held = self.config.heldout
+        seed = self.config.seed if held.seed is None else held.seed
+        return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
+                                    hint=held.hint, rollout=self.config.rollout))
 
     # -- bookkeeping ----------------------------------------------------------
     def summarize(self, n: int, proposals: list[Proposal], chosen: list[str], replayed: list[str],
@@ -367,7 +369,7 @@ class SelfPlay:
         return r.knobs if r else {}
 
     def write(self, n: int, proposals: list[Proposal], chosen: list[str], episodes: list[Episode],
-              stats: dict[str, EnvStats], rewards: dict[str, float], summary: dict[str, Any]) -> None:
+              heldout_episodes: list[Episode], stats: dict[str, EnvStats], rewards: dict[str, float], summary: dict[str, Any]) -> None:
         """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
         checkpoint = None
         if self.learns and hasattr(self.agent, "save"):
@@ -388,6 +390,7 @@ class SelfPlay:
                 if fb.candidate_id:
                     tx.set_proposal_reward(fb.candidate_id, fb.reward)
             tx.add_episodes([{**e.to_dict(), "round": n, "split": "train"} for e in episodes])
+            tx.add_episodes([{**e.to_dict(), "round": n, "split": "heldout"} for e in heldout_episodes])
             tx.add_scores([{
                 "env_id": e, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
                 "regret": s.mean_return_hint - s.mean_return,

@@ -13,7 +13,7 @@ from html import escape
 from typing import Any
 
 from . import plots
-from .data import BAND, RunData
+from .data import BAND, RunData, Series
 
 MAX_ENVIRONMENTS = 300  # environments listed in the browser (most recent first)
 MAX_TEXT = 1500  # characters of one observation or reply shown in a transcript
@@ -169,6 +169,9 @@ def _learning(data: RunData) -> str | None:
         figures.append(
             ("Held-out success by family", plots.lines(by_family, "success rate", unit_range=True))
         )
+    by_level = [Series(f"level {s.label}", s.rounds, s.values) for s in data.summary_dict_series("heldout_by_level")]
+    if by_level:
+        figures.append(("Held-out success by level", plots.lines(by_level, "success rate", unit_range=True)))
     return _grid(*figures) if figures else None
 
 

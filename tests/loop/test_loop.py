@@ -196,3 +196,21 @@ def test_designer_parents_include_every_family():
     ranked += [LevelRecord(f"b{i}", "s", f"hb{i}", 0, score=0.1, family="beta") for i in range(3)]
     kept = _best_per_family(ranked, 8)
     assert [r.env_id for r in kept] == [f"a{i}" for i in range(8)] + ["b0", "b1", "b2"]
+
+
+def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_path):
+    def heldout_seeds(seed: int, heldout_seed: int | None) -> tuple[list[tuple[str, int]], dict]:
+        held = {**TINY_CONFIG["heldout"], "hint": False, "seed": heldout_seed}
+        config = RunConfig(rounds=1, seed=seed, **{**TINY_CONFIG, "heldout": held})
+        result = run(config, tmp_path / f"run-{seed}-{heldout_seed}", console=quiet(), report=False)
+        with RunStore.open(tmp_path / f"run-{seed}-{heldout_seed}") as store:
+            episodes = store.episodes(split="heldout")
+        return sorted((ep["env_id"], ep["seed"]) for ep in episodes), result.summaries[-1]
+
+    shared_a, summary = heldout_seeds(1, 7)
+    shared_b, _ = heldout_seeds(2, 7)
+    own, _ = heldout_seeds(2, None)
+    assert shared_a == shared_b
+    assert own != shared_b
+    # The suite's ends (level 0 and each family's top level) are also scored level by level.
+    assert "0" in summary["heldout_by_level"] and len(summary["heldout_by_level"]) >= 2

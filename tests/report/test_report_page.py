@@ -56,6 +56,7 @@ def test_report_has_every_section_and_plot_for_a_full_run(full_report):
         "Win rate with and without hint",
         "Held-out success",
         "Held-out success by family",
+        "Held-out success by level",
         "Hint regret (all environment-rounds)",
         "Designer reward",
         "Hint regret vs oracle regret",

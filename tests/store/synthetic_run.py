@@ -173,6 +173,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                         fam: sum(e["ret"] > 0 for e in heldout if e["env_id"] == f"heldout-{fam}") / 3
                         for fam in FAMILIES
                     },
+                    "heldout_by_level": {"0": sum(e["ret"] > 0 for e in heldout) / len(heldout)},
                     "valid": envs_per_round,
                     "proposals": envs_per_round + 1,
                     "refusals": refusals,
