@@ -8,6 +8,8 @@ buffer settings differ):
   uniform          fresh uniform draws over the families' levels (domain randomisation)
   fixed_easy       a fixed pool: every family at its easiest level
   fixed_all        a fixed pool: every family at every level (the paper's fixed baseline)
+  staged           a hand-written schedule: level 0 of every family, then level 1, ... in equal
+                   shares of the rounds (a reference: it knows the levels and the budget up front)
 
 Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
 episodes, then the learner is scored on the held-out suite (every family at
@@ -43,6 +45,7 @@ ARMS = {
     "uniform": {"designer": "uniform"},
     "fixed_easy": {"designer": "fixed:easy"},
     "fixed_all": {"designer": "fixed:all"},
+    "staged": {"designer": "staged"},
 }
 FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret")
@@ -60,8 +63,9 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
             settings.setdefault(section, {})[field] = value
         else:
             settings[key] = value
-    if settings["designer"] != "mutation":  # baselines: buffer settings that play them as intended
-        settings["buffer"] = {**settings["buffer"], **baseline_overrides(SamplerDesigner(settings["designer"]))}
+    if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
+        intended = baseline_overrides(SamplerDesigner(settings["designer"], rounds=rounds))
+        settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds, "seed": heldout_seed}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()

@@ -1,5 +1,5 @@
 """Designers by name: ``mutation``, ``openai:MODEL[@BASE_URL]``, or a baseline sampler
-(``uniform``, ``fixed:easy``, ``fixed:all``).
+(``uniform``, ``fixed:easy``, ``fixed:all``, ``staged``).
 
     designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, sandbox=box)
 """
@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import UserError
 from .base import Designer
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all")
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all", "staged")
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
 
@@ -31,7 +31,8 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     False = no grounding), ``llm`` (a dict of EndpointConfig fields, e.g.
     temperature, max_tokens, concurrency), ``config`` (an LLMDesignerConfig or a
     dict), ``validator``. The mutation designer gets the options its constructor
-    accepts; the rest are ignored.
+    accepts; the rest are ignored. The ``staged`` sampler reads ``rounds`` (the
+    run's length, which its stages divide).
     """
     spec = spec.strip()
     if spec == "mutation":
@@ -40,8 +41,11 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         return _llm(spec, seed, options)
     from .sampler import SAMPLER_SPECS, SamplerDesigner
 
+    if spec == "staged" and not options.get("rounds"):
+        raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
+                              "use it with spadegym run, or give make_designer rounds=N.")
     if spec in SAMPLER_SPECS:  # non-adaptive baselines
-        return SamplerDesigner(spec, seed=seed)
+        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"))
     names = ["mutation", *SAMPLER_SPECS]
     near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \
         difflib.get_close_matches(spec.split(":")[0], ["openai"], n=1, cutoff=0.6)

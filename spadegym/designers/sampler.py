@@ -3,6 +3,9 @@
 ``uniform``     fresh uniform draws over every family, level and variant (domain randomisation)
 ``fixed:easy``  a fixed pool: every family at its easiest level
 ``fixed:all``   a fixed pool: every family at every level (the paper's fixed-environment baseline)
+``staged``      a hand-written schedule: every family at level 0 in the first stage of the run, then
+                level 1, and so on (one stage per level, in equal shares of the run's rounds); the
+                classic alternative to an adaptive curriculum, which needs the budget up front
 
 A fixed pool is proposed once, in order; afterwards the loop replays it from the
 level buffer (give the buffer ``replay_fraction=1`` and ``min_fill`` = pool size,
@@ -17,7 +20,7 @@ from typing import Any
 from ..families import list_families
 from .base import Candidate, DesignContext, Lineage
 
-SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all")
+SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
 VERSION = "sampler-1"
 
 
@@ -32,10 +35,12 @@ def _pool(kind: str) -> list[tuple[str, dict[str, Any]]]:
 class SamplerDesigner:
     """Proposes built-in family levels without looking at the agent."""
 
-    def __init__(self, spec: str = "uniform", seed: int = 0):
+    def __init__(self, spec: str = "uniform", seed: int = 0, rounds: int | None = None):
         if spec not in SAMPLER_SPECS:
             raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(SAMPLER_SPECS)}")
-        self.name, self.spec = spec, spec
+        if spec == "staged" and not rounds:
+            raise ValueError("the staged sampler needs the run's number of rounds to lay out its stages")
+        self.name, self.spec, self.rounds = spec, spec, rounds
         self.rng = random.Random(seed)
         self.pool = _pool(spec.split(":")[1]) if spec.startswith("fixed:") else []
         self.cursor = 0  # next pool item to propose (fixed pools)
@@ -46,6 +51,8 @@ class SamplerDesigner:
             # A fixed pool ignores the requested skill: it is the same pool every run.
             items = self.pool[self.cursor:self.cursor + context.count]
             self.cursor += len(items)
+        elif self.spec == "staged":
+            items = [self._staged(context.skill, context.round) for _ in range(context.count)]
         else:
             items = [self._draw(context.skill) for _ in range(context.count)]
         return [self._candidate(name, knobs) for name, knobs in items]
@@ -54,6 +61,16 @@ class SamplerDesigner:
         families = list_families(skill) or list_families()
         family = self.rng.choice(families)
         knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
+        return family.name, knobs
+
+    def _staged(self, skill: str, round_: int) -> tuple[str, dict[str, Any]]:
+        """A family of the skill at this round's stage level, in a fresh variant."""
+        families = list_families(skill) or list_families()
+        family = self.rng.choice(families)
+        stages = family.max_level + 1
+        level = min(family.max_level, round_ * stages // max(1, self.rounds or 1))
+        knobs = family.level_knobs(level)
+        knobs["variant"] = self.rng.choice(family.knobs["variant"])
         return family.name, knobs
 
     def _candidate(self, name: str, knobs: dict[str, Any]) -> Candidate:

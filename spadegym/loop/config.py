@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..curriculum import BufferConfig
 from ..designers.base import SKILLS
@@ -62,7 +62,7 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
-    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL]")
+    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | the baselines uniform, fixed:easy, fixed:all, staged")
     agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL]")
     designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
@@ -109,6 +109,19 @@ class RunConfig(BaseModel):
 
         get_designer_reward(value)
         return value
+
+    @model_validator(mode="after")
+    def _baseline_buffer(self) -> RunConfig:
+        """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
+        whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""
+        from ..designers.sampler import SAMPLER_SPECS, SamplerDesigner, baseline_overrides
+
+        if self.designer in SAMPLER_SPECS:
+            intended = baseline_overrides(SamplerDesigner(self.designer, rounds=self.rounds))
+            update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
+            if update:
+                self.buffer = self.buffer.model_copy(update=update)
+        return self
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def build_parts(config: RunConfig, store: RunStore, sandbox: Sandbox) -> SelfPla
 
     llm = config.llm.model_dump()
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
-                             llm=llm, validation=config.validation,
+                             llm=llm, validation=config.validation, rounds=config.rounds,
                              **({"config": config.mutation} if config.designer == "mutation" else {}))
     spec, learns = _agent_spec(config, store)
     agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}))

@@ -45,3 +45,29 @@ def test_state_round_trip_resumes_the_same_draws():
 def test_unknown_sampler_is_refused():
     with pytest.raises(ValueError, match="unknown sampler"):
         SamplerDesigner("fixed:medium")
+
+
+def test_staged_climbs_one_level_per_equal_share_of_the_rounds():
+    designer = make_designer("staged", seed=0, rounds=8)
+    levels_by_round = []
+    for n in range(8):
+        proposed = designer.propose(DesignContext(skill="Logical Deduction", count=6, round=n))
+        assert {c.skill for c in proposed} == {"Logical Deduction"}
+        levels = set()
+        for c in proposed:
+            family = next(f for f in list_families() if f.name == c.family)
+            named = [lv for lv in range(family.max_level + 1)
+                     if family.level_knobs(lv) == {**c.knobs, "variant": family.level_knobs(lv)["variant"]}]
+            assert len(named) == 1, c.knobs  # a named level, in some variant
+            levels.add(named[0])
+        levels_by_round.append(levels)
+    top = max(f.max_level for f in list_families("Logical Deduction"))
+    assert levels_by_round[0] == {0} and levels_by_round[-1] == {top}
+    flat = [min(levels) for levels in levels_by_round]
+    assert flat == sorted(flat)  # never back down
+    assert baseline_overrides(designer) == {"replay_fraction": 0.0}  # fresh levels every round
+
+
+def test_staged_without_a_run_length_says_what_it_needs():
+    with pytest.raises(ValueError, match="rounds"):
+        make_designer("staged")

@@ -106,6 +106,10 @@ def test_config_errors_are_one_sentence(tmp_path):
     assert ok.returncode == 0
     config = json.loads(ok.stdout)
     assert config["buffer"]["capacity"] == 128 and config["designer"] == "uniform"
+    assert config["buffer"]["replay_fraction"] == 0.0  # a baseline gets the buffer it is played with
+    pool = json.loads(spadegym("run", "--set", "designer=fixed:easy", "--set", "buffer.retire_after=2",
+                               "--print-config").stdout)["buffer"]
+    assert pool["replay_fraction"] == 1.0 and pool["balance"] == "none" and pool["retire_after"] == 2  # by hand wins
     typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
     assert typo.returncode == 2 and "unknown mutation setting 'directd'" in typo.stderr and "directed" in typo.stderr
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
