@@ -17,7 +17,7 @@ every level, seeds never trained on) without the hint. Every run is scored on
 the same instances (``--heldout-seed``), so arms and seeds differ only in the
 learner that plays them.
 
-    python benchmarks/curriculum.py --jobs 2         # 3 seeds x 5 arms x 36 rounds, two runs at once
+    python benchmarks/curriculum.py --jobs 2         # 3 seeds x 6 arms x 36 rounds, two runs at once (~1 h)
     python benchmarks/curriculum.py --json --seeds 3 --rounds 20
 """
 

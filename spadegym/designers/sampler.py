@@ -68,7 +68,7 @@ class SamplerDesigner:
         families = list_families(skill) or list_families()
         family = self.rng.choice(families)
         stages = family.max_level + 1
-        level = min(family.max_level, round_ * stages // max(1, self.rounds or 1))
+        level = min(family.max_level, round_ * stages // (self.rounds or 1))  # rounds: checked at init
         knobs = family.level_knobs(level)
         knobs["variant"] = self.rng.choice(family.knobs["variant"])
         return family.name, knobs

@@ -369,7 +369,8 @@ class SelfPlay:
         return r.knobs if r else {}
 
     def write(self, n: int, proposals: list[Proposal], chosen: list[str], episodes: list[Episode],
-              heldout_episodes: list[Episode], stats: dict[str, EnvStats], rewards: dict[str, float], summary: dict[str, Any]) -> None:
+              heldout_episodes: list[Episode], stats: dict[str, EnvStats], rewards: dict[str, float],
+              summary: dict[str, Any]) -> None:
         """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
         checkpoint = None
         if self.learns and hasattr(self.agent, "save"):
