@@ -214,7 +214,7 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
     shared_a, summary = heldout_seeds(1, 7)
     shared_b, _ = heldout_seeds(2, 7)
     own, _ = heldout_seeds(2, None)
-    assert shared_a == shared_b
+    assert shared_a and shared_a == shared_b  # stored, and the same instances
     assert own != shared_b
     # The suite's ends (level 0 and each family's top level) are also scored level by level.
     assert "0" in summary["heldout_by_level"] and len(summary["heldout_by_level"]) >= 2
