@@ -18,6 +18,7 @@ class SandboxConfig(BaseModel):
     memory_mb: int = Field(1024, ge=64, description="Address-space limit of a worker (RLIMIT_AS).")
     cpu_seconds: int = Field(300, ge=1, description="Total CPU seconds a worker may use before it is killed (RLIMIT_CPU).")
     file_size_mb: int = Field(16, ge=0, description="Largest file a worker may write in its scratch directory (RLIMIT_FSIZE).")
+    scratch_mb: int = Field(64, ge=1, description="Most a worker may keep in its scratch directory, all files together (a private tmpfs under the namespaces tier; elsewhere checked before each episode).")
     open_files: int = Field(64, ge=16, description="Open file descriptors per worker (RLIMIT_NOFILE).")
     output_limit: int = Field(16_384, ge=0, description="Characters of the environment's prints kept per call.")
     line_limit: int = Field(4 << 20, ge=1024, description="Largest protocol line (bytes) accepted from a worker.")
@@ -25,4 +26,4 @@ class SandboxConfig(BaseModel):
     min_tier: str | None = Field(None, description=f"Refuse to run below this isolation tier (one of {', '.join(TIERS)}).")
     seccomp: bool = Field(True, description="Install the seccomp filter when the kernel allows it.")
     landlock: bool = Field(True, description="Restrict the file system with Landlock when the kernel allows it.")
-    namespaces: bool = Field(True, description="Use network/pid namespaces and per-slot uids when privileges allow.")
+    namespaces: bool = Field(True, description="Use a network namespace, a private scratch tmpfs and per-slot uids when privileges allow.")

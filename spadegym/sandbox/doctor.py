@@ -22,6 +22,7 @@ _LAYER_TEXT = {
     "landlock": "file system: read the interpreter and code, write only scratch; no TCP",
     "netns": "empty network namespace shared by all workers",
     "uid": "a separate unprivileged uid per worker slot",
+    "tmpfs": "scratch dir on a private tmpfs of sandbox.scratch_mb: disk use is bounded",
 }
 
 

@@ -9,8 +9,11 @@ Layers, weakest first (see ``config.TIERS``):
 - ``landlock``: read only the interpreter and the code, write only the scratch
   dir, no TCP, signals scoped to the worker (``landlock.py``).
 - ``namespaces``: when privileges allow, the zygote enters an empty network
-  namespace that every worker inherits (``netns``), and each worker runs as an
-  unprivileged uid of its own (``uid``).
+  namespace that every worker inherits (``netns``), each worker runs as an
+  unprivileged uid of its own (``uid``), and its scratch dir is a private tmpfs
+  of ``scratch_mb`` in a mount namespace of its own (``tmpfs``): RLIMIT_FSIZE
+  bounds one file, the tmpfs bounds all of them, so no environment can fill the
+  disk by writing file after file. The mount dies with the worker.
 
 Each layer fails soft: ``probe`` tests them once in a throwaway child process
 and reports which are available (with the reason for those that are not);
@@ -38,6 +41,8 @@ log = logging.getLogger("spadegym.sandbox")
 
 _MB = 1 << 20
 _CLONE_NEWNET = 0x40000000
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 _PR_SET_KEEPCAPS = 8
 _CAP_DAC_READ_SEARCH = 2
 _CAP_VERSION_3 = 0x20080522
@@ -51,7 +56,7 @@ CONFINE_FAILED_EXIT = 71
 
 # Which tier each layer belongs to.
 LAYER_TIER = {"process": "process", "seccomp": "seccomp", "landlock": "landlock",
-              "netns": "namespaces", "uid": "namespaces"}
+              "netns": "namespaces", "uid": "namespaces", "tmpfs": "namespaces"}
 LAYERS = tuple(LAYER_TIER)
 
 
@@ -87,6 +92,11 @@ def _try_layers() -> dict[str, str | None]:
     """In a forked child: apply each layer for real; None = works, else the reason."""
     result: dict[str, str | None] = {}
     reason = seccomp.unsupported_reason()
+    try:
+        mount_private_scratch("/tmp", 1, os.getuid())  # in this throwaway child's own namespace
+        result["tmpfs"] = None
+    except OSError as exc:
+        result["tmpfs"] = f"cannot mount a private tmpfs ({_errno_text(exc)}): needs root or CAP_SYS_ADMIN"
     abi, landlock_reason = landlock.abi_version()
     try:
         enter_private_network()
@@ -145,7 +155,7 @@ def _machine_layers() -> dict[str, str | None]:
         return json.loads(data)
     except ValueError:
         reason = "the probe process failed"
-        return {"seccomp": reason, "landlock": reason, "netns": reason, "uid": reason, "landlock_abi": "0"}
+        return {**{name: reason for name in LAYERS[1:]}, "landlock_abi": "0"}
 
 
 def probe(config: SandboxConfig | None = None) -> TierReport:
@@ -153,11 +163,11 @@ def probe(config: SandboxConfig | None = None) -> TierReport:
     config = config or SandboxConfig()
     found = _machine_layers()
     enabled = {"seccomp": config.seccomp, "landlock": config.landlock,
-               "netns": config.namespaces, "uid": config.namespaces}
+               "netns": config.namespaces, "uid": config.namespaces, "tmpfs": config.namespaces}
     layers, missing = {"process": True}, {}
     for name in LAYERS[1:]:
         if not enabled[name]:
-            config_field = "namespaces" if name in ("netns", "uid") else name
+            config_field = "namespaces" if LAYER_TIER[name] == "namespaces" else name
             missing[name] = f"disabled in the config (sandbox.{config_field} = false)"
         elif found.get(name):
             missing[name] = str(found[name])
@@ -190,6 +200,23 @@ def enter_private_network() -> None:
     if _libc().unshare(_CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def mount_private_scratch(path: str, size_mb: int, uid: int) -> None:
+    """Give the calling process a mount namespace of its own with a tmpfs of ``size_mb`` at ``path``.
+
+    Mounts are made private first, so the tmpfs never shows in the host's namespace.
+    """
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    for args in ((None, b"/", None, _MS_REC | _MS_PRIVATE, None),
+                 (b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                  f"size={size_mb}m,mode=0700,uid={uid},gid={uid}".encode())):
+        if libc.mount(*args) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
 
 
 class _CapHeader(ctypes.Structure):
@@ -292,23 +319,29 @@ def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int =
         os.dup2(devnull, fd)
     os.close(devnull)
     close_other_fds(keep_fds)
-    os.chdir(scratch)
-    os.environ.clear()
-    os.environ.update({"HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
-    set_rlimits(config)
-    sys.setrecursionlimit(2000)
     applied = ["process"]
-    abi, read_paths, keep_read = _worker_plan()
-
     uid = None
     if config.namespaces and os.geteuid() == 0:
         uid = UID_BASE + slot % UID_SLOTS
+        try:
+            mount_private_scratch(scratch, config.scratch_mb, uid)  # before chdir: cwd is the tmpfs
+            applied.append("tmpfs")
+        except OSError:
+            if _required(config, "tmpfs"):
+                raise
         try:
             os.chown(scratch, uid, uid)  # before Landlock and before losing the right to
         except OSError:
             if _required(config, "uid"):
                 raise
             uid = None
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update({"HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
+    set_rlimits(config)
+    sys.setrecursionlimit(2000)
+    abi, read_paths, keep_read = _worker_plan()
+
     if config.landlock and abi:
         try:
             landlock.restrict(abi, read_paths, [scratch])

@@ -115,6 +115,21 @@ class Worker:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+def _disk_usage(path: str) -> int:
+    """Bytes the files under ``path`` occupy (a scratch dir holds few; usually none)."""
+    total = 0
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    total += _disk_usage(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+    except OSError:
+        pass
+    return total
+
+
 def _write_all(fd: int, data: bytes) -> None:
     written = os.write(fd, data)
     if written == len(data):  # the usual case: one call
@@ -375,7 +390,7 @@ class EnvHandle:
         """Send a request without waiting (pair with ``gather`` to pipeline many handles)."""
         if op == "reset":
             needs_new = self.worker is None or not self.worker.alive \
-                or self.episodes >= self.sandbox.config.recycle_after
+                or self.episodes >= self.sandbox.config.recycle_after or self._scratch_overfull()
             if needs_new:
                 if self.worker is not None:
                     self.worker.kill()
@@ -384,6 +399,12 @@ class EnvHandle:
             self.episodes += 1
         assert self.worker is not None
         return self.worker.send(op, self.sandbox.config.step_timeout_s, **args)
+
+    def _scratch_overfull(self) -> bool:
+        """Whether the worker keeps more than ``scratch_mb`` in its scratch dir (a tmpfs bounds it already)."""
+        if self.sandbox.report.layers.get("tmpfs") or self.worker is None:
+            return False
+        return _disk_usage(self.worker.scratch) > self.sandbox.config.scratch_mb * (1 << 20)
 
     def request(self, op: str, **args: Any) -> P.Outcome:
         return gather([self.submit(op, **args)])[0]

@@ -23,7 +23,7 @@ import pytest
 from spadegym.sandbox import Outcome, Sandbox, SandboxConfig, probe
 
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile"
-LIMITS = {"step_timeout_s": 1.0, "load_timeout_s": 2.0, "memory_mb": 512, "file_size_mb": 4}
+LIMITS = {"step_timeout_s": 1.0, "load_timeout_s": 2.0, "memory_mb": 512, "file_size_mb": 4, "scratch_mb": 16}
 SECRET = "sk-spadegym-test-secret-4242"
 
 BENIGN = '''
@@ -185,10 +185,31 @@ def test_one_huge_file_hits_the_file_size_limit(box: Sandbox) -> None:
     still_works(box)
 
 
-def test_many_files_stop_at_the_deadline_and_are_removed(box: Sandbox) -> None:
+def test_many_files_fill_only_the_scratch_quota_and_are_removed(box: Sandbox) -> None:
     outcome, scratch = attack(box, "disk_fill", "many")
-    assert outcome.status == "timeout", outcome
+    if box.report.layers["tmpfs"]:  # the private tmpfs is full long before the deadline
+        assert outcome.status == "exception" and "No space left" in outcome.message, outcome
+        assert outcome.seconds < LIMITS["step_timeout_s"]
+    else:
+        assert outcome.status == "timeout", outcome
     assert not os.path.exists(scratch)
+    still_works(box)
+
+
+def test_files_kept_past_the_quota_cost_the_worker(box: Sandbox) -> None:
+    """24 MB kept in a 16 MB quota: refused by the tmpfs, or the worker is replaced before the next episode."""
+    env = box.open((HOSTILE / "disk_fill.py").read_text(), "disk_fill.py")
+    assert env.reset().ok and env.worker is not None
+    worker, scratch = env.worker, env.worker.scratch
+    outcome = env.step("keep")
+    if box.report.layers["tmpfs"]:
+        assert outcome.status == "exception" and "No space left" in outcome.message, outcome
+        assert not os.listdir(scratch), "the tmpfs showed in the host's mount namespace"
+    else:
+        assert outcome.ok, outcome
+        assert env.reset().ok
+        assert env.worker is not worker and not os.path.exists(scratch)
+    env.close()
     still_works(box)
 
 
