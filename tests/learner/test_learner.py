@@ -139,6 +139,34 @@ def test_relation_features_compare_numbers_across_labelled_lines():
     assert shared - above, "the opposite comparison should not have them"
 
 
+def pair_features(view, action: int) -> set[int]:
+    return set(view.pair_idx[view.pair_ptr[action]:view.pair_ptr[action + 1]].tolist())
+
+
+def test_reference_features_find_the_smallest_number_whatever_the_size():
+    """"run job 2" refers to the "job 2:" line; its deadline is the smallest of the jobs the actions name."""
+    featurizer = Featurizer(bits=16)
+    small = featurizer.view("job 1: deadline 9\njob 2: deadline 3\njob 3: deadline 7\nactions: ...",
+                            ["run job 1", "run job 2", "run job 3"])
+    large = featurizer.view("job 1: deadline 12\njob 2: deadline 15\njob 3: deadline 20\njob 4: deadline 8\n"
+                            "job 5: deadline 30\njob 6: deadline 1, finished",
+                            ["run job 1", "run job 2", "run job 3", "run job 4", "run job 5"])
+    earliest = pair_features(small, 1) & pair_features(large, 3)
+    others = set().union(*(pair_features(small, j) for j in (0, 2)), *(pair_features(large, j) for j in (0, 1, 2)))
+    assert earliest - others, "the earliest deadline should have a feature of its own, whatever the job count"
+    # The finished job 6 is no action: its smaller deadline must not take the mark from job 4.
+    assert pair_features(large, 3) - pair_features(large, 0) - pair_features(large, 4)
+
+
+def test_mention_features_are_keyed_by_the_label_without_its_number():
+    featurizer = Featurizer(bits=16)
+    actions = ["suspect ada", "suspect bo", "suspect cy"]
+    first = featurizer.view("suspects: ada, bo, cy\nclue 1: ada has an alibi", actions)
+    third = featurizer.view("suspects: ada, bo, cy\nclue 3: bo has an alibi", actions)
+    cleared = pair_features(first, 0) & pair_features(third, 1)  # named by a clue, whichever clue
+    assert cleared - pair_features(first, 2) - pair_features(third, 2)
+
+
 def test_later_passes_are_clipped_around_the_policy_that_played():
     config = LearnerConfig(seed=2, epochs=6, lr=0.05)
     learner = Learner(config)
