@@ -213,6 +213,13 @@ def test_files_kept_past_the_quota_cost_the_worker(box: Sandbox) -> None:
     still_works(box)
 
 
+def test_a_tree_deeper_than_the_recursion_limit_is_removed(box: Sandbox) -> None:
+    outcome, scratch = attack(box, "deep_dirs", "go")
+    assert outcome.ok, outcome
+    assert not os.path.exists(scratch)
+    still_works(box)
+
+
 @pytest.mark.parametrize(("how", "says"), [("sys", "sys.exit"), ("os", "exited with code 7")])
 def test_exits_are_crashes(box: Sandbox, how: str, says: str) -> None:
     outcome, _ = attack(box, "exits", how)

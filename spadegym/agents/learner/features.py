@@ -75,6 +75,7 @@ _OVERLAP, _COVER, _CONTAINED, _EQUAL, _DISTINCT = 21, 22, 23, 24, 25
 _REFERS, _REF_WORD, _REF_MIN, _REF_MAX, _MENTIONS = 31, 32, 33, 34, 35
 _MASK48 = (1 << 48) - 1
 _REF_WORDS = 8  # words of a referred line that become features (numbers excluded)
+_LABELLED_LINES = 32  # labelled lines an action may refer to (long observations are cut)
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xC2B2AE3D27D4EB4F)
@@ -253,7 +254,7 @@ class Featurizer:
             if numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
                 numeric[lh] = numbers
             words = [t for t in tokens if _WORD.fullmatch(t)]
-            if m and not hint and len(labelled) < 32:
+            if m and not hint and len(labelled) < _LABELLED_LINES:
                 label_words = _WORD.findall(label)
                 named = tuple(dict.fromkeys(w for w in words if not w.isdigit()))[:_REF_WORDS]
                 labelled.append(_Labelled(frozenset(label_words), tuple(numbers), frozenset(words),
@@ -360,17 +361,10 @@ class Featurizer:
         )
 
     def _references(self, labelled: list[_Labelled], acts: list[_Action]) -> list[list[tuple[int, int, float]]]:
-        """Each action's reference entries (kind, key, value).
+        """Each action's reference entries (kind, key, value): see the module docstring.
 
-        Actions sharing their first word ("run job 1", "run job 4") are told apart by the
-        rest ({4}); a labelled line whose label holds those words ("job 4: deadline 4, ...")
-        is the line the action refers to. Entries are keyed by the verb and the rest of the
-        label ("run", "job"), never by the words that differ, so what they learn holds for
-        any number of jobs: the referred line's words ("finished"), whether its k-th number
-        is the smallest or largest among the lines its sibling actions refer to (the
-        earliest deadline), and, for other lines, how much of the action's distinct part
-        they mention, keyed by their label without numbers ("clue" for "clue 2: ada has an
-        alibi", against "suspect ada").
+        Siblings are the actions sharing a first word; what sets one apart must all be in
+        a line's label, with more besides ("job" of "job 4"), for the action to refer to it.
         """
         out: list[list[tuple[int, int, float]]] = [[] for _ in acts]
         if not labelled:
