@@ -12,7 +12,10 @@ Figures, in one run:
   at the strongest tier to its first reply; fresh_start_ms: the same for a
   fresh ``python -c`` echo worker; layer_start_ms: zygote start with the layers
   added one tier at a time; layer_cost_ms: the time each layer takes to apply,
-  measured inside a forked child (free of scheduling noise);
+  measured inside a forked child (free of scheduling noise); exit_ms: from a
+  forked child's last write to ``waitpid`` returning, bare and with the private
+  scratch tmpfs, whose mount namespace the kernel tears down at exit (the host
+  never waits for this: it kills a worker and moves on);
 - inprocess_calls_per_s: ``step`` called directly in this process (reference).
 """
 
@@ -222,7 +225,8 @@ def layer_costs_ms(repeats: int) -> dict[str, float]:
     hardening.prepare()
     abi, read_paths, keep_read = hardening._worker_plan()
     report = probe()
-    samples: dict[str, list[float]] = {"process": [], "seccomp": [], "landlock": [], "uid": [], "netns": []}
+    samples: dict[str, list[float]] = {"process": [], "seccomp": [], "landlock": [], "uid": [], "netns": [],
+                                       "tmpfs": []}
     for i in range(repeats):
         read_end, write_end = os.pipe()
         scratch = tempfile.mkdtemp(prefix="spadegym-bench-")
@@ -231,6 +235,10 @@ def layer_costs_ms(repeats: int) -> dict[str, float]:
         if pid == 0:  # the child applies each layer the machine has, timing each
             took = {}
             try:
+                if report.layers["tmpfs"]:  # first, as in confine: the tmpfs becomes the cwd
+                    t = time.perf_counter()
+                    hardening.mount_private_scratch(scratch, SandboxConfig().scratch_mb, hardening.UID_BASE + i)
+                    took["tmpfs"] = time.perf_counter() - t
                 t = time.perf_counter()
                 hardening.close_other_fds({write_end})
                 os.chdir(scratch)
@@ -266,6 +274,32 @@ def layer_costs_ms(repeats: int) -> dict[str, float]:
     return {name: round(statistics.median(v), 3) for name, v in samples.items() if v}
 
 
+def exit_ms(repeats: int) -> dict[str, float]:
+    """Median ms from a child's last write to ``waitpid`` returning: bare, and after the scratch tmpfs."""
+    kinds = ["bare", "tmpfs"] if probe().layers["tmpfs"] else ["bare"]
+    samples: dict[str, list[float]] = {kind: [] for kind in kinds}
+    for _ in range(repeats):
+        for kind in kinds:
+            scratch = tempfile.mkdtemp(prefix="spadegym-bench-")
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    if kind == "tmpfs":
+                        hardening.mount_private_scratch(scratch, SandboxConfig().scratch_mb, os.getuid())
+                    os.write(write_end, b"x")
+                finally:
+                    os._exit(0)
+            os.close(write_end)
+            os.read(read_end, 1)
+            written = time.perf_counter()
+            os.waitpid(pid, 0)
+            samples[kind].append((time.perf_counter() - written) * 1000)
+            os.close(read_end)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return {kind: round(statistics.median(v), 3) for kind, v in samples.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -284,6 +318,7 @@ def main() -> None:
         "fresh_start_ms": round(fresh_start_ms(args.starts), 3),
         "layer_start_ms": layers,
         "layer_cost_ms": layer_costs_ms(args.starts),
+        "exit_ms": exit_ms(args.starts),
         "inprocess_calls_per_s": round(inprocess_rate(args.seconds)),
         "envs": N_ENVS,
         "cpus": os.cpu_count(),
