@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import resource
+import signal
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ _MB = 1 << 20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWNS = 0x00020000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
-_PR_SET_KEEPCAPS = 8
+_PR_SET_PDEATHSIG, _PR_SET_KEEPCAPS = 1, 8
 _CAP_DAC_READ_SEARCH = 2
 _CAP_VERSION_3 = 0x20080522
 #: Worker uids are ``UID_BASE + slot % UID_SLOTS`` (group id alike).
@@ -308,11 +309,24 @@ def _required(config: SandboxConfig, layer: str) -> bool:
     return bool(config.min_tier) and TIERS.index(LAYER_TIER[layer]) <= TIERS.index(config.min_tier)
 
 
-def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int = 0) -> list[str]:
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when ``parent`` ends; end now if it already has.
+
+    The setting is cleared by a uid or gid change, so it is made after the switch.
+    """
+    if _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(CONFINE_FAILED_EXIT)
+
+
+def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int = 0,
+            parent: int | None = None) -> list[str]:
     """Apply every enabled layer to the current (worker) process; return those in force.
 
     A layer that fails is skipped, unless ``config.min_tier`` needs it: then the
     OSError propagates and the worker never serves (the host sees a crash).
+    ``parent``: the zygote's pid; the worker dies with it (always, whatever the tier).
     """
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -357,6 +371,8 @@ def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int =
         except OSError:
             if _required(config, "uid"):
                 raise
+    if parent is not None:
+        die_with_parent(parent)
     if config.seccomp:
         try:
             seccomp.install(os.getpid())

@@ -5,14 +5,20 @@ clean environment. It imports everything a worker needs once (and, with
 ``--netns``, enters an empty network namespace every worker inherits), then for
 each spawn request receives the worker's two pipe ends over its Unix socket,
 forks, and answers ``{"pid": N}``. When a worker ends it sends
-``{"exit": N, "status": "..."}`` so the host can say how it died. When the host
-goes away it kills its workers.
+``{"exit": N, "status": "..."}`` so the host can say how it died.
+
+No worker outlives the process that owns the sandbox: the zygote watches its
+owner (end of file on the socket, and a pidfd, which also fires when a forked
+copy of the owner still holds the socket) and kills its workers when the owner
+ends; each worker asks the kernel to SIGKILL it when the zygote ends
+(``hardening.die_with_parent``), so killing the zygote itself leaks nothing.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -52,7 +58,7 @@ def _hide(fds: tuple[int, int]) -> tuple[int, int]:
     return moved[0], moved[1]
 
 
-def _run_worker(spec: dict, in_fd: int, out_fd: int) -> None:
+def _run_worker(spec: dict, in_fd: int, out_fd: int, zygote: int) -> None:
     try:
         # Own process group (the host kills the whole group), but not a new session:
         # with autogroup scheduling each session is its own scheduling group, and
@@ -62,7 +68,7 @@ def _run_worker(spec: dict, in_fd: int, out_fd: int) -> None:
             signal.signal(sig, signal.SIG_DFL)
         in_fd, out_fd = _hide((in_fd, out_fd))
         config = SandboxConfig(**spec["config"])
-        hardening.confine(config, spec["scratch"], {in_fd, out_fd}, slot=spec.get("slot", 0))
+        hardening.confine(config, spec["scratch"], {in_fd, out_fd}, slot=spec.get("slot", 0), parent=zygote)
     except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
         os._exit(hardening.CONFINE_FAILED_EXIT)
     try:
@@ -70,6 +76,24 @@ def _run_worker(spec: dict, in_fd: int, out_fd: int) -> None:
     except BaseException:  # noqa: BLE001
         os._exit(70)
     os._exit(0)
+
+
+def _owner_watch() -> int | None:
+    """A pidfd that becomes readable when the owner (our parent) ends; None where the kernel has none."""
+    try:
+        return os.pidfd_open(os.getppid())
+    except (AttributeError, OSError):
+        return None  # the socket's end of file still tells
+
+
+def _owner_gone(sock: socket.socket, owner: int | None) -> bool:
+    """Wait for a request; True when the owner ended first (its pidfd is readable)."""
+    if owner is None:
+        return False
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(owner, select.POLLIN)
+    return any(fd == owner for fd, _event in poller.poll())
 
 
 def main(sock_fd: int, netns: bool = False) -> None:
@@ -82,6 +106,8 @@ def main(sock_fd: int, netns: bool = False) -> None:
             pass  # the probe reported this layer missing already
     hardening.prepare()
     sock = socket.socket(fileno=sock_fd)
+    owner = _owner_watch()
+    zygote = os.getpid()
     children: set[int] = set()
 
     def reap(_signum: int, _frame: object) -> None:
@@ -101,7 +127,7 @@ def main(sock_fd: int, netns: bool = False) -> None:
 
     signal.signal(signal.SIGCHLD, reap)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the host's to handle
-    while True:
+    while not _owner_gone(sock, owner):
         try:
             msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
         except OSError:
@@ -116,7 +142,9 @@ def main(sock_fd: int, netns: bool = False) -> None:
         pid = os.fork()
         if pid == 0:
             sock.close()
-            _run_worker(spec, in_fd, out_fd)
+            if owner is not None:
+                os.close(owner)
+            _run_worker(spec, in_fd, out_fd, zygote)
         os.close(in_fd)
         os.close(out_fd)
         children.add(pid)
