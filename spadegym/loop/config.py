@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from ..curriculum import BufferConfig
 from ..designers.base import SKILLS
 from ..errors import UserError
+from ..executor import EXECUTORS, RayConfig
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
@@ -79,6 +80,8 @@ class RunConfig(BaseModel):
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
+    executor: str = Field("local", pattern=f"^({'|'.join(EXECUTORS)})$", description="Where validation and rollouts run: local (one sandbox in this process) or ray (actors that each own a sandbox; see ray).")
+    ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
     validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
     tensorboard: bool = Field(True, description="Write round scalars to <run>/tensorboard/ (needs the tensorboard package; skipped without it).")
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserError
+from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..sandbox import Sandbox
 from ..store import RunStore
@@ -47,17 +48,19 @@ def _agent_spec(config: RunConfig, store: RunStore) -> tuple[str, bool]:
     return spec, learns
 
 
-def build_parts(config: RunConfig, store: RunStore, sandbox: Sandbox) -> SelfPlay:
+def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents import make_agent
     from ..designers.registry import make_designer
 
     llm = config.llm.model_dump()
+    # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
+    sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
                              llm=llm, validation=config.validation, rounds=config.rounds,
                              **({"config": config.mutation} if config.designer == "mutation" else {}))
     spec, learns = _agent_spec(config, store)
     agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}))
-    return SelfPlay(config, store, sandbox, designer, agent, learns=learns)
+    return SelfPlay(config, store, executor, designer, agent, learns=learns)
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,
@@ -75,11 +78,11 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
     summaries: list[dict[str, Any]] = []
     try:
-        with Sandbox(config.sandbox) as sandbox, ExitStack() as stack:
-            console.print(f"[bold]spadegym run[/] → {store.dir}  (sandbox tier: {sandbox.report.tier}, "
+        with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
+            console.print(f"[bold]spadegym run[/] → {store.dir}  ({executor.describe()}, "
                           f"designer: {config.designer}, agent: {config.agent}, reward: {config.designer_reward})",
                           highlight=False, soft_wrap=True)
-            loop = build_parts(config, store, sandbox)
+            loop = build_parts(config, store, executor)
             stack.callback(loop.close)
             board = stack.enter_context(ScalarBoard(store.dir if config.tensorboard else None))
             if board.active:

@@ -32,8 +32,8 @@ from ..agents.base import Agent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
 from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
+from ..executor import Executor, ValidationJob
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
-from ..sandbox import Sandbox
 from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
 from ..store import RunStore
 from .config import RunConfig
@@ -87,9 +87,10 @@ class _Clock:
 class SelfPlay:
     """Owns the parts of a run and steps it round by round."""
 
-    def __init__(self, config: RunConfig, store: RunStore, sandbox: Sandbox, designer: Designer,
+    def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer,
                  agent: Agent, *, learns: bool):
-        self.config, self.store, self.sandbox = config, store, sandbox
+        self.config, self.store, self.executor = config, store, executor
+        self.sandbox = executor.sandbox  # where episodes' environments run
         self.designer, self.agent, self.learns = designer, agent, learns
         self.reward_fn = get_designer_reward(config.designer_reward)
         self.buffer = LevelBuffer(config.buffer)
@@ -98,6 +99,7 @@ class SelfPlay:
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
+        self._infra_seen: dict[str, int] = {}
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
         self._restore()
@@ -166,8 +168,18 @@ class SelfPlay:
         summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
                                  heldout, time.perf_counter() - started)
         summary["timings"] = clock.seconds
+        infra = self._infrastructure_events()
+        if infra:
+            summary["infrastructure"] = infra
         self.write(n, proposals, chosen, episodes, heldout_episodes, stats, rewards, summary)
         return summary
+
+    def _infrastructure_events(self) -> dict[str, int]:
+        """What the executor lost and redid this round (actors, requests, validations); never scored."""
+        now = self.executor.counters()
+        events = {k: v - self._infra_seen.get(k, 0) for k, v in now.items() if v != self._infra_seen.get(k, 0)}
+        self._infra_seen = now
+        return events
 
     def active_skills(self, n: int) -> list[str]:
         """Rotate over the configured skills, ``skills_per_round`` at a time (paper: 3 of 6)."""
@@ -181,30 +193,29 @@ class SelfPlay:
         """Propose ``count`` levels over ``skills``; validate each in the sandbox; drop duplicates."""
         if count <= 0:
             return []
-        from ..validate import validate_source
-
         per_skill = fresh_slots(n, count, len(skills), len(self.config.skills))
-        proposals: list[Proposal] = []
+        drafts: list[tuple[str, Candidate]] = []
         for skill, k in zip(skills, per_skill):
             if k == 0:
                 continue
-            context = self.context(n, skill, k)
-            for i, cand in enumerate(self.designer.propose(context)):
-                env_id = f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}"
-                verdict = cand.meta.get("verdict")
-                if verdict is None:
-                    v = validate_source(cand.source, f"{env_id}.py", hint=cand.hint, sandbox=self.sandbox,
-                                        config=self._validation_config())
-                    verdict = v.to_dict()
-                valid = bool(verdict.get("valid"))
-                reason = None if valid else (verdict.get("category") or "invalid")
-                code_hash = normalized_code_hash(cand.source)
-                if valid and (self.buffer.duplicate_of(code_hash) or
-                              code_hash in {p.code_hash for p in proposals if p.valid}):
-                    valid, reason = False, "duplicate"
-                proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, code_hash, reason))
-                if valid:
-                    self._register(env_id, EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint))
+            for i, cand in enumerate(self.designer.propose(self.context(n, skill, k))):
+                drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
+        # The gate runs on every unchecked candidate at once (the executor may spread them out).
+        unchecked = [i for i, (_e, c) in enumerate(drafts) if c.meta.get("verdict") is None]
+        jobs = [ValidationJob(drafts[i][1].source, f"{drafts[i][0]}.py", drafts[i][1].hint) for i in unchecked]
+        checked = dict(zip(unchecked, self.executor.validate(jobs, self._validation_config())))
+        proposals: list[Proposal] = []
+        for i, (env_id, cand) in enumerate(drafts):
+            verdict = checked[i].to_dict() if i in checked else cand.meta["verdict"]
+            valid = bool(verdict.get("valid"))
+            reason = None if valid else (verdict.get("category") or "invalid")
+            code_hash = normalized_code_hash(cand.source)
+            if valid and (self.buffer.duplicate_of(code_hash) or
+                          code_hash in {p.code_hash for p in proposals if p.valid}):
+                valid, reason = False, "duplicate"
+            proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, code_hash, reason))
+            if valid:
+                self._register(env_id, EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint))
         return proposals
 
     def _validation_config(self) -> Any:

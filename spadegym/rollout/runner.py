@@ -39,7 +39,8 @@ from pydantic import BaseModel, Field
 
 from ..agents.base import Agent, Reply, View
 from ..envfile import episode_return, parse_tool_call, with_hint
-from ..sandbox import EnvHandle, Sandbox, gather
+from ..executor.base import EnvHost
+from ..sandbox import EnvHandle
 from .records import Episode, Turn
 
 FORMAT_REMINDER = "Your reply contained no action. Finish your reply with the action in \\boxed{...}."
@@ -108,7 +109,7 @@ class HandlePool:
     the end, so workers are not reforked and reloaded for every batch.
     """
 
-    def __init__(self, sandbox: Sandbox, limit: int | None = None):
+    def __init__(self, sandbox: EnvHost, limit: int | None = None):
         self.sandbox = sandbox
         self.limit = limit  # most workers kept open; idle ones of other envs are closed first
         self.free: dict[str, list[EnvHandle]] = defaultdict(list)
@@ -164,7 +165,7 @@ def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
 
 
 async def run_episodes(
-    sandbox: Sandbox,
+    sandbox: EnvHost,
     envs: Mapping[str, EnvSpec],
     plays: Sequence[Play],
     agent: Agent,
@@ -173,6 +174,8 @@ async def run_episodes(
     handles: HandlePool | None = None,
 ) -> list[Episode]:
     """Play every ``Play`` and return its ``Episode`` (in the order of ``plays``).
+
+    ``sandbox``: where the environments run (a ``Sandbox``, or an executor's host of remote ones).
 
     ``handles``: a worker pool to reuse (and leave open); by default one is made and closed here.
     """
@@ -214,7 +217,7 @@ async def run_episodes(
         started: list[_Live] = []
         want = ["valid_actions", "hint", "tools"]
         pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
-        for item, outcome in zip(starting, gather(pendings)):
+        for item, outcome in zip(starting, sandbox.gather(pendings)):
             if not item.handle.loaded.ok:
                 finish(item, item.handle.loaded.status, f"load: {item.handle.loaded.message}")
                 continue
@@ -289,7 +292,7 @@ async def run_episodes(
                     pendings.append(item.handle.submit("tool", name=call.name, arguments=call.arguments,
                                                        want=want))
                 stepping.append((item, turn))
-        for (item, turn), outcome in zip(stepping, gather(pendings)):
+        for (item, turn), outcome in zip(stepping, sandbox.gather(pendings)):
             if not outcome.ok:
                 where = "execute_tool" if turn.tool_call is not None else "step"
                 finish(item, outcome.status, f"{where}: {outcome.message}")

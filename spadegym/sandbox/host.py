@@ -345,6 +345,10 @@ class Sandbox:
         """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome."""
         return EnvHandle(self, source, filename, max_turns)
 
+    def gather(self, pendings: list[_Pending]) -> list[P.Outcome]:
+        """``gather`` for this sandbox's handles (the method every environment host has)."""
+        return gather(pendings)
+
     def close(self) -> None:
         for w in list(self._workers):
             w.kill()

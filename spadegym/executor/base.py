@@ -1,0 +1,114 @@
+"""The executor seam: where the loop's environment code runs.
+
+The loop owns rounds, the store and the learner; an executor owns the
+sandboxes. It does two things for the loop:
+
+    validate   run the gate on a batch of candidate files -> one Verdict each, in order
+    sandbox    the environment host episodes are played on (``run_episodes`` takes it)
+
+``LocalExecutor`` is one Sandbox in this process. ``RayExecutor``
+(``ray_actors.py``) spreads both over Ray actors that each own a sandbox; the
+loop does not know which one it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from ..sandbox import Outcome, Sandbox, SandboxConfig
+
+EXECUTORS = ("local", "ray")
+
+
+class RayConfig(BaseModel):
+    """The Ray executor (``executor = "ray"``)."""
+
+    model_config = {"extra": "forbid"}
+
+    address: str | None = Field(None, description="Cluster to join (ray.init address: 'auto', 'ray://head:10001', ...); unset: start a local one, or use the one this process already started.")
+    actors: int = Field(2, ge=1, description="Sandbox actors; each owns a zygote and its workers on its node.")
+    cpus_per_actor: float = Field(1.0, ge=0, description="CPUs Ray reserves for each actor.")
+    retries: int = Field(2, ge=0, description="Times work lost with a dead actor is redone on another before it counts as an infrastructure failure.")
+
+
+@dataclass
+class ValidationJob:
+    """One candidate file for the gate."""
+
+    source: str
+    filename: str
+    hint: str | None = None
+
+
+class EnvHost(Protocol):
+    """Where episodes' environments live: ``open`` a handle, ``gather`` the replies to its requests."""
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> Any: ...
+
+    def gather(self, pendings: list[Any]) -> list[Outcome]: ...
+
+
+class Executor(Protocol):
+    """Runs the loop's validation and hosts its episodes' environments."""
+
+    name: str
+    sandbox: EnvHost
+
+    def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
+        """One ``Verdict`` per job, in the order of ``jobs``."""
+        ...
+
+    def counters(self) -> dict[str, int]:
+        """Infrastructure events so far (actors lost, work redone); never environment failures."""
+        ...
+
+    def describe(self) -> str:
+        """Where the work runs, in a few words (for the run's first line)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """One sandbox in this process: validation one file after the other, episodes on its workers."""
+
+    name = "local"
+
+    def __init__(self, config: SandboxConfig | None = None):
+        self.sandbox = Sandbox(config)
+
+    def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
+        from ..validate import validate_source
+
+        return [validate_source(j.source, j.filename, hint=j.hint, sandbox=self.sandbox, config=config)
+                for j in jobs]
+
+    def counters(self) -> dict[str, int]:
+        return {}
+
+    def describe(self) -> str:
+        return f"sandbox tier: {self.sandbox.report.tier}"
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def make_executor(name: str, sandbox: SandboxConfig | None = None, ray: RayConfig | None = None) -> Any:
+    """The executor named ``name`` (``local`` or ``ray``); use it as a context manager."""
+    if name == "local":
+        return LocalExecutor(sandbox)
+    if name == "ray":
+        from .ray_actors import RayExecutor
+
+        return RayExecutor(sandbox, ray or RayConfig())
+    raise ValueError(f"unknown executor '{name}'; choose one of {', '.join(EXECUTORS)}")

@@ -1,0 +1,27 @@
+"""The executor seam without Ray: the setting, and the local executor's order of verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.errors import UserError
+from spadegym.executor import LocalExecutor, ValidationJob
+from spadegym.loop.config import load_config
+
+
+def test_the_executor_setting_accepts_local_and_ray_and_names_a_wrong_one():
+    assert load_config(sets=["executor=ray", "ray.address=auto", "ray.actors=3"]).ray.actors == 3
+    assert load_config().executor == "local"
+    with pytest.raises(UserError, match="'executor'"):
+        load_config(sets=["executor=dask"])
+    with pytest.raises(UserError, match="'ray.actor'.*did you mean 'actors'"):
+        load_config(sets=["ray.actor=2"])
+
+
+def test_the_local_executor_returns_one_verdict_per_job_in_order(fixtures_dir):
+    good = (fixtures_dir / "envs" / "key_door.py").read_text()
+    jobs = [ValidationJob("class Broken(:\n", "broken.py"), ValidationJob(good, "key_door.py")]
+    with LocalExecutor() as executor:
+        verdicts = executor.validate(jobs, None)
+        assert executor.counters() == {}
+    assert [(v.file, v.valid) for v in verdicts] == [("broken.py", False), ("key_door.py", True)]

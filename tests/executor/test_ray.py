@@ -1,0 +1,160 @@
+"""The Ray executor on a real local Ray cluster (one per module): same results as local, and faults survived.
+
+Faults are real: the test SIGKILLs an actor's process at a known moment (from
+the agent, between two pipelined rounds of requests, or while the actor
+validates) and checks that the work is redone, counted, and gives the same
+results as an undisturbed local run; and that the killed actor's zygote and
+workers end with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from spadegym.agents import make_agent  # noqa: E402
+from spadegym.executor import LocalExecutor, RayConfig, ValidationJob, make_executor  # noqa: E402
+from spadegym.loop import RunConfig, run  # noqa: E402
+from spadegym.rollout import EnvSpec, Play, run_episodes  # noqa: E402
+from spadegym.store import RunStore  # noqa: E402
+
+ENVS = Path(__file__).parents[1] / "fixtures" / "envs"
+TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1}, "tensorboard": False}
+RAY = RayConfig(actors=2, cpus_per_actor=0.5, retries=2)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """A real local Ray cluster with two CPUs, shared by the module's tests."""
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for task in tasks:
+        try:
+            found += [int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _episode_facts(episodes) -> list[tuple]:
+    """What a rollout decided: per episode its instance, actions, observations and return (no timings)."""
+    return [(e.env_id, e.seed, e.hinted, e.ret, e.failure, [(t.observation, t.action, t.reward) for t in e.turns])
+            for e in episodes]
+
+
+def _run_facts(run_dir: Path) -> tuple:
+    with RunStore.open(run_dir) as store:
+        envs = [(e["env_id"], e["source"]) for e in store.environments()]
+        episodes = [(e["env_id"], e["seed"], e["hinted"], e["ret"], [t["action"] for t in e["turns"]])
+                    for e in store.episodes()]
+        checkpoint = store.checkpoint_dir / store.load_state("learner")["checkpoint"]
+    with np.load(checkpoint / "weights.npz") as weights:
+        learner = {k: weights[k].copy() for k in weights.files}
+    return envs, episodes, learner
+
+
+def test_a_ray_run_gives_the_same_levels_episodes_and_learner_as_a_local_run(tmp_path):
+    local = run(RunConfig(rounds=2, seed=3, **TINY), tmp_path / "local", report=False)
+    remote = run(RunConfig(rounds=2, seed=3, executor="ray", ray=RAY, **TINY), tmp_path / "ray", report=False)
+    assert [s["valid"] for s in remote.summaries] == [s["valid"] for s in local.summaries]
+    (envs_l, eps_l, learner_l), (envs_r, eps_r, learner_r) = _run_facts(tmp_path / "local"), _run_facts(tmp_path / "ray")
+    assert envs_r == envs_l and len(envs_l) >= 4
+    assert eps_r == eps_l and len(eps_l) > 2 * 4 * 8  # train and held-out episodes
+    assert learner_r.keys() == learner_l.keys()
+    assert all(np.array_equal(learner_r[k], learner_l[k]) for k in learner_l)
+
+
+class _KillsAnActorAt:
+    """The random agent, which SIGKILLs a process when it is asked for its ``turn``-th batch."""
+
+    def __init__(self, pid: int, turn: int, still_running):
+        self.inner, self.pid, self.turn, self.calls = make_agent("random", seed=5), pid, turn, 0
+        self.name, self.keeps_history, self.needs_valid_actions = "random", False, False
+        self.still_running = still_running
+
+    async def act(self, views):
+        self.calls += 1
+        if self.calls == self.turn:
+            _kill(self.pid)
+            assert self.still_running([self.pid]) == []
+        return await self.inner.act(views)
+
+    def end_episodes(self, keys):
+        self.inner.end_episodes(keys)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+def test_episodes_survive_a_killed_actor_unchanged_and_its_sandbox_processes_end(still_running):
+    envs = {p.stem: EnvSpec(p.stem, p.read_text(), p.name) for p in sorted(ENVS.glob("*.py"))[:4]}
+    plays = [Play(env_id, seed, hinted=False) for env_id in envs for seed in (1, 2, 3)]
+    with LocalExecutor() as local:
+        expected = asyncio.run(run_episodes(local.sandbox, envs, plays, make_agent("random", seed=5)))
+    with make_executor("ray", ray=RAY) as executor:
+        # Open environments on every actor, so the one killed has a zygote and workers to leave behind.
+        handles = [executor.sandbox.open(s.source, s.filename) for s in envs.values()]
+        assert all(o.ok for o in executor.sandbox.gather([h.submit("reset", seed=0) for h in handles]))
+        victim = ray.get(executor.actors[0].processes.remote())
+        assert victim["zygote"] and victim["workers"]
+        agent = _KillsAnActorAt(victim["actor"], turn=2, still_running=still_running)
+        episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent))
+        counters = executor.counters()
+        for h in handles:
+            h.close()
+    assert still_running([victim["zygote"], *victim["workers"]]) == []
+    assert counters["actors_lost"] == 1 and counters["requests_replayed"] >= 1
+    assert "infra_failures" not in counters
+    assert _episode_facts(episodes) == _episode_facts(expected)
+    assert all(e.failure is None for e in episodes)
+
+
+def test_validation_survives_a_killed_actor(fixtures_dir):
+    sources = [p for p in sorted((fixtures_dir / "envs").glob("*.py"))][:3]
+    jobs = [ValidationJob(p.read_text(), p.name) for p in sources]
+    with LocalExecutor() as local:
+        expected = [v.valid for v in local.validate(jobs, None)]
+    with make_executor("ray", ray=RayConfig(actors=1, cpus_per_actor=0.5, retries=2)) as executor:
+        actor = ray.get(executor.actors[0].processes.remote())["actor"]
+
+        def kill_when_validating() -> None:  # the actor's zygote has workers: a verdict is being made
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if any(_children(z) for z in _children(actor)):
+                    _kill(actor)
+                    return
+                time.sleep(0.005)
+
+        killer = threading.Thread(target=kill_when_validating)
+        killer.start()
+        verdicts = executor.validate(jobs, None)
+        killer.join()
+        counters = executor.counters()
+    assert [v.valid for v in verdicts] == expected == [True] * 3
+    assert counters == {"actors_lost": 1, "validations_redone": 1}
