@@ -35,6 +35,8 @@ from .base import RayConfig, ValidationJob
 
 #: Failure category of work lost with its actor or node (host side only; never scored).
 INFRA = "infra"
+#: Closed handles an actor is told about in one call (the rest go with the next request there).
+CLOSE_BATCH = 8
 #: How long a lost actor may take to come back (a new worker process on some node).
 RESTART_TIMEOUT_S = 120.0
 
@@ -152,9 +154,14 @@ class ActorEnvHost:
         return RemoteEnvHandle(self, source, filename, max_turns)
 
     def discard(self, handle: RemoteEnvHandle) -> None:
-        if handle.slot is not None and handle.generation == self.ex.generation[handle.slot]:
-            self._closes[handle.slot].append(handle.hid)
+        """Close the handle's worker on its actor: with the next call there, or now once a few are waiting."""
+        slot = handle.slot
         handle.slot = None
+        if slot is None or handle.generation != self.ex.generation[slot]:
+            return
+        self._closes[slot].append(handle.hid)
+        if len(self._closes[slot]) >= CLOSE_BATCH:
+            self.ex.actors[slot].run.remote(self._closes.pop(slot), [])  # ordered before later calls
 
     def _opening(self, handle: RemoteEnvHandle) -> tuple[str, str, int | None]:
         return handle.source, handle.filename, handle.max_turns
