@@ -11,9 +11,11 @@ Figures, in one process:
 - validations_per_s[N], validation_efficiency[N]: the gate on ``--validations``
   rendered files, one per actor at a time;
 - driver_ms_per_episode: the driver's own CPU time per episode with the most
-  actors (agent, episode bookkeeping, Ray calls), and actors_per_driver: how
-  many actors, each as fast as the 1-actor run, one driver could keep busy
-  (1000 / driver_ms_per_episode / episodes_per_s[1]).
+  actors (agent, episode bookkeeping, Ray calls); actor_ms_per_episode: the CPU
+  time of the actors' process trees (actor, zygote, workers) per episode; and
+  actors_per_driver = actor_ms / driver_ms: how many actors, each busy on a
+  core of its own, one driver can keep fed. Both are CPU times, so a loaded
+  machine slows them less than the rates.
 
 Every actor gets ``ray.cpus_per_actor`` = 1 of a local cluster sized to the
 largest N; on a machine with fewer cores than actors the actors share them,
@@ -50,21 +52,50 @@ def workload(plays: int, validations: int) -> tuple[dict[str, EnvSpec], list[Pla
     return envs, play_list, jobs
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int, children: bool = False) -> float:
+    """CPU seconds of a process (with its reaped children), from /proc; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    return ticks / _TICK
+
+
+def actors_cpu_s(executor) -> float:
+    """CPU seconds the actors' process trees used so far: actor, zygote (with reaped workers), live workers."""
+    import ray
+
+    if not hasattr(executor, "actors"):
+        return 0.0
+    total = 0.0
+    for info in ray.get([a.processes.remote() for a in executor.actors]):
+        total += _cpu_s(info["actor"]) + (_cpu_s(info["zygote"], children=True) if info["zygote"] else 0.0)
+        total += sum(_cpu_s(w) for w in info["workers"])
+    return total
+
+
 def measure(executor, envs, plays, jobs, agent_spec: str) -> dict[str, float]:
-    """Episodes/s, validations/s and the driver's CPU seconds per episode on one executor."""
+    """Episodes/s, validations/s, and the driver's and the actors' CPU seconds per episode on one executor."""
     agent = make_agent(agent_spec, seed=0)
     rollout = RolloutConfig(concurrency=64)
     asyncio.run(run_episodes(executor.sandbox, envs, plays[:len(envs)], agent, rollout))  # warm: zygotes, imports
+    actors_cpu = actors_cpu_s(executor)
     wall, cpu = time.perf_counter(), time.process_time()
     episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent, rollout))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    actors_cpu = actors_cpu_s(executor) - actors_cpu
     assert not [e for e in episodes if e.failure], "every benchmark episode must end cleanly"
     start = time.perf_counter()
     verdicts = executor.validate(jobs, None)
     validate_s = time.perf_counter() - start
     assert all(v.valid for v in verdicts), "every benchmark file must pass the gate"
     return {"episodes_per_s": len(episodes) / wall, "validations_per_s": len(jobs) / validate_s,
-            "driver_ms_per_episode": 1000 * cpu / len(episodes)}
+            "driver_ms_per_episode": 1000 * cpu / len(episodes), "actor_ms_per_episode": 1000 * actors_cpu / len(episodes)}
 
 
 def main() -> None:
@@ -92,7 +123,8 @@ def main() -> None:
             results[n] = measure(executor, envs, plays, jobs, args.agent)
         r = results[n]
         print(f"{n} actor{'s' if n > 1 else ' '}   {r['episodes_per_s']:8.1f} episodes/s  "
-              f"{r['validations_per_s']:6.2f} validations/s  driver {r['driver_ms_per_episode']:.2f} ms CPU/episode")
+              f"{r['validations_per_s']:6.2f} validations/s  driver {r['driver_ms_per_episode']:.2f} ms CPU/episode  "
+              f"actors {r['actor_ms_per_episode']:.2f} ms CPU/episode")
     ray.shutdown()
 
     one = results[args.actors[0]] if args.actors[0] == 1 else None
@@ -100,7 +132,7 @@ def main() -> None:
         return {str(n): round(r[key] / (n * one[key]), 3) for n, r in results.items() if n > 1} if one else {}
 
     most = results[max(args.actors)]
-    actors_per_driver = (1000 / most["driver_ms_per_episode"] / one["episodes_per_s"]) if one else None
+    actors_per_driver = most["actor_ms_per_episode"] / most["driver_ms_per_episode"]
     summary = {
         "episodes_per_s": {str(n): round(r["episodes_per_s"], 1) for n, r in results.items()},
         "efficiency": efficiency("episodes_per_s"),
@@ -110,11 +142,12 @@ def main() -> None:
         "local_validations_per_s": round(base["validations_per_s"], 2),
         "ray_vs_local_1_actor": round(results[1]["episodes_per_s"] / base["episodes_per_s"], 3) if one else None,
         "driver_ms_per_episode": round(most["driver_ms_per_episode"], 3),
-        "actors_per_driver": round(actors_per_driver, 1) if actors_per_driver else None,
+        "actor_ms_per_episode": round(most["actor_ms_per_episode"], 3),
+        "actors_per_driver": round(actors_per_driver, 1),
         "agent": args.agent, "cpus": os.cpu_count(),
     }
     print(f"efficiency vs linear: episodes {summary['efficiency']}, validations {summary['validation_efficiency']}; "
-          f"one driver feeds ~{summary['actors_per_driver']} actors as fast as one alone")
+          f"one driver feeds ~{summary['actors_per_driver']} actors (actor CPU / driver CPU per episode)")
     if args.json:
         print(json.dumps(summary))
 
