@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -199,6 +200,8 @@ class ActorEnvHost:
                     pendings[i].handle.slot = None
                 lost += batches[slot]
                 continue
+            if any(outcome.status == INFRA for outcome, _l, _i in replies):
+                self.ex.lost(slot, generation)  # restarted before our call reached it: a loss all the same
             for i, (outcome, loaded, _info) in zip(batches[slot], replies):
                 if outcome.status == INFRA:
                     pendings[i].handle.slot = None
@@ -223,7 +226,7 @@ class ActorEnvHost:
 
         h = p.handle
         history = [] if p.op == "reset" else [(op, args) for op, args, _ in h.log]
-        for _attempt in range(self.ex.config.retries + 1):
+        for _attempt in range(self.ex.config.retries):
             slot, hid = self.ex.live_slot(), next(self._ids)
             generation = self.ex.generation[slot]
             try:
@@ -246,7 +249,8 @@ class ActorEnvHost:
             return outcome
         self.ex.count("infra_failures")
         h.slot = None
-        return failure(INFRA, f"the actor running this environment was lost {self.ex.config.retries + 1} times")
+        return failure(INFRA, f"the actor running this environment was lost {self.ex.config.retries + 1} times "
+                       "(ray.retries)")
 
 
 class RayExecutor:
@@ -293,12 +297,13 @@ class RayExecutor:
             return  # a call that was already on its way to the same dead actor
         self.generation[slot] += 1
         self._counts["actors_lost"] += 1
-        for _attempt in range(self.config.retries + 1):
+        deadline = time.monotonic() + RESTART_TIMEOUT_S
+        while time.monotonic() < deadline:
             try:
-                ray.get(self.actors[slot].processes.remote(), timeout=RESTART_TIMEOUT_S)
+                ray.get(self.actors[slot].processes.remote(), timeout=max(0.0, deadline - time.monotonic()))
                 return
             except ray.exceptions.RayActorError:
-                continue  # the call reached the actor before Ray saw it die: ask the restarted one
+                time.sleep(0.05)  # the call reached the actor before Ray saw it die: ask the restarted one
             except ray.exceptions.GetTimeoutError:
                 break
         raise InfrastructureError(f"Ray did not restart sandbox actor {slot} within {RESTART_TIMEOUT_S:.0f}s; "

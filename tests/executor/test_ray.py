@@ -135,6 +135,23 @@ def test_episodes_survive_a_killed_actor_unchanged_and_its_sandbox_processes_end
     assert all(e.failure is None for e in episodes)
 
 
+def test_without_retries_a_lost_episode_fails_as_infrastructure_and_is_never_scored(still_running):
+    envs = {p.stem: EnvSpec(p.stem, p.read_text(), p.name) for p in sorted(ENVS.glob("*.py"))[:2]}
+    plays = [Play(env_id, seed, hinted=False) for env_id in envs for seed in (1, 2)]
+    with LocalExecutor() as local:
+        expected = _episode_facts(asyncio.run(run_episodes(local.sandbox, envs, plays, make_agent("random", seed=5))))
+    with make_executor("ray", ray=RayConfig(actors=1, cpus_per_actor=0.5, retries=0)) as executor:
+        victim = ray.get(executor.actors[0].processes.remote())["actor"]
+        agent = _KillsAnActorAt(victim, turn=2, still_running=still_running)
+        episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent))
+        counters = executor.counters()
+    lost = [e for e in episodes if e.failure == "infra"]
+    assert lost and not any(e.scored for e in lost)
+    assert counters == {"actors_lost": 1, "infra_failures": len(lost)}
+    assert [f for f in _episode_facts(episodes) if f[4] != "infra"] == [f for f, e in zip(expected, episodes)
+                                                                        if e.failure != "infra"]
+
+
 def test_validation_survives_a_killed_actor(fixtures_dir):
     sources = [p for p in sorted((fixtures_dir / "envs").glob("*.py"))][:3]
     jobs = [ValidationJob(p.read_text(), p.name) for p in sources]
