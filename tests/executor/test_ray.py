@@ -79,9 +79,41 @@ def _run_facts(run_dir: Path) -> tuple:
     return envs, episodes, learner
 
 
-def test_a_ray_run_gives_the_same_levels_episodes_and_learner_as_a_local_run(tmp_path):
+def _busy_sandbox_actor() -> int | None:
+    """The pid of a Ray sandbox actor whose zygote has workers right now, if there is one."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            title = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(b"ray::SandboxActor") and any(_children(z) for z in _children(int(entry))):
+            return int(entry)
+    return None
+
+
+def _kill_one_busy_actor(stop: threading.Event, killed: list[int]) -> None:
+    while not stop.is_set() and not killed:
+        pid = _busy_sandbox_actor()
+        if pid is not None:
+            _kill(pid)
+            killed.append(pid)
+        time.sleep(0.01)
+
+
+def test_a_ray_run_that_loses_an_actor_gives_the_same_levels_episodes_and_learner_as_a_local_run(tmp_path):
     local = run(RunConfig(rounds=2, seed=3, **TINY), tmp_path / "local", report=False)
-    remote = run(RunConfig(rounds=2, seed=3, executor="ray", ray=RAY, **TINY), tmp_path / "ray", report=False)
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_one_busy_actor, args=(stop, killed))
+    killer.start()  # kills the first actor seen at work: validating, hosting episodes, or between the two
+    try:
+        remote = run(RunConfig(rounds=2, seed=3, executor="ray", ray=RAY, **TINY), tmp_path / "ray", report=False)
+    finally:
+        stop.set()
+        killer.join()
+    assert len(killed) == 1
+    assert sum(s.get("infrastructure", {}).get("actors_lost", 0) for s in remote.summaries) == 1
     assert [s["valid"] for s in remote.summaries] == [s["valid"] for s in local.summaries]
     (envs_l, eps_l, learner_l), (envs_r, eps_r, learner_r) = _run_facts(tmp_path / "local"), _run_facts(tmp_path / "ray")
     assert envs_r == envs_l and len(envs_l) >= 4
