@@ -1,10 +1,10 @@
 """The Ray executor on a real local Ray cluster (one per module): same results as local, and faults survived.
 
-Faults are real: the test SIGKILLs an actor's process at a known moment (from
-the agent, between two pipelined rounds of requests, or while the actor
-validates) and checks that the work is redone, counted, and gives the same
-results as an undisturbed local run; and that the killed actor's zygote and
-workers end with it.
+Faults are real: the tests SIGKILL an actor's process (in a whole run, the
+first actor seen at work; from the agent, between two pipelined rounds of
+requests; while the actor validates) and check that the work is redone,
+counted, and gives the same results as an undisturbed local run; and that the
+killed actor's zygote and workers end with it.
 """
 
 from __future__ import annotations
