@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import signal
 
 import typer
 
@@ -32,7 +33,13 @@ def _register() -> None:
                 raise
 
 
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    # SIGTERM (a job scheduler, `kill`) unwinds like Ctrl-C: sandboxes and stores close on the way out.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     _register()
     # What is imported by now lives as long as the process: frozen, the collector stops re-walking
     # it, which is measurable in LLM rollouts where each request allocates many small objects.

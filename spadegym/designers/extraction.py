@@ -198,7 +198,7 @@ def _bound_names(source: str) -> set[str] | None:
     """Names the module binds anywhere (None when it does not parse)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     names = set(dir(builtins)) | set(prelude())
     for node in ast.walk(tree):
@@ -221,7 +221,7 @@ def _meant_as_text(expr: str, bound: set[str] | None) -> bool:
         return True  # "\\boxed{}": an empty slot for the agent
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # "{your answer}", "{A, B or C}" ...
     if bound is None:
         return False

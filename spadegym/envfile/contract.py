@@ -228,6 +228,23 @@ class ToolCall:
 
 
 _TOOL_CALL_KEYS = frozenset({"name", "arguments"})
+#: Nesting a tool call's arguments may have: deeper ones are no call (copying and storing them would recurse).
+TOOL_ARGUMENT_DEPTH = 16
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} cannot be sent to a worker")  # NaN and infinities are not JSON
+
+
+def _shallow(value: Any, limit: int) -> bool:
+    """Whether lists and dicts in ``value`` nest at most ``limit`` deep (iterative)."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        level = [v for item in level if isinstance(item, (list, dict))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return True
+    return False
 
 
 def parse_tool_call(action: str | None) -> ToolCall | None:
@@ -246,7 +263,7 @@ def parse_tool_call(action: str | None) -> ToolCall | None:
     if not action or not action.lstrip().startswith("{"):
         return None
     try:
-        data = json.loads(action)
+        data = json.loads(action, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not data.keys() <= _TOOL_CALL_KEYS:
@@ -257,12 +274,12 @@ def parse_tool_call(action: str | None) -> ToolCall | None:
     arguments = data.get("arguments")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else None
+            arguments = json.loads(arguments, parse_constant=_no_constant) if arguments.strip() else None
         except (ValueError, RecursionError):
             return None
     if arguments is None:
         arguments = {}
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or not _shallow(arguments, TOOL_ARGUMENT_DEPTH):
         return None
     return ToolCall(name.strip(), arguments)
 

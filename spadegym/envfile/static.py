@@ -23,6 +23,11 @@ def parse(source: str, filename: str = "<env>") -> ast.Module:
     except SyntaxError as exc:
         line = f" at line {exc.lineno}" if exc.lineno else ""
         raise SourceError(f"Syntax error{line}: {exc.msg}; fix the code so that it parses.") from None
+    except (RecursionError, MemoryError):  # the parser gives up on deep nesting: the host must not
+        raise SourceError("The code nests too deeply for the parser (a very long chain of operators or "
+                          "brackets); write it as several shorter statements.") from None
+    except ValueError as exc:  # e.g. a null byte in the source
+        raise SourceError(f"The code cannot be parsed ({exc}); remove the offending characters.") from None
 
 
 def env_class_nodes(tree: ast.Module) -> list[ast.ClassDef]:
@@ -123,7 +128,7 @@ def normalized_code_hash(source: str) -> str:
                     and isinstance(body[0].value.value, str):
                 body[0] = ast.Pass()
         text = ast.dump(tree, annotate_fields=False)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         text = "\n".join(line.strip() for line in _COMMENT.sub("", source).splitlines() if line.strip())
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from .schema import Limits
+
 #: Isolation tiers, weakest first. ``strict`` refuses to run below a chosen one.
 TIERS = ("process", "seccomp", "landlock", "namespaces")
 
@@ -22,8 +24,18 @@ class SandboxConfig(BaseModel):
     open_files: int = Field(64, ge=16, description="Open file descriptors per worker (RLIMIT_NOFILE).")
     output_limit: int = Field(16_384, ge=0, description="Characters of the environment's prints kept per call.")
     line_limit: int = Field(4 << 20, ge=1024, description="Largest protocol line (bytes) accepted from a worker.")
+    episode_budget_s: float = Field(30.0, gt=0, description="Sandbox time one episode may use in all, from its reset on (bounds an episode of slow steps; the agent's time is not counted).")
+    episode_chars: int = Field(2_000_000, ge=1024, description="Characters of text (observations, menus, hints, prints) one episode's replies may bring to the host, and so to the store; more is a too_large failure.")
+    max_episode_turns: int = Field(1000, ge=1, description="Most turns an episode may last, whatever max_turns the file declares.")
+    menu_limit: int = Field(4096, ge=1, description="Most actions valid_actions() may list at once; a longer menu is a too_large failure.")
+    menu_chars: int = Field(65_536, ge=1, description="Most characters all listed actions may hold together; more is a too_large failure.")
+    scratch_inodes: int = Field(4096, ge=16, description="Most files and directories a worker may create in its private scratch tmpfs (namespaces tier).")
     recycle_after: int = Field(64, ge=1, description="Episodes served by one worker before it is replaced.")
     min_tier: str | None = Field(None, description=f"Refuse to run below this isolation tier (one of {', '.join(TIERS)}).")
     seccomp: bool = Field(True, description="Install the seccomp filter when the kernel allows it.")
     landlock: bool = Field(True, description="Restrict the file system with Landlock when the kernel allows it.")
-    namespaces: bool = Field(True, description="Use a network namespace, a private scratch tmpfs and per-slot uids when privileges allow.")
+    namespaces: bool = Field(True, description="Use network and IPC namespaces and a private scratch tmpfs when privileges allow (a root host gives workers uids of their own either way).")
+
+    def reply_limits(self) -> Limits:
+        """The sizes the host accepts in a worker's reply."""
+        return Limits(menu_actions=self.menu_limit, menu_chars=self.menu_chars)

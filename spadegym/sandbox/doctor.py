@@ -21,8 +21,9 @@ _LAYER_TEXT = {
     "seccomp": "system-call filter: no exec, fork, sockets, ptrace, mounts, signals to others",
     "landlock": "file system: read the interpreter and code, write only scratch; no TCP",
     "netns": "empty network namespace shared by all workers",
-    "uid": "a separate unprivileged uid per worker slot",
-    "tmpfs": "scratch dir on a private tmpfs of sandbox.scratch_mb: disk use is bounded",
+    "ipcns": "an IPC namespace per worker: SysV shared memory and message queues die with it",
+    "uid": "a separate unprivileged uid per worker slot, unique across sandboxes",
+    "tmpfs": "scratch dir on a private tmpfs of sandbox.scratch_mb and sandbox.scratch_inodes: disk use is bounded",
 }
 
 

@@ -9,11 +9,14 @@ Layers, weakest first (see ``config.TIERS``):
 - ``landlock``: read only the interpreter and the code, write only the scratch
   dir, no TCP, signals scoped to the worker (``landlock.py``).
 - ``namespaces``: when privileges allow, the zygote enters an empty network
-  namespace that every worker inherits (``netns``), each worker runs as an
-  unprivileged uid of its own (``uid``), and its scratch dir is a private tmpfs
-  of ``scratch_mb`` in a mount namespace of its own (``tmpfs``): RLIMIT_FSIZE
-  bounds one file, the tmpfs bounds all of them, so no environment can fill the
-  disk by writing file after file. The mount dies with the worker.
+  namespace that every worker inherits (``netns``); each worker gets an IPC
+  namespace of its own (``ipcns``: SysV shared memory, semaphores and message
+  queues die with it and reach no other process), runs as an unprivileged uid
+  of its own (``uid``; on a root host even with ``namespaces`` off), and its
+  scratch dir is a private tmpfs of ``scratch_mb`` and ``scratch_inodes`` in a
+  mount namespace of its own (``tmpfs``): RLIMIT_FSIZE bounds one file, the
+  tmpfs bounds all of them and their number, so no environment can fill the
+  disk or kernel memory by writing file after file. The mount dies with the worker.
 
 Each layer fails soft: ``probe`` tests them once in a throwaway child process
 and reports which are available (with the reason for those that are not);
@@ -24,6 +27,7 @@ and reports which are available (with the reason for those that are not);
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import functools
 import json
 import logging
@@ -32,6 +36,7 @@ import resource
 import signal
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,12 +48,14 @@ log = logging.getLogger("spadegym.sandbox")
 _MB = 1 << 20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 _PR_SET_PDEATHSIG, _PR_SET_KEEPCAPS = 1, 8
 _CAP_DAC_READ_SEARCH = 2
 _CAP_VERSION_3 = 0x20080522
-#: Worker uids are ``UID_BASE + slot % UID_SLOTS`` (group id alike).
-UID_BASE, UID_SLOTS = 61000, 1000
+#: Worker uids come from ``UID_BASE`` on, ``UID_BLOCK`` to a sandbox (group ids alike): a sandbox
+#: locks a block of its own (``claim_uid_block``), so two sandboxes never share a uid.
+UID_BASE, UID_SLOTS, UID_BLOCK = 61000, 1000, 100
 #: Threads plus processes one worker uid may own (fork is already blocked by seccomp).
 _NPROC_PER_UID = 64
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
@@ -57,7 +64,7 @@ CONFINE_FAILED_EXIT = 71
 
 # Which tier each layer belongs to.
 LAYER_TIER = {"process": "process", "seccomp": "seccomp", "landlock": "landlock",
-              "netns": "namespaces", "uid": "namespaces", "tmpfs": "namespaces"}
+              "netns": "namespaces", "ipcns": "namespaces", "uid": "namespaces", "tmpfs": "namespaces"}
 LAYERS = tuple(LAYER_TIER)
 
 
@@ -99,6 +106,11 @@ def _try_layers() -> dict[str, str | None]:
     except OSError as exc:
         result["tmpfs"] = f"cannot mount a private tmpfs ({_errno_text(exc)}): needs root or CAP_SYS_ADMIN"
     abi, landlock_reason = landlock.abi_version()
+    try:
+        _unshare(_CLONE_NEWIPC)
+        result["ipcns"] = None
+    except OSError as exc:
+        result["ipcns"] = f"cannot unshare an IPC namespace ({_errno_text(exc)}): needs root or CAP_SYS_ADMIN"
     try:
         enter_private_network()
         result["netns"] = None
@@ -163,8 +175,9 @@ def probe(config: SandboxConfig | None = None) -> TierReport:
     """Find the strongest tier this machine supports, for this config (cheap; cached)."""
     config = config or SandboxConfig()
     found = _machine_layers()
-    enabled = {"seccomp": config.seccomp, "landlock": config.landlock,
-               "netns": config.namespaces, "uid": config.namespaces, "tmpfs": config.namespaces}
+    # The uid switch is no namespace: a root host always drops workers to uids of their own.
+    enabled = {"seccomp": config.seccomp, "landlock": config.landlock, "netns": config.namespaces,
+               "ipcns": config.namespaces, "uid": True, "tmpfs": config.namespaces}
     layers, missing = {"process": True}, {}
     for name in LAYERS[1:]:
         if not enabled[name]:
@@ -196,25 +209,33 @@ def _log_once(report: TierReport) -> None:
 
 # -- layers ----------------------------------------------------------------------
 
-def enter_private_network() -> None:
-    """Move the calling process into a new, empty network namespace (no interface up)."""
-    if _libc().unshare(_CLONE_NEWNET) != 0:
+def _unshare(flags: int) -> None:
+    if _libc().unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
 
 
-def mount_private_scratch(path: str, size_mb: int, uid: int) -> None:
+def enter_private_network() -> None:
+    """Move the calling process into a new, empty network namespace (no interface up)."""
+    _unshare(_CLONE_NEWNET)
+
+
+def enter_private_ipc() -> None:
+    """Move the calling process into a new IPC namespace: its SysV objects and message queues die with it."""
+    _unshare(_CLONE_NEWIPC)
+
+
+def mount_private_scratch(path: str, size_mb: int, uid: int, inodes: int = 4096) -> None:
     """Give the calling process a mount namespace of its own with a tmpfs of ``size_mb`` at ``path``.
 
     Mounts are made private first, so the tmpfs never shows in the host's namespace.
+    ``inodes`` bounds its files and directories: each costs kernel memory that no size limit counts.
     """
     libc = _libc()
-    if libc.unshare(_CLONE_NEWNS) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
+    _unshare(_CLONE_NEWNS)
     for args in ((None, b"/", None, _MS_REC | _MS_PRIVATE, None),
                  (b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                  f"size={size_mb}m,mode=0700,uid={uid},gid={uid}".encode())):
+                  f"size={size_mb}m,nr_inodes={inodes},mode=0700,uid={uid},gid={uid}".encode())):
         if libc.mount(*args) != 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
@@ -248,6 +269,31 @@ def _switch_uid(uid: int, keep_read: bool) -> None:
         data[0].effective = data[0].permitted = 1 << _CAP_DAC_READ_SEARCH
         if libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
             raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def claim_uid_block() -> tuple[int, int | None]:
+    """(first uid, lock fd) of a block of ``UID_BLOCK`` worker uids no other live sandbox holds.
+
+    Each block has a lock file in a root-only directory; the lock lives as long as
+    the fd (the process), so a crashed host frees its block. When every block is
+    taken the sandbox shares one (fd None), as it would without the locks.
+    """
+    blocks = UID_SLOTS // UID_BLOCK
+    folder = Path(tempfile.gettempdir()) / "spadegym-uids"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if folder.is_symlink() or folder.stat().st_uid != os.geteuid():
+            raise OSError("not our directory")
+        for block in range(blocks):
+            fd = os.open(folder / f"block-{block}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return UID_BASE + block * UID_BLOCK, fd
+            except OSError:
+                os.close(fd)
+    except OSError:
+        pass
+    return UID_BASE + (os.getpid() % blocks) * UID_BLOCK, None
 
 
 def _others_can_read(path: str) -> bool:
@@ -320,10 +366,11 @@ def die_with_parent(parent: int) -> None:
         os._exit(CONFINE_FAILED_EXIT)
 
 
-def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int = 0,
+def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], uid: int | None = None,
             parent: int | None = None) -> list[str]:
     """Apply every enabled layer to the current (worker) process; return those in force.
 
+    ``uid``: the unprivileged uid a root host gives this worker (``Sandbox`` picks it).
     A layer that fails is skipped, unless ``config.min_tier`` needs it: then the
     OSError propagates and the worker never serves (the host sees a crash).
     ``parent``: the zygote's pid; the worker dies with it (always, whatever the tier).
@@ -334,15 +381,22 @@ def confine(config: SandboxConfig, scratch: str, keep_fds: set[int], slot: int =
     os.close(devnull)
     close_other_fds(keep_fds)
     applied = ["process"]
-    uid = None
-    if config.namespaces and os.geteuid() == 0:
-        uid = UID_BASE + slot % UID_SLOTS
+    if os.geteuid() != 0:
+        uid = None
+    if config.namespaces and uid is not None:
         try:
-            mount_private_scratch(scratch, config.scratch_mb, uid)  # before chdir: cwd is the tmpfs
+            mount_private_scratch(scratch, config.scratch_mb, uid, config.scratch_inodes)  # cwd is the tmpfs
             applied.append("tmpfs")
         except OSError:
             if _required(config, "tmpfs"):
                 raise
+        try:
+            enter_private_ipc()
+            applied.append("ipcns")
+        except OSError:
+            if _required(config, "ipcns"):
+                raise
+    if uid is not None:
         try:
             os.chown(scratch, uid, uid)  # before Landlock and before losing the right to
         except OSError:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import hardening
+from . import hardening, schema
 from . import protocol as P
 from .config import TIERS, SandboxConfig
 
@@ -50,6 +50,10 @@ class _Pending:
     op: str
     deadline: float
     started: float
+    method: str | None = None  # the method of a "call"
+    unsent: memoryview | None = None  # the part of the request the worker's pipe has not taken yet
+    why: str = ""  # what set the deadline, when it is not the per-call limit
+    budget: EnvHandle | None = None  # the handle whose episode budgets this request counts against
 
 
 class Worker:
@@ -65,14 +69,14 @@ class Worker:
         self.alive = True
 
     def send(self, op: str, timeout: float, **args: Any) -> _Pending:
+        """Write a request without blocking: what the pipe does not take now, ``gather`` writes under the deadline."""
         self._next_id += 1
         now = time.perf_counter()
-        pending = _Pending(self, self._next_id, op, now + timeout, now)
-        if not self.alive:
+        pending = _Pending(self, self._next_id, op, now + timeout, now, method=args.get("method"))
+        if not self.alive or timeout <= 0:
             return pending
         try:
-            data = P.encode({"id": self._next_id, "op": op, **args})
-            _write_all(self.to_worker, data)
+            pending.unsent = _write_some(self.to_worker, memoryview(P.encode({"id": self._next_id, "op": op, **args})))
         except (OSError, ValueError):
             self.alive = False
         return pending
@@ -152,24 +156,30 @@ def _disk_usage(path: str) -> int:
     return total
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    written = os.write(fd, data)
-    if written == len(data):  # the usual case: one call
-        return
-    view = memoryview(data)[written:]
-    while view:
-        view = view[os.write(fd, view):]
+def _write_some(fd: int, data: memoryview) -> memoryview | None:
+    """Write what a non-blocking pipe takes now; the rest (None when all was written)."""
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            return data
+    return None
 
 
 def gather(pendings: list[_Pending]) -> list[P.Outcome]:
-    """Wait for replies to requests in flight on several workers (pipelined)."""
+    """Wait for replies to requests in flight on several workers (pipelined).
+
+    Every request ends by its deadline, whatever the worker does: the rest of a
+    request the worker's pipe did not take is written here, under the same
+    deadline as the reply.
+    """
     results: list[P.Outcome | None] = [None] * len(pendings)
     waiting: dict[int, _Pending] = {}
     for i, p in enumerate(pendings):
         if not p.worker.alive:
-            results[i] = P.failure(P.CRASH, "the worker process had already ended")
+            results[i] = _done(p, P.failure(P.CRASH, "the worker process had already ended"))
             continue
-        line = p.worker._line()  # a reply already buffered needs no system call
+        line = p.worker._line() if p.unsent is None else None  # a reply already buffered needs no system call
         if line is None:
             waiting[i] = p
         else:
@@ -180,20 +190,33 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
         for i, p in list(waiting.items()):
             if now >= p.deadline:
                 p.worker.kill()
-                results[i] = P.failure(P.TIMEOUT, f"{p.op} did not answer within "
-                                       f"{p.deadline - p.started:.1f}s (endless loop or sleep?)", now - p.started)
+                limit = p.why or f"{p.op} did not answer within {p.deadline - p.started:.1f}s"
+                results[i] = _done(p, P.failure(P.TIMEOUT, f"{limit} (endless loop or sleep?)", now - p.started))
                 del waiting[i]
             elif p.deadline < earliest:
                 earliest = p.deadline
         if not waiting:
             break
-        by_fd = {p.worker.from_worker: i for i, p in waiting.items()}
+        readers = {p.worker.from_worker: i for i, p in waiting.items()}
+        writers = {p.worker.to_worker: i for i, p in waiting.items() if p.unsent is not None}
         poller = select.poll()  # not select(): it fails on descriptors above 1023
-        for fd in by_fd:
+        for fd in readers:
             poller.register(fd, select.POLLIN)
-        ready = [fd for fd, _event in poller.poll(max(0.0, earliest - now) * 1000.0)]
-        for fd in ready:
-            i = by_fd[fd]
+        for fd in writers:
+            poller.register(fd, select.POLLOUT)
+        for fd, _event in poller.poll(max(0.0, earliest - now) * 1000.0):
+            if fd in writers and writers[fd] in waiting:
+                i = writers[fd]
+                p = waiting[i]
+                try:
+                    p.unsent = _write_some(fd, p.unsent) if p.unsent is not None else None
+                except OSError:  # the worker closed its end: it has ended
+                    results[i] = _ended(p)
+                    del waiting[i]
+                continue
+            i = readers.get(fd, -1)
+            if i not in waiting:
+                continue
             p = waiting[i]
             worker = p.worker
             if not worker._read_some():
@@ -206,9 +229,25 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
                 del waiting[i]
             elif len(worker._buf) > worker.config.line_limit:
                 worker.kill()
-                results[i] = P.failure(P.PROTOCOL, "worker reply exceeds the line size limit")
+                results[i] = _done(p, P.failure(P.PROTOCOL, "worker reply exceeds the line size limit"))
                 del waiting[i]
     return results  # type: ignore[return-value] - every slot is filled above
+
+
+def _done(p: _Pending, outcome: P.Outcome) -> P.Outcome:
+    """Charge the request's time and text to its episode's budgets; the outcome, or a too_large failure."""
+    return p.budget.account(p, outcome) if p.budget is not None else outcome
+
+
+def _text_size(value: Any) -> int:
+    """Characters of text a checked reply value brings (observation, menu, hint, solution)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(len(v) for v in value if isinstance(v, str))
+    if isinstance(value, dict):
+        return sum(_text_size(value.get(k)) for k in ("observation", "valid_actions", "hint"))
+    return 0
 
 
 # Signals that mean a resource limit rather than a crash.
@@ -218,6 +257,10 @@ _LIMIT_SIGNALS = {"SIGXCPU": (P.TIMEOUT, "used up its CPU-time limit"),
 
 def _ended(p: _Pending) -> P.Outcome:
     """The worker closed its pipe mid-request: say how it died when we can tell."""
+    return _done(p, _how_it_ended(p))
+
+
+def _how_it_ended(p: _Pending) -> P.Outcome:
     how = p.worker.ended_how()
     p.worker.kill()
     seconds = time.perf_counter() - p.started
@@ -232,14 +275,20 @@ def _ended(p: _Pending) -> P.Outcome:
 
 
 def _finish(p: _Pending, line: bytes) -> P.Outcome:
-    outcome = P.parse_reply(line, p.rid)
+    config = p.worker.config
+    outcome = P.parse_reply(line, p.rid, config.output_limit)
     outcome.seconds = time.perf_counter() - p.started
-    if outcome.status == P.PROTOCOL or p.worker._buf:
+    if outcome.ok:
+        try:
+            outcome.value = schema.check_value(p.op, p.method, outcome.value, config.reply_limits())
+        except schema.Rejected as exc:
+            outcome = P.failure(exc.category, f"{p.op}: {exc}", outcome.seconds, outcome.output)
+    if outcome.status in (P.PROTOCOL, P.TOO_LARGE) or p.worker._buf:
         # Extra or forged lines mean the environment wrote to the protocol pipe.
         p.worker.kill()
         if outcome.ok:
             outcome = P.failure(P.PROTOCOL, "worker sent more than one reply (forged protocol lines)")
-    return outcome
+    return _done(p, outcome)
 
 
 class Sandbox:
@@ -260,6 +309,8 @@ class Sandbox:
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._slots = 0
+        # A root host gives each worker an unprivileged uid from a block no other sandbox uses.
+        self._uid_base, self._uid_lock = hardening.claim_uid_block() if os.geteuid() == 0 else (None, None)
         self._workers: set[Worker] = set()
         self._exits: dict[int, str] = {}  # worker pid -> how it ended, as the zygote reported
 
@@ -289,7 +340,8 @@ class Sandbox:
             scratch = tempfile.mkdtemp(prefix="w", dir=self._root)
             to_w_r, to_w_w = os.pipe()
             from_w_r, from_w_w = os.pipe()
-            spec = {"config": self.config.model_dump(), "scratch": scratch, "slot": self._slots}
+            uid = None if self._uid_base is None else self._uid_base + self._slots % hardening.UID_BLOCK
+            spec = {"config": self.config.model_dump(), "scratch": scratch, "uid": uid}
             assert self._sock is not None
             try:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
@@ -304,6 +356,7 @@ class Sandbox:
                 os.close(from_w_w)
             for fd in (to_w_w, from_w_r):
                 os.set_inheritable(fd, False)
+            os.set_blocking(to_w_w, False)  # requests are written under their deadline (gather)
             w = Worker(pid, to_w_w, from_w_r, scratch, self.config, exit_status=self._exit_status)
             self._workers.add(w)
             return w
@@ -341,9 +394,13 @@ class Sandbox:
                     break
             return self._exits.pop(pid, None)
 
-    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> EnvHandle:
-        """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome."""
-        return EnvHandle(self, source, filename, max_turns)
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None,
+             deadline: float | None = None) -> EnvHandle:
+        """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome.
+
+        ``deadline`` (a ``time.perf_counter()`` value): no request on this handle outlives it.
+        """
+        return EnvHandle(self, source, filename, max_turns, deadline=deadline)
 
     def gather(self, pendings: list[_Pending]) -> list[P.Outcome]:
         """``gather`` for this sandbox's handles (the method every environment host has)."""
@@ -364,6 +421,9 @@ class Sandbox:
                 self._zygote.wait()
             self._zygote = None
         remove_tree(self._root)
+        if self._uid_lock is not None:
+            os.close(self._uid_lock)
+            self._uid_lock = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -384,6 +444,11 @@ class EnvHandle:
 
     A worker is recycled after ``recycle_after`` episodes and after any failure;
     the replacement reloads the same source before the next reset.
+
+    Budgets: each request has ``step_timeout_s``; an episode (from one reset to
+    the next) has ``episode_budget_s`` of sandbox time in all; and an owner may
+    set ``deadline`` (a ``time.perf_counter()`` value) that no request outlives,
+    as the gate does for a whole verdict.
     """
 
     sandbox: Sandbox
@@ -393,6 +458,9 @@ class EnvHandle:
     loaded: P.Outcome = field(init=False)
     worker: Worker | None = field(init=False, default=None)
     episodes: int = field(init=False, default=0)
+    deadline: float | None = None
+    spent: float = field(init=False, default=0.0)  # sandbox seconds used by the current episode
+    chars: int = field(init=False, default=0)  # characters of text its replies brought
 
     def __post_init__(self) -> None:
         self.loaded = self._load()
@@ -400,8 +468,10 @@ class EnvHandle:
     def _load(self) -> P.Outcome:
         self.worker = self.sandbox.spawn()
         self.episodes = 0
-        p = self.worker.send("load", self.sandbox.config.load_timeout_s, source=self.source,
-                             filename=self.filename, max_turns=self.max_turns)
+        timeout, why = self._limit(self.sandbox.config.load_timeout_s, episode=False)
+        p = self.worker.send("load", timeout, source=self.source, filename=self.filename,
+                             max_turns=self.max_turns)
+        p.why = why.replace("{op}", "load")
         outcome = gather([p])[0]
         if not outcome.ok:
             self.worker.kill()
@@ -409,8 +479,38 @@ class EnvHandle:
 
     @property
     def info(self) -> dict[str, Any]:
-        """What loading reported: class_name, max_turns, methods (when loaded)."""
-        return self.loaded.value if self.loaded.ok else {}
+        """What loading reported: class_name, max_turns (capped at ``max_episode_turns``), methods."""
+        if not self.loaded.ok:
+            return {}
+        info = dict(self.loaded.value)
+        if info.get("max_turns") is not None:
+            info["max_turns"] = min(info["max_turns"], self.sandbox.config.max_episode_turns)
+        return info
+
+    def _limit(self, timeout: float, episode: bool = True) -> tuple[float, str]:
+        """The time the next request may take, and what limits it when that is not ``timeout``."""
+        config = self.sandbox.config
+        limit, why = timeout, ""
+        if episode and config.episode_budget_s - self.spent < limit:
+            limit = config.episode_budget_s - self.spent
+            why = (f"the episode used up its sandbox time budget (sandbox.episode_budget_s = "
+                   f"{config.episode_budget_s:g}s) during {{op}}")
+        if self.deadline is not None and self.deadline - time.perf_counter() < limit:
+            limit = self.deadline - time.perf_counter()
+            why = "{op} ran past the time budget its caller set (e.g. validation.verdict_budget_s)"
+        return limit, why
+
+    def account(self, pending: _Pending, outcome: P.Outcome) -> P.Outcome:
+        """Count a finished request against the episode's time and text budgets."""
+        self.spent += time.perf_counter() - pending.started
+        if outcome.ok:
+            self.chars += _text_size(outcome.value) + len(outcome.output)
+            limit = self.sandbox.config.episode_chars
+            if self.chars > limit:
+                pending.worker.kill()
+                return P.failure(P.TOO_LARGE, f"the episode's replies brought more than {limit:,} characters of "
+                                 f"text (sandbox.episode_chars) by {pending.op}", outcome.seconds, outcome.output)
+        return outcome
 
     def submit(self, op: str, **args: Any) -> _Pending:
         """Send a request without waiting (pair with ``gather`` to pipeline many handles)."""
@@ -423,8 +523,12 @@ class EnvHandle:
                     self.sandbox._workers.discard(self.worker)
                 self.loaded = self._load()
             self.episodes += 1
+            self.spent, self.chars = 0.0, 0
         assert self.worker is not None
-        return self.worker.send(op, self.sandbox.config.step_timeout_s, **args)
+        timeout, why = self._limit(self.sandbox.config.step_timeout_s)
+        pending = self.worker.send(op, timeout, **args)
+        pending.why, pending.budget = why.replace("{op}", op), self
+        return pending
 
     def _scratch_overfull(self) -> bool:
         """Whether the worker keeps more than ``scratch_mb`` in its scratch dir (a tmpfs bounds it already)."""

@@ -38,7 +38,7 @@ _FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS
 
 # What the interpreter may need to read besides its own prefix and code.
 SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/localtime",
-               "/dev/urandom", "/dev/random", "/proc/self")
+               "/dev/urandom", "/dev/random", "/proc/self/status")
 DEVICES_RW = ("/dev/null", "/dev/zero")
 
 

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text import safe_text
+
 #: Failure categories. An infrastructure failure is never scored as a task failure.
 OK = "ok"
 TIMEOUT = "timeout"
@@ -21,7 +23,8 @@ PROTOCOL = "protocol"
 FORBIDDEN = "forbidden"
 EXCEPTION = "exception"
 INVALID_RETURN = "invalid_return"
-CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN)
+TOO_LARGE = "too_large"  # a reply or an episode over a size limit (menu, text, nesting, bytes stored)
+CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN, TOO_LARGE)
 
 OPS = ("load", "reset", "step", "tool", "call", "ping")
 _REPLY_KEYS = {"id", "ok", "value", "category", "message", "output", "seconds"}
@@ -53,6 +56,29 @@ def failure(category: str, message: str, seconds: float = 0.0, output: str = "")
 # Built once: json.dumps with arguments builds a new encoder on every call (the
 # per-step cost matters: replies are the hot path of pipelined rollouts).
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+#: Digits an integer in a reply may have: more is no game's number, and float() of it overflows.
+MAX_INT_DIGITS = 100
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer with {len(text)} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses as inf
+        raise ValueError(f"a number out of range ({text[:20]})")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+# Replies never hold NaN, infinities or huge integers: the decoder refuses them outright.
+_REPLY_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
 _DECODER = json.JSONDecoder()
 
 
@@ -65,27 +91,32 @@ def decode(line: bytes) -> Any:
     return _DECODER.decode(line.decode())
 
 
-def parse_reply(line: bytes, expected_id: int) -> Outcome:
-    """Validate one reply line; anything unexpected becomes a ``protocol`` failure."""
+def parse_reply(line: bytes, expected_id: int, output_limit: int = 1 << 16) -> Outcome:
+    """Validate one reply's envelope; anything unexpected becomes a ``protocol`` failure.
+
+    The value is checked per request by ``schema.check_value``; the message and the
+    captured output are cut to size and made safe text here.
+    """
     try:
-        msg = decode(line)
-    except (ValueError, RecursionError):
-        return failure(PROTOCOL, f"worker sent a line that is not JSON: {line[:80]!r}")
-    if type(msg) is not dict or not msg.keys() <= _REPLY_KEYS or "id" not in msg or "ok" not in msg:
+        msg = _REPLY_DECODER.decode(line.decode())
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return failure(PROTOCOL, f"worker sent a line that is not JSON ({str(exc)[:80]}): {line[:60]!r}")
+    if type(msg) is not dict or not msg.keys() <= _REPLY_KEYS or "id" not in msg or type(msg.get("ok")) is not bool:
         return failure(PROTOCOL, "worker reply does not follow the schema")
-    if msg["id"] != expected_id or isinstance(msg["id"], bool):
-        return failure(PROTOCOL, f"worker replied to request {msg['id']!r} while {expected_id} was pending")
+    if type(msg["id"]) is not int or msg["id"] != expected_id:
+        shown = msg["id"] if type(msg["id"]) is int else type(msg["id"]).__name__
+        return failure(PROTOCOL, f"worker replied to request {shown} while {expected_id} was pending")
     seconds = msg.get("seconds", 0.0)
-    if type(seconds) is not float and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))) \
-            or not math.isfinite(seconds):
+    if type(seconds) not in (int, float) or not 0 <= seconds < 1e9:
         return failure(PROTOCOL, "worker reply has an invalid 'seconds' field")
     output = msg.get("output", "")
-    if not isinstance(output, str):
+    if type(output) is not str:
         return failure(PROTOCOL, "worker reply has an invalid 'output' field")
-    if msg["ok"] is True:
+    output = safe_text(output[:output_limit])
+    if msg["ok"]:
         return Outcome(OK, value=msg.get("value"), output=output, seconds=float(seconds))
     category = msg.get("category")
     message = msg.get("message", "")
-    if category not in CATEGORIES or category == OK or not isinstance(message, str):
+    if category not in CATEGORIES or category == OK or type(message) is not str:
         return failure(PROTOCOL, "worker reply names an unknown failure category")
-    return Outcome(category, message=message[:2000], output=output, seconds=float(seconds))
+    return Outcome(category, message=safe_text(message[:2000]), output=output, seconds=float(seconds))

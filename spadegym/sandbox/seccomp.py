@@ -4,7 +4,8 @@ Installed in the worker with ``prctl`` through ctypes (no dependency), after
 ``PR_SET_NO_NEW_PRIVS``. Denied calls fail with EPERM, which Python raises as
 ``PermissionError``/``OSError`` and the worker reports as ``forbidden``. Threads
 stay allowed (clone with CLONE_THREAD); new processes, sockets, exec, tracing,
-mounts, namespaces, privilege changes and signals to other processes do not.
+mounts, namespaces, privilege changes, signals to other processes, SysV IPC,
+POSIX message queues and memfd do not.
 An unknown architecture or an x32 system call kills the worker.
 """
 
@@ -61,6 +62,11 @@ DENIED = (
     "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
     "settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "mknod", "mknodat", "uselib",
     "ustat", "modify_ldt", "vhangup", "setrlimit",
+    # Kernel objects that outlive the worker or escape its memory limit: SysV IPC, POSIX
+    # message queues, memory-backed files.
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd",
+    "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+    "mq_getsetattr", "memfd_create", "memfd_secret",
 )
 
 # System call numbers, from the kernel's unistd tables.
@@ -84,6 +90,10 @@ _X86_64 = {
     "mount_setattr": 442, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
     "clock_adjtime": 305, "mknod": 133, "mknodat": 259, "uselib": 134, "ustat": 136,
     "modify_ldt": 154, "vhangup": 153, "setrlimit": 160, "prlimit64": 302,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+    "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
+    "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+    "memfd_create": 319, "memfd_secret": 447,
 }
 _AARCH64 = {
     "execve": 221, "execveat": 281, "clone": 220, "clone3": 435, "socket": 198, "socketpair": 199,
@@ -104,6 +114,10 @@ _AARCH64 = {
     "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "settimeofday": 170,
     "clock_settime": 112, "adjtimex": 171, "clock_adjtime": 266, "mknodat": 33, "vhangup": 58,
     "setrlimit": 164, "prlimit64": 261,
+    "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "semget": 190, "semctl": 191,
+    "semtimedop": 192, "semop": 193, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189,
+    "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+    "mq_getsetattr": 185, "memfd_create": 279, "memfd_secret": 447,
 }
 # machine name -> (AUDIT_ARCH_*, table, has x32 variant)
 _ARCHES = {

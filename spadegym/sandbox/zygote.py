@@ -12,6 +12,8 @@ owner (end of file on the socket, and a pidfd, which also fires when a forked
 copy of the owner still holds the socket) and kills its workers when the owner
 ends; each worker asks the kernel to SIGKILL it when the zygote ends
 (``hardening.die_with_parent``), so killing the zygote itself leaks nothing.
+On its way out (owner gone, socket closed, SIGTERM) the zygote also removes the
+sandbox directory, its cwd, so a killed owner leaves nothing in /tmp.
 """
 
 from __future__ import annotations
@@ -64,11 +66,11 @@ def _run_worker(spec: dict, in_fd: int, out_fd: int, zygote: int) -> None:
         # with autogroup scheduling each session is its own scheduling group, and
         # pipelined steps across many groups ran at a third of the speed.
         os.setpgid(0, 0)
-        for sig in (signal.SIGCHLD, signal.SIGINT):
+        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         in_fd, out_fd = _hide((in_fd, out_fd))
         config = SandboxConfig(**spec["config"])
-        hardening.confine(config, spec["scratch"], {in_fd, out_fd}, slot=spec.get("slot", 0), parent=zygote)
+        hardening.confine(config, spec["scratch"], {in_fd, out_fd}, uid=spec.get("uid"), parent=zygote)
     except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
         os._exit(hardening.CONFINE_FAILED_EXIT)
     try:
@@ -127,6 +129,20 @@ def main(sock_fd: int, netns: bool = False) -> None:
 
     signal.signal(signal.SIGCHLD, reap)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the host's to handle
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        _serve(sock, owner, children, zygote)
+    finally:
+        if os.getpid() == zygote:  # never in a worker forked a moment before
+            _clean_up(children)
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: int) -> None:
+    """Fork a worker per request until the owner closes the socket or ends."""
     while not _owner_gone(sock, owner):
         try:
             msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
@@ -149,12 +165,20 @@ def main(sock_fd: int, netns: bool = False) -> None:
         os.close(out_fd)
         children.add(pid)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+
+def _clean_up(children: set[int]) -> None:
+    """Kill every worker, then remove the sandbox directory (the cwd): an owner that was
+    killed (SIGTERM, SIGKILL) leaves nothing behind in /tmp."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     for pid in list(children):
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+    from .host import remove_tree  # only now: workers need none of the host's modules
+
+    remove_tree(os.getcwd())
 
 
 if __name__ == "__main__":

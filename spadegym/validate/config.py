@@ -29,6 +29,7 @@ class ValidationConfig(BaseModel):
     random_win_threshold: float = Field(0.5, ge=0, le=1, description="Largest random-policy win rate allowed (above it the env is degenerate).")
     random_workers: int = Field(4, ge=1, description="Sandbox workers playing random episodes in parallel (pipelined).")
     jobs: int = Field(4, ge=1, description="Files validate_paths probes at once (threads sharing one sandbox).")
+    verdict_budget_s: float = Field(30.0, gt=0, description="Wall-clock time one verdict's sandbox probes may take in all; past it the verdict is a timeout.")
     repeat_steps: int = Field(30, ge=1, description="Steps of one repeated garbage action when probing robustness.")
     reward_range_is_error: bool = Field(False, description="Treat rewards outside [-1, 1] as invalid (default: a warning, since the host clamps them).")
     check_leaks: bool = Field(True, description="Check that the answer appears neither in the first observation nor in the hint.")

@@ -17,7 +17,8 @@ main probe (after reset(s1)), and every play sends tool-call actions to ``execut
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import time
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -107,13 +108,19 @@ class Evidence:
         return [t for t in found if t is not None]
 
 
-def _solution_play(handle: EnvHandle, seed: int,
-                   tools: bool = False) -> Generator[Request, Outcome, tuple[Trace, Outcome]]:
-    """reset(seed), solution(), then the solution's actions until the episode ends."""
+def _solution_play(handle: EnvHandle, seed: int, tools: bool,
+                   keep: Callable[[Trace, Outcome | None], None]) -> Generator[Request, Outcome, None]:
+    """reset(seed), solution(), then the solution's actions until the episode ends.
+
+    ``keep`` gets the trace as soon as it exists (and again with the solution), so
+    a probe stopped mid-play (a timeout elsewhere) still leaves what it saw.
+    """
     trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": ["valid_actions", "hint"]}))
+    keep(trace, None)
     if not trace.reset.ok:
-        return trace, trace.reset
+        return
     solution = yield handle, "call", {"method": "solution", "args": []}
+    keep(trace, solution)
     if solution.ok:
         for action in solution.value[:_MAX_SOLUTION_STEPS]:
             out = yield move(handle, action, [], tools)
@@ -121,13 +128,14 @@ def _solution_play(handle: EnvHandle, seed: int,
             trace.steps.append(out)
             if not out.ok or out.value["terminated"] or out.value["truncated"]:
                 break
-    return trace, solution
 
 
 def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
     seeds = ev.seeds
     if ev.has_solution:
-        ev.first, ev.solution = yield from _solution_play(handle, seeds.first, ev.has_tools)
+        def keep(trace: Trace, solution: Outcome | None) -> None:
+            ev.first, ev.solution = trace, solution
+        yield from _solution_play(handle, seeds.first, ev.has_tools, keep)
     else:
         ev.first = Trace(seeds.first, (yield handle, "reset",
                                        {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
@@ -148,7 +156,9 @@ def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
 
 def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
     if ev.has_solution:
-        ev.twin, ev.twin_solution = yield from _solution_play(handle, ev.seeds.first, ev.has_tools)
+        def keep(trace: Trace, solution: Outcome | None) -> None:
+            ev.twin, ev.twin_solution = trace, solution
+        yield from _solution_play(handle, ev.seeds.first, ev.has_tools, keep)
     else:
         ev.twin = yield from _random_play(ev, handle, config, 0)
     ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
@@ -169,17 +179,19 @@ def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, epi
         ev.random.append((yield from _random_play(ev, handle, config, i)))
 
 
-def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int) -> list[EnvHandle]:
+def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, deadline: float) -> list[EnvHandle]:
     """Fresh workers loading the file; threads overlap the loads (the sandbox's spawn lock orders forks)."""
     with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(lambda _: sandbox.open(source, filename), range(count)))
+        return list(pool.map(lambda _: sandbox.open(source, filename, deadline=deadline), range(count)))
 
 
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
     ev = Evidence(Seeds(config.seed), load=Outcome("ok"))
     workers = min(config.random_workers, config.random_episodes)
-    handles = _open_handles(sandbox, source, filename, workers + 2)
+    # One budget for the whole verdict: no request of any probe outlives it.
+    deadline = time.perf_counter() + config.verdict_budget_s
+    handles = _open_handles(sandbox, source, filename, workers + 2, deadline)
     main, twin, randoms = handles[0], handles[1], handles[2:]
     try:
         ev.load = main.loaded

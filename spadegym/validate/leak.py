@@ -33,13 +33,49 @@ class Answer:
     other_text: str | None = None      # the answer of another instance (second seed)
 
 
-def mentions(text: str, answer: str) -> bool:
-    """``answer`` appears in ``text`` as a whole word (case-insensitive, whitespace-tolerant)."""
-    words = answer.split()
-    if not words:
+#: Characters of an answer the checks look for: a longer answer is looked for by this prefix.
+ANSWER_CHARS = 256
+_SPACE = re.compile(r"\s+")
+
+
+def normal(text: str) -> str:
+    """Case-folded, with every run of whitespace one space: what ``mentions`` compares (linear)."""
+    return _SPACE.sub(" ", text.casefold())
+
+
+def mentions(text: str, answer: str, *, normalized: bool = False) -> bool:
+    """``answer`` appears in ``text`` as a whole word (case-insensitive, whitespace-tolerant).
+
+    Linear in ``len(text)``: a plain substring search plus a look at the characters
+    on either side of each hit, never a regex built from the answer (which can
+    backtrack quadratically on long hints). ``normalized``: ``text`` is ``normal()`` already.
+    """
+    needle = normal(answer).strip()
+    if not needle:
         return False
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    return re.search(rf"(?<![\w.]){pattern}(?![\w]|\.\d)", text, re.IGNORECASE) is not None
+    whole = len(needle) <= ANSWER_CHARS
+    needle = needle[:ANSWER_CHARS]
+    haystack = text if normalized else normal(text)
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if (start == 0 or not _word_char(haystack[start - 1], dot=True)) and (not whole or _ends_word(haystack, end)):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+def _word_char(ch: str, dot: bool = False) -> bool:
+    return ch.isalnum() or ch == "_" or (dot and ch == ".")
+
+
+def _ends_word(text: str, end: int) -> bool:
+    """No word character right after ``end``, nor a decimal part ("3" is not in "3.5")."""
+    if end == len(text):
+        return True
+    if _word_char(text[end]):
+        return False
+    return not (text[end] == "." and end + 1 < len(text) and text[end + 1].isdigit())
 
 
 def is_distinctive(answer: str, min_chars: int, min_digits: int) -> bool:
@@ -51,11 +87,12 @@ def is_distinctive(answer: str, min_chars: int, min_digits: int) -> bool:
 
 def _named(answer: Answer, text: str, min_chars: int, min_digits: int) -> bool:
     """Distinctive, mentioned, and not just one entry of a listed menu."""
-    if not is_distinctive(answer.text, min_chars, min_digits) or not mentions(text, answer.text):
+    text = normal(text)
+    if not is_distinctive(answer.text, min_chars, min_digits) or not mentions(text, answer.text, normalized=True):
         return False
     key = answer.text.strip().casefold()
     others = [m for m in answer.menu or [] if m.strip() and m.strip().casefold() != key]
-    listed = sum(mentions(text, m) for m in others)
+    listed = sum(mentions(text, m, normalized=True) for m in others)
     return not others or listed < max(1, len(others) // 2)
 
 

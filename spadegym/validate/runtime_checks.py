@@ -18,6 +18,7 @@ ADVICE = {
     "protocol": "leave the process's file descriptors alone",
     "exception": "fix the code so that it cannot raise there",
     "invalid_return": "return exactly the documented types",
+    "too_large": "keep observations, menus, hints and info small and flat",
 }
 
 
@@ -39,7 +40,9 @@ def runtime_checks(ev: Evidence, config: ValidationConfig) -> list[Check]:
         return [failed("loads", explain("Loading the file and calling the class with no arguments", ev.load),
                        ev.load.status)]
     checks = [passed("loads")]
-    assert ev.first is not None
+    if ev.first is None:  # the probes stopped before the first reset answered
+        return [*checks, failed("reset_runs", "The probes stopped before reset() answered; make loading and "
+                                "reset() return quickly.", "timeout")]
     if not ev.first.reset.ok:
         return [*checks, failed("reset_runs", explain(f"reset(seed={ev.first.seed})", ev.first.reset),
                                 ev.first.reset.status)]

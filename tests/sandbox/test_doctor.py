@@ -14,7 +14,7 @@ def test_doctor_reports_every_layer_and_the_probed_tier() -> None:
     report = probe()
     assert facts["sandbox"]["tier"] == report.tier
     layers = facts["sandbox"]["layers"]
-    assert set(layers) == {"process", "seccomp", "landlock", "netns", "uid", "tmpfs"}
+    assert set(layers) == {"process", "seccomp", "landlock", "netns", "ipcns", "uid", "tmpfs"}
     for name, layer in layers.items():
         assert layer["available"] == report.layers[name]
         assert (layer["why_missing"] is None) == layer["available"]

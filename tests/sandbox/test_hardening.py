@@ -59,7 +59,7 @@ def test_disabled_layers_are_reported_with_the_config_field() -> None:
     report = probe(SandboxConfig(seccomp=False, landlock=False, namespaces=False))
     assert report.tier == "process"
     assert report.missing["seccomp"] == "disabled in the config (sandbox.seccomp = false)"
-    assert "sandbox.namespaces" in report.missing["uid"]
+    assert "sandbox.namespaces" in report.missing["netns"] and "sandbox.namespaces" in report.missing["ipcns"]
 
 
 def test_strict_mode_refuses_to_start_below_the_required_tier() -> None:

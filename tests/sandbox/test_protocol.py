@@ -32,7 +32,7 @@ def test_a_well_formed_reply_is_ok() -> None:
     (line(id=True), "pending"),
     (line(id="3"), "pending"),
     (line(seconds="soon"), "seconds"),
-    (b'{"id": 3, "ok": true, "seconds": NaN}', "seconds"),
+    (b'{"id": 3, "ok": true, "seconds": NaN}', "NaN"),
     (line(output=["x"]), "output"),
     (line(ok=False, category="ok"), "unknown failure category"),
     (line(ok=False, category="pwned"), "unknown failure category"),

@@ -1,0 +1,48 @@
+"""Text that came from untrusted code, made safe to store and to print.
+
+Environment files and models can return any string: lone surrogates
+(``"\\ud800"``) that no UTF-8 encoder accepts, and terminal control sequences
+(colours, cursor moves, a clipboard write) that would act on the operator's
+terminal. ``safe_text`` removes both; it runs where such text enters the host
+(every worker reply) and where text leaves it (the command line's text output).
+"""
+
+from __future__ import annotations
+
+import re
+
+# An escape sequence (CSI, OSC up to its terminator, or ESC + one character), else one
+# unsafe character: C0 controls except tab and newline, DEL, C1 controls, lone surrogates.
+_UNSAFE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[\x20-\x7e]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"|[\ud800-\udfff]"
+)
+REPLACEMENT = "\ufffd"
+
+
+def _replace(match: re.Match[str]) -> str:
+    # A lone surrogate is a character that was lost: mark it; control sequences just go.
+    return REPLACEMENT if "\ud800" <= match.group()[0] <= "\udfff" else ""
+
+
+def safe_text(text: str) -> str:
+    """``text`` without control sequences and with lone surrogates replaced (linear time).
+
+    >>> safe_text("ok\\x1b[31m red\\x1b]52;c;cGF3bmVk\\x07 \\ud800")
+    'ok red \\ufffd'
+    """
+    if text.isprintable() or _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_replace, text)
+
+
+def storable(text: str) -> str:
+    """``text`` as valid UTF-8: lone surrogates replaced, nothing else changed."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
