@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import UserError
+from ..text import safe_text
 
 err_console = Console(stderr=True)
 
@@ -18,7 +19,7 @@ __all__ = ["UserError", "err_console", "fail", "user_errors"]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(safe_text(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
+from ..text import safe_text
 from . import app
 from .errors import UserError, err_console, fail, user_errors
 
@@ -31,7 +32,7 @@ def episode_json(episode: Any, env: str) -> dict[str, Any]:
 
 
 def _indent(text: str) -> Padding:
-    return Padding(Text(text.rstrip() or "(empty)"), (0, 0, 0, 4))
+    return Padding(Text(safe_text(text).rstrip() or "(empty)"), (0, 0, 0, 4))
 
 
 def print_episode(console: Console, episode: Any, number: int, total: int, transcript: bool = True) -> None:
@@ -44,14 +45,14 @@ def print_episode(console: Console, episode: Any, number: int, total: int, trans
             if turn.reply and turn.reply.strip() != f"\\boxed{{{turn.action}}}":
                 console.print("  reply:")
                 console.print(_indent(turn.reply))
-            action = escape(turn.action) if turn.action is not None else "[red]none (no \\boxed{} found)[/]"
+            action = escape(safe_text(turn.action)) if turn.action is not None else "[red]none (no \\boxed{} found)[/]"
             tool = "   (tool call)" if turn.tool_call is not None else ""
             console.print(f"  action: {action}   reward: {turn.reward:g}{tool}")
         if episode.final_observation and episode.failure is None:
             console.print("[bold]final[/] observation:")
             console.print(_indent(episode.final_observation))
     if episode.failure:
-        console.print(f"[red]failure: {episode.failure}[/] {escape(episode.failure_message)}")
+        console.print(f"[red]failure: {episode.failure}[/] {escape(safe_text(episode.failure_message))}")
     else:
         end = "terminated" if episode.terminated else ("truncated" if episode.truncated else "stopped")
         color = "green" if episode.success else "yellow"

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..text import safe_text
 from . import app
 from .errors import user_errors
 
@@ -39,13 +40,13 @@ def validate(
                 typer.echo(json.dumps(verdict.to_dict()))
                 continue
             if verdict.valid:
-                console.print(f"[green]valid[/]    {escape(verdict.file)} [dim]({verdict.seconds:.2f}s)[/]")
+                console.print(f"[green]valid[/]    {escape(safe_text(verdict.file))} [dim]({verdict.seconds:.2f}s)[/]")
             else:
-                console.print(f"[bold red]INVALID[/]  {escape(verdict.file)} [red]{verdict.category}[/] "
+                console.print(f"[bold red]INVALID[/]  {escape(safe_text(verdict.file))} [red]{verdict.category}[/] "
                               f"[dim]({verdict.seconds:.2f}s)[/]")
             for check in verdict.failed:
-                console.print(f"  [red]x {check.name}[/]: {escape(check.message)}")
+                console.print(f"  [red]x {check.name}[/]: {escape(safe_text(check.message))}")
             for check in verdict.warnings:
-                console.print(f"  [yellow]! {check.name}[/]: {escape(check.message)}")
+                console.print(f"  [yellow]! {check.name}[/]: {escape(safe_text(check.message))}")
     if invalid:
         raise typer.Exit(1)

@@ -102,7 +102,7 @@ def structure(value: Any, what: str, chars: int, depth: int = MAX_DEPTH) -> Any:
             copy: Any = safe_text(item)
         elif kind in (int, float):
             copy = item
-            if kind is float and not math.isfinite(item):
+            if (kind is float and not math.isfinite(item)) or (kind is int and item.bit_length() > 320):
                 raise _bad(what)
         elif item is None or kind is bool:
             copy = item

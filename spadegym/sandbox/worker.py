@@ -19,10 +19,11 @@ from ..envfile import contract
 from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
 from ..envfile.static import SourceError
 from . import protocol as P
+from . import schema
 
 _OPTIONAL_METHODS = ("valid_actions", "solution", "hint", "get_tools", "execute_tool")
-_MAX_INFO_CHARS = 8192
-_MAX_OBS_CHARS = 200_000
+_MAX_INFO_CHARS = schema.INFO_CHARS
+_MAX_OBS_CHARS = schema.OBSERVATION_CHARS
 
 
 class _CappedText(io.TextIOBase):
@@ -89,7 +90,11 @@ def _safe_info(info: dict[str, Any]) -> dict[str, Any]:
         return {"_unserializable": True}
     if len(text) > _MAX_INFO_CHARS:
         return {"_truncated": text[:_MAX_INFO_CHARS]}
-    return json.loads(text)
+    value = json.loads(text)
+    try:
+        return schema.structure(value, "info", 2 * _MAX_INFO_CHARS)  # what the host accepts
+    except schema.Rejected:  # nested too deep or holding huge numbers: kept as text
+        return {"_truncated": text}
 
 
 def _text_list(value: Any, what: str) -> list[str]:

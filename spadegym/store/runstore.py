@@ -32,6 +32,7 @@ from typing import Any
 
 from ..cli.errors import UserError
 from ..rollout.records import Episode
+from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
 
 DB_NAME = "run.sqlite"
@@ -61,7 +62,8 @@ def _plain(value: Any) -> Any:
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, default=_plain, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON that SQLite can store: a lone surrogate from a model or an environment is replaced."""
+    return storable(json.dumps(value, default=_plain, separators=(",", ":"), ensure_ascii=False))
 
 
 def _number(value: Any) -> float | None:
@@ -143,9 +145,9 @@ class RoundTransaction:
                 (
                     env_id,
                     self.round,
-                    source,
-                    hint,
-                    skill,
+                    storable(source),
+                    None if hint is None else storable(hint),
+                    None if skill is None else storable(skill),
                     family,
                     to_json(knobs or {}),
                     to_json(lineage or {}),
