@@ -334,6 +334,9 @@ def set_rlimits(config: SandboxConfig) -> None:
         resource.RLIMIT_FSIZE: config.file_size_mb * _MB,
         resource.RLIMIT_NOFILE: config.open_files,
         resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_MEMLOCK: 0,  # no locked memory, no real-time or raised priority
+        resource.RLIMIT_RTPRIO: 0,
+        resource.RLIMIT_NICE: 0,
     }
     for which, value in limits.items():
         _soft, hard = resource.getrlimit(which)

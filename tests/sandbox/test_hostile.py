@@ -10,17 +10,23 @@ layer off. An attack that a tier cannot contain is skipped with the reason.
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import select
+import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from spadegym.envfile import parse_tool_call
 from spadegym.sandbox import Outcome, Sandbox, SandboxConfig, probe
+from spadegym.validate import ValidationConfig, validate_source
 
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile"
 LIMITS = {"step_timeout_s": 1.0, "load_timeout_s": 2.0, "memory_mb": 512, "file_size_mb": 4, "scratch_mb": 16}
@@ -309,4 +315,279 @@ def test_reaching_os_through_python_tricks_runs_nothing(box: Sandbox, tmp_path: 
     outcome, _ = attack(box, "reach_os", str(marker))
     assert outcome.status == "forbidden", outcome
     assert not marker.exists()
+    still_works(box)
+
+
+# -- the host survives anything a file does (bounded work, checked replies, no shared IPC, safe text) --
+
+def fixture_source(name: str) -> str:
+    return (HOSTILE / f"{name}.py").read_text()
+
+
+def test_an_endless_loop_on_the_solutions_move_is_a_timeout(box: Sandbox) -> None:
+    outcome, scratch = attack(box, "endless_solution_step", "go")
+    assert outcome.status == "timeout", outcome
+    assert not os.path.exists(scratch)
+    still_works(box)
+
+
+def test_a_worker_that_blocks_signals_and_stops_itself_times_out(box: Sandbox) -> None:
+    started = time.perf_counter()
+    outcome, _ = attack(box, "stops_itself", "go")
+    assert outcome.status == "timeout", outcome
+    assert time.perf_counter() - started < LIMITS["step_timeout_s"] + 2.0
+    still_works(box)
+
+
+@pytest.mark.parametrize(("forgery", "category"), [
+    ("reward_list", "protocol"), ("reward_digits", "protocol"), ("reward_nan", "protocol"),
+    ("obs_dict", "protocol"), ("obs_deep", "protocol"), ("info_deep", "too_large"),
+    ("menu_numbers", "protocol"), ("flag_text", "protocol"), ("huge_hint", "too_large"),
+])
+def test_forged_reply_values_are_refused_by_the_schema(box: Sandbox, forgery: str, category: str) -> None:
+    outcome, _ = attack(box, "forged_values", forgery)
+    assert outcome.status == category, outcome
+    assert len(outcome.message) < 400
+    still_works(box)
+
+
+def test_the_reply_pipe_and_host_paths_are_hidden_from_proc_self(box: Sandbox) -> None:
+    require(box, "landlock", attack="reads of /proc/self (fds, mounts, environment)")
+    outcome, _ = attack(box, "proc_self", "go")
+    assert outcome.ok, outcome
+    seen = json.loads(outcome.value["observation"])
+    assert all(str(value).startswith("refused") for value in seen.values()), seen
+
+
+def test_a_deep_listed_tool_call_goes_to_step_and_deep_info_arrives_as_text(box: Sandbox) -> None:
+    env = box.open(fixture_source("deep_tool_call"), "deep_tool_call.py")
+    first = env.reset(seed=1, want=["valid_actions", "tools"])
+    assert first.ok, first
+    assert "_truncated" in first.value["info"]  # 600 levels deep: sent as text
+    deep_call = first.value["valid_actions"][-1]
+    assert parse_tool_call(deep_call) is None  # too deep to be a call: an ordinary action
+    step = env.step(deep_call)
+    assert step.ok and step.value["observation"] == "wrong", step
+    assert json.dumps(step.value)  # what comes back can be copied and stored
+    env.close()
+    still_works(box)
+
+
+def test_a_request_the_worker_never_reads_times_out_instead_of_blocking_the_host(box: Sandbox) -> None:
+    env = box.open(fixture_source("stops_reading"), "stops_reading.py")
+    assert env.reset(seed=0).ok
+    started = time.perf_counter()
+    outcome = env.step("x" * 1_000_000)  # far over the pipe buffer
+    assert outcome.status == "timeout", outcome
+    assert time.perf_counter() - started < LIMITS["step_timeout_s"] + 1.0
+    env.close()
+    still_works(box)
+
+
+def test_declared_turns_are_capped_on_the_host(box: Sandbox) -> None:
+    env = box.open(fixture_source("huge_max_turns"), "huge_max_turns.py")
+    assert env.loaded.value["max_turns"] == 10**9
+    assert env.info["max_turns"] == box.config.max_episode_turns
+    env.close()
+
+
+def test_an_episode_of_slow_steps_ends_at_its_time_budget() -> None:
+    config = SandboxConfig(**{**LIMITS, "step_timeout_s": 0.6}, episode_budget_s=1.5, seccomp=False,
+                           landlock=False, namespaces=False)
+    with Sandbox(config) as sandbox:
+        env = sandbox.open(fixture_source("slow_steps"), "slow_steps.py")
+        started = time.perf_counter()
+        outcomes = [env.reset(seed=0)]
+        while outcomes[-1].ok and len(outcomes) < 20:
+            outcomes.append(env.step("go"))
+        assert outcomes[-1].status == "timeout" and "episode_budget_s" in outcomes[-1].message, outcomes[-1]
+        assert time.perf_counter() - started < 1.5 + 0.6 + 1.0
+        assert env.reset(seed=1).ok  # a new episode has a new budget
+        env.close()
+
+
+@pytest.mark.parametrize("name", ["many_actions", "fresh_big_menu"])
+def test_menus_over_the_size_caps_are_too_large(box: Sandbox, name: str) -> None:
+    env = box.open(fixture_source(name), f"{name}.py")
+    first = env.reset(seed=0, want=["valid_actions"])
+    assert first.status == "too_large" and "valid_actions()" in first.message, first
+    env.close()
+    still_works(box)
+
+
+def test_an_episode_brings_at_most_its_text_budget(box: Sandbox) -> None:
+    env = box.open(fixture_source("big_observations"), "big_observations.py")
+    outcomes = [env.reset(seed=0)]
+    while outcomes[-1].ok and len(outcomes) < 1000:
+        outcomes.append(env.step("go"))
+    assert outcomes[-1].status == "too_large" and "episode_chars" in outcomes[-1].message, outcomes[-1]
+    brought = sum(len(o.value["observation"]) for o in outcomes if o.ok)
+    assert brought <= box.config.episode_chars
+    env.close()
+    still_works(box)
+
+
+def _sysv_ids(table: str, key: int) -> list[int]:
+    """Ids of the host's SysV objects (``shm`` or ``msg``) with ``key``."""
+    rows = Path(f"/proc/sysvipc/{table}").read_text().splitlines()[1:]
+    return [int(row.split()[1]) for row in rows if int(row.split()[0]) == key]
+
+
+def _remove_sysv(key: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for shm in _sysv_ids("shm", key):
+        libc.shmctl(shm, 0, None)  # IPC_RMID
+    for queue in _sysv_ids("msg", key):
+        libc.msgctl(queue, 0, None)
+
+
+SYSV_KEY = 0x5BADC0DE
+
+
+def test_sysv_ipc_objects_never_outlive_the_worker(box: Sandbox) -> None:
+    if not Path("/proc/sysvipc/shm").exists():
+        pytest.skip("no /proc/sysvipc on this machine")
+    try:
+        outcome, _ = attack(box, "sysv_ipc", "go")
+        if box.report.layers["seccomp"]:
+            assert outcome.status == "forbidden", outcome
+        if not (box.report.layers["seccomp"] or box.report.layers["ipcns"]):
+            pytest.skip(f"tier '{box.report.tier}' cannot contain SysV IPC: needs seccomp or ipcns")
+        assert not _sysv_ids("shm", SYSV_KEY) and not _sysv_ids("msg", SYSV_KEY)
+    finally:
+        _remove_sysv(SYSV_KEY)
+    still_works(box)
+
+
+def test_an_ipc_namespace_alone_takes_sysv_objects_with_the_worker() -> None:
+    if not probe().layers["ipcns"]:
+        pytest.skip("no IPC namespaces on this machine (needs root)")
+    config = SandboxConfig(**LIMITS, seccomp=False, landlock=False, min_tier=None)
+    try:
+        with Sandbox(config) as sandbox:
+            outcome, _ = attack(sandbox, "sysv_ipc", "go")
+            assert outcome.ok and "segment" in outcome.value["observation"], outcome
+            assert not _sysv_ids("shm", SYSV_KEY) and not _sysv_ids("msg", SYSV_KEY)
+    finally:
+        _remove_sysv(SYSV_KEY)
+
+
+def test_memfd_is_forbidden(box: Sandbox) -> None:
+    require(box, "seccomp", attack="memory-backed files outside the address-space limit")
+    outcome, _ = attack(box, "memfd_fill", "go")
+    assert outcome.status == "forbidden", outcome
+    still_works(box)
+
+
+def test_files_without_end_hit_the_inode_bound_or_the_deadline(box: Sandbox) -> None:
+    outcome, scratch = attack(box, "many_inodes", "go")
+    if box.report.layers["tmpfs"]:
+        assert outcome.status == "exception" and "No space left" in outcome.message, outcome
+    else:
+        assert outcome.status == "timeout", outcome
+    assert not os.path.exists(scratch)
+    still_works(box)
+
+
+def test_lone_surrogates_arrive_replaced(box: Sandbox) -> None:
+    env = box.open(fixture_source("surrogates"), "surrogates.py")
+    first = env.reset(seed=0, want=["valid_actions", "hint"])
+    assert first.ok, first
+    step = env.step("0")
+    assert step.ok, step
+    for outcome in (first, step):
+        text = json.dumps(outcome.value, ensure_ascii=False) + outcome.output
+        text.encode("utf-8")  # no lone surrogate left anywhere
+        assert "\ufffd" in text
+    env.close()
+    still_works(box)
+
+
+def test_terminal_control_sequences_are_stripped(box: Sandbox) -> None:
+    env = box.open(fixture_source("terminal_escapes"), "terminal_escapes.py")
+    first = env.reset(seed=0, want=["valid_actions", "hint"])
+    step = env.step("0")
+    for outcome in (first, step):
+        assert outcome.ok, outcome
+        text = json.dumps(outcome.value, ensure_ascii=False) + outcome.output
+        assert not any(ch in text for ch in "\x1b\x07\x08\r\x9b"), text
+    assert first.value["observation"] == "Pick 0, 1 or 2 in \\boxed{}."
+    assert first.value["hint"] == "the hint"
+    env.close()
+    still_works(box)
+
+
+@pytest.mark.parametrize("power", ["nice", "realtime", "mlock", "immutable"])
+def test_workers_of_a_root_host_have_no_root_powers(box: Sandbox, power: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the host is not root: workers never were")
+    zygote_nice = os.getpriority(os.PRIO_PROCESS, box._zygote.pid) if box._zygote else None
+    outcome, scratch = attack(box, "root_powers", power)
+    assert outcome.status == "forbidden", outcome
+    assert box._zygote is not None and os.getpriority(os.PRIO_PROCESS, box._zygote.pid) == zygote_nice
+    assert not os.path.exists(scratch)
+    still_works(box)
+
+
+def test_two_sandboxes_hand_out_different_worker_uids() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("uids are per worker only on a root host")
+    config = SandboxConfig(**LIMITS, seccomp=False, landlock=False, namespaces=False)
+    with Sandbox(config) as first, Sandbox(config) as second:
+        uids = []
+        for sandbox in (first, second):
+            env = sandbox.open(BENIGN, "echo.py")
+            assert env.worker is not None
+            status = Path(f"/proc/{env.worker.pid}/status").read_text()
+            uids.append(int(next(r for r in status.splitlines() if r.startswith("Uid:")).split()[1]))
+            env.close()
+    assert uids[0] != uids[1] and min(uids) >= 61000, uids
+
+
+def test_a_host_killed_by_sigterm_leaves_no_sandbox_directory(tmp_path: Path) -> None:
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import sys, time\n"
+        "from spadegym.sandbox import Sandbox, SandboxConfig\n"
+        "box = Sandbox(SandboxConfig(seccomp=False, landlock=False, namespaces=False))\n"
+        f"env = box.open({BENIGN!r}, 'echo.py')\n"
+        "print(box._root, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert host.stdout is not None
+    root = host.stdout.readline().strip()
+    assert os.path.isdir(root)
+    host.send_signal(signal.SIGTERM)
+    host.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while os.path.exists(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(root), "the sandbox directory outlived its host"
+
+
+FIXTURES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+#: Fixtures the gate accepts: hostile text, deep structures from honest code.
+VALID = {"deep_tool_call", "surrogates", "terminal_escapes"}
+#: Fixtures that fill host memory wherever no layer contains them: run only where one does.
+CONTAINED_BY = {"memfd_fill": ("seccomp",)}
+VERDICT_BUDGET_S = 3.0
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_the_gate_gives_every_fixture_a_verdict_in_bounded_time(box: Sandbox, name: str) -> None:
+    if name in CONTAINED_BY:
+        require(box, *CONTAINED_BY[name], attack=name)
+    config = ValidationConfig(verdict_budget_s=VERDICT_BUDGET_S, random_episodes=8, sandbox=box.config)
+    started = time.perf_counter()
+    try:
+        verdict = validate_source(fixture_source(name), f"{name}.py", sandbox=box, config=config)
+    finally:
+        _remove_sysv(SYSV_KEY)  # the process tier leaves SysV objects behind
+    # The budget, plus killing the last workers and removing their scratch trees.
+    assert time.perf_counter() - started < VERDICT_BUDGET_S + 4.0
+    assert verdict.valid == (name in VALID), verdict.feedback()
+    text = json.dumps(verdict.to_dict(), ensure_ascii=False)
+    text.encode("utf-8")  # storable
+    assert "\x1b" not in text
     still_works(box)
