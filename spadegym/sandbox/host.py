@@ -475,17 +475,14 @@ class EnvHandle:
         outcome = gather([p])[0]
         if not outcome.ok:
             self.worker.kill()
+        elif outcome.value["max_turns"] is not None:  # the host caps turns, whatever the file declares
+            outcome.value["max_turns"] = min(outcome.value["max_turns"], self.sandbox.config.max_episode_turns)
         return outcome
 
     @property
     def info(self) -> dict[str, Any]:
-        """What loading reported: class_name, max_turns (capped at ``max_episode_turns``), methods."""
-        if not self.loaded.ok:
-            return {}
-        info = dict(self.loaded.value)
-        if info.get("max_turns") is not None:
-            info["max_turns"] = min(info["max_turns"], self.sandbox.config.max_episode_turns)
-        return info
+        """What loading reported: class_name, max_turns (at most ``max_episode_turns``), methods."""
+        return self.loaded.value if self.loaded.ok else {}
 
     def _limit(self, timeout: float, episode: bool = True) -> tuple[float, str]:
         """The time the next request may take, and what limits it when that is not ``timeout``."""

@@ -14,10 +14,10 @@ from typing import Any
 
 from spadegym.agents import make_agent
 from spadegym.designers.base import Candidate, DesignContext, Feedback, Lineage
+from spadegym.executor import LocalExecutor
 from spadegym.loop import RunConfig
 from spadegym.loop.selfplay import SelfPlay
 from spadegym.report import write_report
-from spadegym.sandbox import Sandbox
 from spadegym.store import RunStore
 
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile"
@@ -61,13 +61,14 @@ def test_selfplay_survives_a_designer_that_proposes_every_hostile_fixture(tmp_pa
     designer = FixtureDesigner(FIXTURES)
     store = RunStore.create(tmp_path / "run", config.model_dump(mode="json"), {})
     try:
-        with Sandbox(config.sandbox) as sandbox:
-            loop = SelfPlay(config, store, sandbox, designer, make_agent("random", seed=3), learns=False)
+        with LocalExecutor(config.sandbox) as executor:
+            loop = SelfPlay(config, store, executor, designer, make_agent("random", seed=3), learns=False)
             try:
                 summaries = [loop.round(n) for n in range(config.rounds)]
             finally:
                 loop.close()
-            assert sandbox._zygote is not None and sandbox._zygote.poll() is None
+            zygote = executor.sandbox._zygote
+            assert zygote is not None and zygote.poll() is None
     finally:
         store.close()
 

@@ -386,8 +386,7 @@ def test_a_request_the_worker_never_reads_times_out_instead_of_blocking_the_host
 
 def test_declared_turns_are_capped_on_the_host(box: Sandbox) -> None:
     env = box.open(fixture_source("huge_max_turns"), "huge_max_turns.py")
-    assert env.loaded.value["max_turns"] == 10**9
-    assert env.info["max_turns"] == box.config.max_episode_turns
+    assert env.info["max_turns"] == box.config.max_episode_turns < 10**9
     env.close()
 
 
