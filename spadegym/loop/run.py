@@ -130,10 +130,13 @@ def summary_line(s: dict[str, Any]) -> str:
 
     held = f"  heldout {s['heldout_success']:.2f}/{s.get('heldout_success_hint', 0):.2f}" \
         if "heldout_success" in s else ""
+    diversity = s.get("diversity") or {}
+    pool = diversity.get("pool_code")
+    div = "" if pool is None else f"  diversity {pool:.2f}" + (" (pool collapsed)" if diversity.get("collapsed") else "")
     return (f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  played {s['played']} "
             f"(replay {s['replayed']})  win {f('win_rate')}  hint {f('win_rate_hint')}  "
             f"regret {f('regret_mean', '+.2f')}  band {f('band_fraction')}  "
-            f"difficulty {f('difficulty_mean')}{held}  {s['seconds']:.1f}s")
+            f"difficulty {f('difficulty_mean')}{held}{div}  {s['seconds']:.1f}s")
 
 
 def check_resume_dir(path: str | Path) -> Path:

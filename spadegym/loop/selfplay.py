@@ -30,6 +30,7 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
+from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
 from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
 from ..executor import Executor, ValidationJob
@@ -97,6 +98,7 @@ class SelfPlay:
         self.state = LoopState()
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
+        self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
         self._infra_seen: dict[str, int] = {}
@@ -130,10 +132,16 @@ class SelfPlay:
             row = self.store.environment(env_id)
             if row is not None:
                 self._register(env_id, EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint")))
+            first = self.store.episodes(env_id=env_id, split="train", hinted=False, limit=1)
+            if first:
+                turns = first[0]["turns"]
+                self.diversity.add_play(env_id, transcript_text([t["observation"] for t in turns],
+                                                                [t["action"] for t in turns]))
 
     def _register(self, env_id: str, spec: EnvSpec) -> None:
         self.specs[env_id] = spec
         self.infos[env_id] = inspect_source(spec.source)
+        self.diversity.add_code(env_id, spec.source)
 
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> dict[str, Any]:
@@ -154,6 +162,10 @@ class SelfPlay:
 
         with clock("play"):
             episodes = self.play(n, chosen)
+        new_ids = set(fresh)
+        for ep in episodes:  # a level's transcript for the diversity figures: its first no-hint play
+            if not ep.hinted and ep.env_id in new_ids:
+                self.diversity.add_play(ep.env_id, _transcript(ep))
         stats = self.score(chosen, episodes)
         with clock("learn"):
             learner_stats = self.learn(episodes)
@@ -323,6 +335,7 @@ class SelfPlay:
         # Levels that left the buffer are never replayed: forget their sources.
         self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
         self.infos = {k: v for k, v in self.infos.items() if k in self.buffer}
+        self.diversity.keep(set(self.specs))
         for skill, rates in by_skill.items():
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
@@ -367,6 +380,7 @@ class SelfPlay:
             "hint_oracle_corr": pearson([a for a, _ in oracle], [b for _, b in oracle]),
             "episode_failures": dict(failures),
             "buffer": self.buffer.stats(), "buffer_size": len(self.buffer),
+            "diversity": self.diversity.summary([e for e in chosen if e not in replayed], list(self.buffer.state.levels)),
             "learner": {k: v for k, v in learner_stats.items() if isinstance(v, (int, float))},
             **heldout,
         }
@@ -449,6 +463,10 @@ def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
     turn = n // cycle  # how many times this set of skills has been active before
     extra = count % active
     return [count // active + (1 if (i - turn) % active < extra else 0) for i in range(active)]
+
+
+def _transcript(episode: Episode) -> str:
+    return transcript_text([t.observation for t in episode.turns], [t.action for t in episode.turns])
 
 
 def _repaired_counts_invalid(candidate: Candidate) -> bool:
