@@ -185,16 +185,16 @@ class GardenCausesEnv(EpisodeCore):
 register_family(Family(
     name="lamp_wiring", skill=SKILL, env_class=LampWiringEnv,
     description="Work out which lamps each switch toggles and reach a target lamp pattern.",
-    own_knobs={"switches": [4, 5, 6, 8], "lamps": [3, 4, 5, 6], "depth": [2, 3, 3, 4], "turns": [4, 5, 5, 6]},
+    own_knobs={"switches": [5, 6, 7, 8], "lamps": [5, 5, 6, 6], "depth": [2, 3, 4, 4], "turns": [3, 5, 5, 6]},
 ))
 register_family(Family(
     name="device_chain", skill=SKILL, env_class=DeviceChainEnv,
     description="Discover the hidden causal order of devices; a wrong activation breaks the chain.",
-    own_knobs={"devices": [4, 5, 6, 8], "length": [2, 3, 3, 4], "slack": [6, 6, 5, 4]},
+    own_knobs={"devices": [6, 6, 7, 8], "length": [2, 3, 3, 4], "slack": [4, 4, 4, 4]},
 ))
 register_family(Family(
     name="garden_causes", skill=SKILL, env_class=GardenCausesEnv,
     description="Find which conditions make a plant grow and which stunt it, then grow it to full bloom.",
-    own_knobs={"factors": [2, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
-               "growth": [1, 2, 2, 3], "slack": [4, 2, 1, 0]},
+    own_knobs={"factors": [3, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
+               "growth": [2, 2, 2, 3], "slack": [4, 2, 1, 0]},
 ))

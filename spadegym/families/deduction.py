@@ -192,7 +192,7 @@ class HiddenOrderEnv(EpisodeCore):
 register_family(Family(
     name="code_breaker", skill=SKILL, env_class=CodeBreakerEnv,
     description="Break a hidden colour code from exact / right-colour feedback on checked guesses.",
-    own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [16, 16, 14, 12]},
+    own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [12, 12, 12, 12]},
 ))
 register_family(Family(
     name="suspect_grid", skill=SKILL, env_class=SuspectGridEnv,
@@ -203,5 +203,5 @@ register_family(Family(
 register_family(Family(
     name="hidden_order", skill=SKILL, env_class=HiddenOrderEnv,
     description="Discover the hidden weight order of items by comparisons and place them lightest first.",
-    own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [12, 12, 14, 16]},
+    own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [8, 12, 14, 16]},
 ))
