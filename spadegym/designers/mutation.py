@@ -65,6 +65,7 @@ class MutationConfig:
     # band reward's plateau ends (0.6): this learner's easiest levels stall near it (a fixed pool of
     # them gained little held-out success from 36 to 72 rounds), so waiting for 0.8 kept families there.
     band: tuple[float, float] = (0.2, 0.6)
+    families: list[str] | None = None  # only these built-in families (None: every family of the skill)
 
 
 @dataclass
@@ -127,7 +128,7 @@ class MutationDesigner:
 
     # -- proposals -------------------------------------------------------------
     def propose(self, context: DesignContext) -> list[Candidate]:
-        families = list_families(context.skill) or list_families()
+        families = _allowed(list_families(context.skill) or list_families(), self.config.families)
         parents = self._usable_parents(context, {f.name for f in families})
         taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
         out: list[Candidate] = []
@@ -296,6 +297,12 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     if direction > 0 and level_up:
         edits["harder"] = [level_up]
     return edits
+
+
+def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:
+    """``families`` limited to ``names`` (all of them when ``names`` is None, or when none is left)."""
+    kept = [f for f in families if not names or f.name in names]
+    return kept or families
 
 
 def _key(family: str | None, knobs: dict[str, Any]) -> str:
