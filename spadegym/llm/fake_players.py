@@ -53,15 +53,17 @@ def best_move(state: NimState) -> tuple[int, int]:
 class NimPlayer:
     """A fake-server script (``(request, index) -> reply``) that plays take-away; see the module docstring."""
 
-    def __init__(self, blind_spot: Callable[[NimState], bool] | None = None):
+    def __init__(self, blind_spot: Callable[[NimState], bool] | None = None, on_opening: bool = False):
         self.blind_spot = blind_spot
+        self.on_opening = on_opening  # judge the blind spot on the episode's first position, not the current one
 
     def __call__(self, request: dict[str, Any], index: int) -> str:
-        messages = request.get("messages") or [{}]
-        state = read_nim(str(messages[-1].get("content", "")))
+        users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
+        state = read_nim(str(users[-1].get("content", "")))
         if state is None:
             return "I cannot read this game. \\boxed{pass}"
-        if self.blind_spot is not None and self.blind_spot(state):
+        seen = read_nim(str(users[0].get("content", ""))) if self.on_opening else state
+        if self.blind_spot is not None and seen is not None and self.blind_spot(seen):
             i = next(j for j, p in enumerate(state.piles) if p > 0)
             return f"Taking one. \\boxed{{take 1 from pile {'xyz'[i]}}}"
         i, t = best_move(state)

@@ -21,7 +21,7 @@ import inspect
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,7 @@ class RedTeam:
         self.cases: list[tuple[Case, str, str]] = []
         self.proposals = 0
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
+        self.avoided = 0  # proposals replaced before judging because they repeated a known failure
 
     # -- one round ------------------------------------------------------------
     async def round(self, n: int, count: int) -> dict[str, Any]:
@@ -93,7 +94,7 @@ class RedTeam:
         props: list[Proposal] = []
         for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(skills))):
             if k:
-                for cand in await _propose(self.designer, self.context(n, skill, k)):
+                for cand in await self.propose(self.context(n, skill, k)):
                     props.append(await self.judge(n, len(props), cand))
         self.proposals += len(props)
         for p in props:
@@ -109,7 +110,7 @@ class RedTeam:
             "round": n, "proposals": len(props), "valid": sum(p.probe.valid for p in props),
             "failed": sum(p.cluster is not None for p in props), "clusters": len(self.memory),
             "cases": len(self.cases), "seconds": round(time.perf_counter() - started, 3),
-            "validations": self.prober.validations, "episodes": self.prober.episodes,
+            "validations": self.prober.validations, "episodes": self.prober.episodes, "avoided": self.avoided,
         }
         self.write(n, props, summary)
         return summary
@@ -127,6 +128,21 @@ class RedTeam:
             mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
             parents=[summary(r) for r in ranked][:16],
         )
+
+    async def propose(self, context: DesignContext, attempts: int = 8) -> list[Candidate]:
+        """The designer's candidates; with ``avoid_known``, ones that repeat a known failure are asked for again."""
+        out = []
+        for cand in await _propose(self.designer, context):
+            for _ in range(attempts if self.config.avoid_known else 0):
+                if self.memory.known_cluster(cand.family, cand.knobs) is None:
+                    break
+                self.avoided += 1
+                again = await _propose(self.designer, replace(context, count=1))
+                if not again:
+                    break
+                cand = again[0]
+            out.append(cand)
+        return out
 
     async def judge(self, n: int, i: int, cand: Candidate) -> Proposal:
         code_hash = normalized_code_hash(cand.source) if cand.source else ""
@@ -260,7 +276,7 @@ class RedTeam:
                 "reward": cfg.reward, "skills": cfg.skills, "families": cfg.families,
                 "search": {"proposals": self.proposals, "failures": self.failures, "clusters": len(self.memory),
                            "validations": self.prober.validations, "episodes": self.prober.episodes,
-                           "cluster_failures": dict(self.memory.counts)}}
+                           "avoided": self.avoided, "cluster_failures": dict(self.memory.counts)}}
 
 
 def transcript(probe: Probe, limit: int = TRANSCRIPT_CHARS) -> str:
