@@ -116,12 +116,13 @@ class RedTeam:
         return summary
 
     def context(self, n: int, skill: str, count: int) -> DesignContext:
-        """The buffer's picture of one skill: failing levels rank first as parents (they earned most)."""
+        """The buffer's picture of one skill: the levels closest to failing (most reward) rank first as parents."""
         def summary(r: LevelRecord) -> LevelSummary:
             return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
                                 family=r.family, knobs=r.knobs, depth=r.depth)
 
-        ranked = self.buffer.ranked(skill)
+        # Levels in a filled cluster are no parents: every edit of them that still fails repeats that failure.
+        ranked = [r for r in self.buffer.ranked(skill) if self.memory.known_cluster(r.family, r.knobs) is None]
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "redteam", n, skill),
             frontier=[summary(r) for r in ranked if r.win_rate <= self.config.max_win_rate][:8],
