@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from ..designers.base import SKILLS
 from ..errors import UserError
+from ..executor.base import RayConfig
 from ..loop.config import LLMRoleConfig
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
@@ -49,6 +50,8 @@ class RedTeamConfig(BaseModel):
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for roles played by a model server.")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
+    executor: str = Field("local", pattern="^(local|ray)$", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
+    ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor's settings (executor = ray).")
     validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
 
     @field_validator("skills")

@@ -29,6 +29,7 @@ from ..agents.base import Agent
 from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
 from ..envfile import normalized_code_hash
+from ..executor import Executor, make_executor
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
 from ..sandbox import Sandbox
@@ -73,11 +74,11 @@ class RedTeamResult:
 class RedTeam:
     """Owns a search: the designer, the prober (gate + frozen target), the cluster memory, the cases."""
 
-    def __init__(self, config: RedTeamConfig, sandbox: Sandbox, target: Agent, designer: Designer,
+    def __init__(self, config: RedTeamConfig, executor: Executor, target: Agent, designer: Designer,
                  store: RunStore | None = None):
-        self.config, self.sandbox, self.target, self.designer, self.store = config, sandbox, target, designer, store
+        self.config, self.target, self.designer, self.store = config, target, designer, store
         self.reward_fn = get_designer_reward(config.reward)
-        self.prober = Prober(sandbox, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
+        self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
                              rollout=config.rollout, validation=ValidationConfig(**config.validation))
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
@@ -300,9 +301,11 @@ async def _propose(designer: Designer, context: DesignContext) -> list[Candidate
     return list(await out) if inspect.isawaitable(out) else list(out)
 
 
-def build_designer(config: RedTeamConfig, sandbox: Sandbox) -> Designer:
+def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
     from ..designers.registry import make_designer
 
+    # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
+    sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
     options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
                                "validation": config.validation, "families": config.families}
     if config.designer == "mutation":
@@ -321,11 +324,11 @@ def build_target(config: RedTeamConfig) -> Agent:
 async def redteam_async(config: RedTeamConfig, out: str | Path,
                         on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
     out = Path(out)
-    with Sandbox(config.sandbox) as sandbox, RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"),
-                                                               _versions()) as store:
+    with make_executor(config.executor, config.sandbox, config.ray) as executor, \
+            RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), _versions()) as store:
         target = build_target(config)
-        designer = build_designer(config, sandbox)
-        team = RedTeam(config, sandbox, target, designer, store)
+        designer = build_designer(config, executor)
+        team = RedTeam(config, executor, target, designer, store)
         try:
             summaries = await team.run(on_round)
         finally:

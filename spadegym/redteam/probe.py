@@ -16,10 +16,10 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..envfile import inspect_source
+from ..executor import Executor, ValidationJob
 from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
-from ..sandbox import Sandbox
 from ..signals import EnvStats, feasibility
-from ..validate import ValidationConfig, validate_source
+from ..validate import ValidationConfig
 
 
 @dataclass
@@ -44,12 +44,12 @@ class Probe:
 
 
 class Prober:
-    """Validates files and plays the target on them, on seeds fixed by the red-team seed."""
+    """Validates files and plays the target on them (through the run's executor), on seeds fixed by the red-team seed."""
 
-    def __init__(self, sandbox: Sandbox, target: Agent, *, seed: int, plays: int, hint_plays: int,
+    def __init__(self, executor: Executor, target: Agent, *, seed: int, plays: int, hint_plays: int,
                  max_win_rate: float, min_feasibility: float, rollout: RolloutConfig | None = None,
                  validation: ValidationConfig | None = None):
-        self.sandbox, self.target, self.seed = sandbox, target, seed
+        self.executor, self.target, self.seed = executor, target, seed
         self.plays, self.hint_plays = plays, hint_plays
         self.max_win_rate, self.min_feasibility = max_win_rate, min_feasibility
         self.rollout = rollout or RolloutConfig()
@@ -65,8 +65,7 @@ class Prober:
         """The gate's verdict (reused when the designer already validated the file)."""
         if verdict is None:
             self.validations += 1
-            verdict = validate_source(source, "level.py", hint=hint, sandbox=self.sandbox,
-                                      config=self.validation).to_dict()
+            verdict = self.executor.validate([ValidationJob(source, "level.py", hint)], self.validation)[0].to_dict()
         valid = bool(verdict.get("valid"))
         return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"))
 
@@ -82,7 +81,7 @@ class Prober:
         plays = [Play("level", s, hinted=False, group=i) for i, s in enumerate(probe.seeds) for _ in range(repeat)]
         plays += [Play("level", s, hinted=True, group=i) for i, s in enumerate(hinted_seeds)]
         spec = EnvSpec("level", source, "level.py", hint)
-        probe.episodes = await run_episodes(self.sandbox, {"level": spec}, plays, self.target, self.rollout)
+        probe.episodes = await run_episodes(self.executor.sandbox, {"level": spec}, plays, self.target, self.rollout)
         self.episodes += len(probe.episodes)
         probe.stats = _stats(probe.episodes, has_solution)
         return probe
