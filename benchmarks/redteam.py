@@ -61,7 +61,7 @@ def run_arm(arm: str, seed: int, args: argparse.Namespace, url: str) -> dict[str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=100, help="Proposals per arm and seed.")
-    parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--families", nargs="+", default=["take_away"])
     parser.add_argument("--big", type=int, default=9, help="Blind spot: an opening pile of at least this many stones.")

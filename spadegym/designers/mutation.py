@@ -66,6 +66,7 @@ class MutationConfig:
     # them gained little held-out success from 36 to 72 rounds), so waiting for 0.8 kept families there.
     band: tuple[float, float] = (0.2, 0.6)
     families: list[str] | None = None  # only these built-in families (None: every family of the skill)
+    fresh_uniform: bool = False  # fresh draws take every knob at random (a search), not one of the family's levels
 
 
 @dataclass
@@ -185,8 +186,11 @@ class MutationDesigner:
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
-                knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
-                knobs["variant"] = self.rng.choice(family.knobs["variant"])
+                if self.config.fresh_uniform:
+                    knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
+                else:
+                    knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
+                    knobs["variant"] = self.rng.choice(family.knobs["variant"])
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}
             else:
