@@ -54,6 +54,8 @@ def run_arm(arm: str, seed: int, args: argparse.Namespace, url: str) -> dict[str
     return {"arm": arm, "seed": seed, "proposals": result.proposals, "failed_levels": result.failures,
             "clusters": len(clusters), "clusters_per_100": round(100 * len(clusters) / max(1, result.proposals), 2),
             "minimal_failures": manifest["search"]["clusters"], "cluster_keys": clusters,
+            # Proposals spent re-finding a known failure (failed levels beyond the first of each minimal failure).
+            "repeats_per_100": round(100 * (result.failures - manifest["search"]["clusters"]) / max(1, result.proposals), 1),
             "episodes": manifest["search"]["episodes"], "validations": manifest["search"]["validations"],
             "seconds": round(time.perf_counter() - started, 1)}
 
@@ -75,7 +77,8 @@ def main() -> None:
                 rows.append(row)
                 print(f"seed {seed}  {arm:<8} proposals {row['proposals']:>4}  failed levels {row['failed_levels']:>4}  "
                       f"clusters {row['clusters']:>2} ({row['clusters_per_100']:.1f} per 100)  "
-                      f"minimal failures {row['minimal_failures']:>2}  {row['seconds']:.0f}s", flush=True)
+                      f"minimal failures {row['minimal_failures']:>2}  repeats {row['repeats_per_100']:.1f} per 100  "
+                      f"{row['seconds']:.0f}s", flush=True)
     per_arm = {}
     for arm in ARMS:
         mine = [r for r in rows if r["arm"] == arm]
@@ -83,6 +86,7 @@ def main() -> None:
                         "clusters_per_100_by_seed": [r["clusters_per_100"] for r in mine],
                         "failed_levels_per_100": round(statistics.mean(100 * r["failed_levels"] / r["proposals"]
                                                                        for r in mine), 1),
+                        "repeats_per_100": round(statistics.mean(r["repeats_per_100"] for r in mine), 1),
                         "cluster_keys": sorted({k for r in mine for k in r["cluster_keys"]}),
                         "seconds": round(sum(r["seconds"] for r in mine), 1)}
     uniform = per_arm["uniform"]["clusters_per_100"]
@@ -90,7 +94,7 @@ def main() -> None:
     for arm, figures in per_arm.items():
         print(f"{arm:<8} {figures['clusters_per_100']:.2f} clusters per 100 proposals "
               f"(by seed {figures['clusters_per_100_by_seed']}), {figures['failed_levels_per_100']:.1f} failed levels "
-              f"per 100, {figures['seconds']:.0f}s")
+              f"and {figures['repeats_per_100']:.1f} repeats of a known failure per 100, {figures['seconds']:.0f}s")
     print(f"ratio (red-team / uniform, distinct clusters per 100 proposals): {ratio}")
     if args.json:
         print(json.dumps({"ratio_clusters_vs_uniform": ratio, "arms": per_arm, "runs": rows,
