@@ -122,12 +122,20 @@ class RunLevels:
                       weight=1.0 + s - low) for i, s in zip(ids, scores)]
 
 
+#: A level source spec naming a reasoning-gym task instead of a path: ``reasoning-gym:TASK``.
+REASONING_GYM = "reasoning-gym:"
+
+
 def open_levels(spec: str | Path | list[str | Path]) -> LevelSource:
-    """A pool (files or folders) or a run directory (it holds the run store), as a level source."""
+    """A pool (files or folders), a run directory (it holds the run store) or ``reasoning-gym:TASK``."""
     if isinstance(spec, list):
         if len(spec) == 1:
             return open_levels(spec[0])
         return PoolLevels(spec)
+    if str(spec).startswith(REASONING_GYM):
+        from .reasoning_gym_levels import ReasoningGymLevels
+
+        return ReasoningGymLevels(str(spec)[len(REASONING_GYM):])
     path = Path(spec)
     if path.is_dir() and (path / DB_NAME).is_file():
         try:
