@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,15 +31,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """The real server, started by the real CLI, on 127.0.0.1."""
+@contextmanager
+def spadegym_serve(source: str, cwd: Path | None = None) -> Iterator[str]:
+    """The real server, started by the real CLI, on 127.0.0.1; yields its URL once /health answers."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "spadegym", "serve", str(ENVS), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "spadegym", "serve", source, "--port", str(port)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 240  # importing OpenEnv takes seconds, many on a loaded machine
         while True:
             try:
                 if httpx.get(f"{url}/health", timeout=1).status_code == 200:
@@ -46,13 +47,20 @@ def server() -> Iterator[str]:
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode() if proc.stdout else ""
+                proc.kill()
+                out = proc.communicate()[0].decode() if proc.stdout else ""
                 pytest.fail(f"spadegym serve did not come up: {out[-2000:]}")
             time.sleep(0.2)
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with spadegym_serve(str(ENVS)) as url:
+        yield url
 
 
 def test_a_typed_client_plays_a_whole_episode_and_gets_the_return(server: str) -> None:
