@@ -11,12 +11,16 @@ connection) that speaks the server's typed action and observation:
 ``OpenEnvLevel`` goes the other way: any OpenEnv environment server (a URL)
 becomes something spadegym can check over the wire (``check``: reset and step
 answer, observations are data, a seed gives the same first observation) and
-play with a spadegym agent, one WebSocket session per episode.
+play with any spadegym agent (``play``: one WebSocket session per episode, the
+agent's reply reduced by the action rule, the return by the return rule, and
+the same ``Episode`` records a run stores). The code runs on its server, not in
+spadegym's sandbox: only what crosses the wire is checked.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +28,10 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.generic_client import GenericEnvClient
 
+from ..agents.base import Agent, View
+from ..envfile import clip_reward, episode_return
+from ..rollout.records import Episode, Turn
+from ..rollout.runner import FORMAT_REMINDER
 from .openenv_server import SpadegymAction, SpadegymObservation, SpadegymState
 
 
@@ -71,12 +79,15 @@ class OpenEnvLevel:
 
     ``action_key`` names the action field the server expects (``message`` for
     spadegym's own server); the agent's action (its last ``\\boxed{}``) goes there.
+    OpenEnv has one ``done`` flag, read as the episode's termination.
     """
 
     def __init__(self, url: str, action_key: str = "message", level_id: str | None = None,
-                 max_turns: int = 25):
+                 max_turns: int = 25, reset_args: dict[str, Any] | None = None, send_reply: bool = False):
         self.url = url.rstrip("/")
         self.action_key = action_key
+        self.send_reply = send_reply  # send the whole reply (servers that parse it, as spadegym's does)
+        self.reset_args = dict(reset_args or {})  # extra reset arguments the server takes (e.g. level_id)
         self.level_id = level_id or self.url
         self.max_turns = max_turns
 
@@ -88,8 +99,8 @@ class OpenEnvLevel:
         result = WireCheck(self.url)
         try:
             with self.client() as env:
-                first = env.reset(seed=seed)
-                again = env.reset(seed=seed)
+                first = env.reset(seed=seed, **self.reset_args)
+                again = env.reset(seed=seed, **self.reset_args)
                 moved = env.step({self.action_key: probe_action})
         except Exception as exc:  # noqa: BLE001 - a remote failure of any kind is a failed check
             result.failed["reachable"] = f"{self.url} did not answer reset/step over OpenEnv's WebSocket ({exc})."
@@ -109,3 +120,46 @@ class OpenEnvLevel:
         else:
             result.failed["reward_type"] = f"step's reward is {type(moved.reward).__name__}, not a number."
         return result
+
+    async def play(self, agent: Agent, episodes: int = 1, seed: int = 0) -> list[Episode]:
+        """Play ``episodes`` episodes (instance seeds ``seed``, ``seed + 1``, ...) with a spadegym agent."""
+        played = []
+        for i in range(episodes):
+            played.append(await self._episode(agent, seed + i, key=f"{self.level_id}:{seed + i}"))
+        return played
+
+    async def _episode(self, agent: Agent, seed: int, key: str) -> Episode:
+        episode = Episode(env_id=self.level_id, seed=seed, hinted=False)
+        started = time.perf_counter()
+        history: list[tuple[str, str]] = []
+        last_reward, done = 0.0, False
+        async with GenericEnvClient(base_url=self.url) as env:
+            result = await env.reset(seed=seed, **self.reset_args)
+            observation = observation_text(result.observation)
+            while not done and len(episode.turns) < self.max_turns:
+                valid = result.observation.get("valid_actions") if isinstance(result.observation, dict) else None
+                view = View(episode_key=key, observation=observation, valid_actions=valid,
+                            history=list(history) if agent.keeps_history else [],
+                            turn=len(episode.turns), max_turns=self.max_turns)
+                reply = (await agent.act([view]))[0]
+                turn = Turn(observation=observation, reply=reply.text, action=reply.action)
+                episode.turns.append(turn)
+                history.append((observation, reply.text))
+                if reply.error is not None:
+                    episode.failure, episode.failure_message = "agent", reply.error
+                    break
+                if reply.action is None:
+                    episode.format_failures += 1
+                    observation = f"{observation.rstrip()}\n{FORMAT_REMINDER}"
+                    continue
+                result = await env.step({self.action_key: reply.text if self.send_reply else reply.action})
+                last_reward = clip_reward(float(result.reward or 0.0))
+                done = bool(result.done)
+                turn.reward, turn.terminated = last_reward, done
+                observation = observation_text(result.observation)
+        agent.end_episodes([key])
+        episode.terminated, episode.truncated = done, not done
+        episode.final_observation = observation
+        episode.ret = episode_return(last_reward, done) if episode.failure is None else 0.0
+        episode.seconds = time.perf_counter() - started
+        return episode

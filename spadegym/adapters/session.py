@@ -96,6 +96,7 @@ class PlaySession:
         self.hint: str | None = None
         self.tools: list[dict[str, Any]] | None = None
         self.observation = ""
+        self.valid_actions: list[str] | None = None
         self.seed: int | None = None
 
     # -- the two calls ---------------------------------------------------------
@@ -114,7 +115,8 @@ class PlaySession:
         self.hint = (level.hint or value.get("hint")) if self.hinted else None
         self.tools = value.get("tools")
         self.observation = value["observation"]
-        return Transition(self._shown(first=True), info=self._info(value.get("valid_actions")))
+        self.valid_actions = value.get("valid_actions")
+        return Transition(self._shown(first=True), info=self._info(self.valid_actions))
 
     def step(self, reply: str) -> Transition:
         """One turn: the reply (or raw action) goes to the environment's ``step`` or ``execute_tool``."""
@@ -124,7 +126,7 @@ class PlaySession:
         action = extract_action(reply) if self.actions == "boxed" else reply
         if action is None:  # a format failure: a turn with reward 0, and the reminder
             self.observation = f"{self.observation.rstrip()}\n{FORMAT_REMINDER}"
-            return self._moved(0.0, False, False, {"format_failure": True})
+            return self._moved(0.0, False, False, {"format_failure": True, "valid_actions": self.valid_actions})
         want = ["valid_actions"] + (["hint"] if self.hinted else [])
         call = parse_tool_call(action) if self.tools is not None else None
         if call is None:
@@ -137,10 +139,11 @@ class PlaySession:
                 None, action=action, failure=outcome.status, failure_message=outcome.message, ret=0.0))
         value = outcome.value
         self.observation = value["observation"]
+        self.valid_actions = value.get("valid_actions", self.valid_actions)
         if self.hinted and value.get("hint") and not (self.level and self.level.hint):
             self.hint = value["hint"]
         return self._moved(value["reward"], value["terminated"], value["truncated"],
-                           {"action": action, "valid_actions": value.get("valid_actions")})
+                           {"action": action, "valid_actions": self.valid_actions})
 
     def close(self) -> None:
         if self.handle is not None:

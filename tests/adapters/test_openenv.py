@@ -124,6 +124,18 @@ def test_an_openenv_url_is_checked_over_the_wire_as_a_level(server: str) -> None
     assert {"reachable", "seed_determinism", "observation_is_data", "reward_type"} <= set(check.passed)
 
 
+def test_a_spadegym_agent_plays_an_openenv_url_and_gets_episode_records(server: str) -> None:
+    from spadegym.agents.registry import make_agent
+
+    level = OpenEnvLevel(server, level_id="guess", reset_args={"level_id": "number_guess"}, send_reply=True)
+    episodes = asyncio.run(level.play(make_agent("random", seed=0), episodes=3, seed=10))
+    assert [e.seed for e in episodes] == [10, 11, 12]
+    for episode in episodes:
+        assert episode.env_id == "guess" and 1 <= len(episode.turns) <= 4 and episode.failure is None
+        assert episode.ret == (episode.turns[-1].reward if episode.terminated else 0.0)
+        assert all(turn.action in {str(i) for i in range(1, 13)} for turn in episode.turns)
+
+
 def test_an_unreachable_openenv_url_fails_the_check_in_one_sentence() -> None:
     check = OpenEnvLevel(f"http://127.0.0.1:{free_port()}").check()
     assert not check.ok and "did not answer" in check.failed["reachable"]
