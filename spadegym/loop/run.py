@@ -41,9 +41,9 @@ def versions() -> dict[str, str]:
 def _agent_spec(config: RunConfig, store: RunStore) -> tuple[str, bool]:
     """The agent to build, and whether it learns (resumed learners load their checkpoint)."""
     spec = config.agent
-    learns = spec == "learner" or spec.startswith("learner:")
+    learns = spec == "learner" or spec.startswith("learner:") or spec.startswith("hf:")
     checkpoint = resume_checkpoint(store)
-    if learns and checkpoint is not None:
+    if learns and checkpoint is not None and spec.startswith("learner"):
         spec = f"learner:{checkpoint}"
     return spec, learns
 
@@ -55,12 +55,29 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     llm = config.llm.model_dump()
     # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
     sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
+    # hf: roles share one policy per model path (same path = shared weights).
+    hf = {"train": config.train, "policies": _policies(config)}
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
                              llm=llm, validation=config.validation, rounds=config.rounds,
-                             **({"config": config.mutation} if config.designer == "mutation" else {}))
+                             **({"config": config.mutation} if config.designer == "mutation" else {}),
+                             **(hf if config.designer.startswith("hf:") else {}))
     spec, learns = _agent_spec(config, store)
-    agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}))
+    agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}),
+                       **(hf if spec.startswith("hf:") else {}))
+    checkpoint = resume_checkpoint(store)
+    if checkpoint is not None:  # models that train continue from the last committed round
+        for part in {id(agent): agent, id(designer): designer}.values():
+            if hasattr(part, "restore") and (part is designer or learns):
+                part.restore(checkpoint)
     return SelfPlay(config, store, executor, designer, agent, learns=learns)
+
+
+def _policies(config: RunConfig) -> Any:
+    if not (config.agent.startswith("hf:") or config.designer.startswith("hf:")):
+        return None
+    from ..train import PolicyPool
+
+    return PolicyPool(config.train, config.seed)
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,
@@ -136,7 +153,17 @@ def summary_line(s: dict[str, Any]) -> str:
     return (f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  played {s['played']} "
             f"(replay {s['replayed']})  win {f('win_rate')}  hint {f('win_rate_hint')}  "
             f"regret {f('regret_mean', '+.2f')}  band {f('band_fraction')}  "
-            f"difficulty {f('difficulty_mean')}{held}{div}  {s['seconds']:.1f}s")
+            f"difficulty {f('difficulty_mean')}{held}{div}{_training(s)}  {s['seconds']:.1f}s")
+
+
+def _training(s: dict[str, Any]) -> str:
+    """The model-training part of a round line: each role's reward and KL, and the reward-hacking flag."""
+    learner = s.get("learner") or {}
+    parts = [f"{role} kl {learner[f'{role}_kl_sampling']:.4f}" for role in ("agent", "designer")
+             if isinstance(learner.get(f"{role}_kl_sampling"), (int, float))]
+    if (s.get("designer_watch") or {}).get("flag"):
+        parts.append("REWARD-HACKING FLAG (designer reward up, held-out success and diversity down)")
+    return ("  " + "  ".join(parts)) if parts else ""
 
 
 def check_resume_dir(path: str | Path) -> Path:

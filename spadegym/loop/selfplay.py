@@ -36,6 +36,7 @@ from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
 from ..executor import Executor, ValidationJob
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
 from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
+from ..signals.hacking import reward_hacking
 from ..store import RunStore
 from .config import RunConfig
 from .heldout import HeldoutEnv, build_suite, difficulty_index, evaluate
@@ -99,8 +100,9 @@ class SelfPlay:
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
         self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
-        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
-        self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
+        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
+        self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
+            bool(learns and getattr(agent, "trains_on_hint", True))
         self._infra_seen: dict[str, int] = {}
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
@@ -183,6 +185,8 @@ class SelfPlay:
         infra = self._infrastructure_events()
         if infra:
             summary["infrastructure"] = infra
+        # Is the designer gaming its reward? Its trend against held-out success and diversity, over the run so far.
+        summary["designer_watch"] = reward_hacking([*self.store.rounds(), summary])
         self.write(n, proposals, chosen, episodes, heldout_episodes, stats, rewards, summary)
         return summary
 
@@ -313,7 +317,7 @@ class SelfPlay:
                     for p, r in zip(valid, centred)]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
                               {"reason": p.reason}) for p in proposals if not p.valid]
-        self.designer.update(feedback)
+        self._designer_stats = dict(self.designer.update(feedback) or {})  # a designer that learns reports its step
         self._feedback = feedback
         return raw
 
@@ -381,7 +385,8 @@ class SelfPlay:
             "episode_failures": dict(failures),
             "buffer": self.buffer.stats(), "buffer_size": len(self.buffer),
             "diversity": self.diversity.summary([e for e in chosen if e not in replayed], list(self.buffer.state.levels)),
-            "learner": {k: v for k, v in learner_stats.items() if isinstance(v, (int, float))},
+            "learner": {k: v for k, v in {**learner_stats, **self._designer_stats}.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)},
             **heldout,
         }
 
@@ -398,9 +403,11 @@ class SelfPlay:
               summary: dict[str, Any]) -> None:
         """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
         checkpoint = None
-        if self.learns and hasattr(self.agent, "save"):
+        savers = [part for part in (self.agent if self.learns else None, self.designer) if hasattr(part, "save")]
+        if savers:
             checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            self.agent.save(checkpoint)  # type: ignore[attr-defined]
+            for part in savers:  # a policy that plays both roles is written once
+                part.save(checkpoint)  # type: ignore[union-attr]
         with self.store.round(n) as tx:
             for p in proposals:
                 c = p.candidate
