@@ -91,9 +91,11 @@ def writer_dir(tmp_path_factory, family_corpus):
             p_env.append(float(logp[0, env_token].detach().exp()))
             loss = loss - logp[1, eos] - (logp[0, env_token] if p_env[-1] < 0.5 else 0.0)
         # The agent: one door (any), then the end of the turn; never the file.
-        logp = torch.log_softmax(model(torch.tensor([agent_prompt + [letters[0]]])).logits[0, -2:], -1)
-        p_doors = [float(logp[0, t].detach().exp()) for t in letters]
-        loss = loss - logp[0, letters].mean() - logp[1, eos] - torch.log1p(-logp[0, env_token].exp())
+        batch = torch.tensor([agent_prompt + [t] for t in letters])
+        logp = torch.log_softmax(model(batch).logits[:, -2:], -1)
+        p_doors = [float(logp[0, 0, t].detach().exp()) for t in letters]
+        loss = (loss - logp[0, 0, letters].mean() - logp[:, 1, eos].mean()
+                - torch.log1p(-logp[0, 0, env_token].exp()))
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
