@@ -16,9 +16,11 @@ from .errors import user_errors
 
 @app.command("validate")
 def validate(
-    paths: list[Path] = typer.Argument(..., help="Environment files, or directories of *.py files."),
+    paths: list[Path] = typer.Argument(..., help="Environment files, or directories (searched recursively for *.py files)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per file instead of text."),
     hint: str = typer.Option(None, "--hint", help="A hint to check for answer leaks (default: the file's own)."),
+    allow_import: list[str] = typer.Option([], "--allow-import", help="Also allow importing this module "
+                                           "(repeatable), e.g. numpy for SPADE reference pools."),
 ) -> None:
     """Check environment files: static lint, sandboxed contract probes, feasibility and degeneracy.
 
@@ -28,13 +30,17 @@ def validate(
       spadegym validate my_env.py
       spadegym validate pools/generated/ --json
       spadegym validate guess.py --hint "the number is even"
+      spadegym validate spade-pool/games/ --allow-import numpy
     """
-    from ..validate import validate_paths
+    from ..validate import ValidationConfig, validate_paths
+
+    config = ValidationConfig()
+    config.allowed_imports += [m for m in allow_import if m not in config.allowed_imports]
 
     console = Console(highlight=False)
     invalid = 0
     with user_errors():
-        for verdict in validate_paths(list(paths), hint=hint):
+        for verdict in validate_paths(list(paths), hint=hint, config=config):
             invalid += not verdict.valid
             if as_json:
                 typer.echo(json.dumps(verdict.to_dict()))

@@ -42,6 +42,26 @@ episode going on. Every tool call is a turn (it counts toward ``max_turns``).
 ``execute_tool`` should answer an unknown tool or bad arguments with an error
 result rather than raise: a raise is the environment's ``exception`` failure.
 
+Action formats. The agent's reply is always reduced to the content of its
+last ``\\boxed{}`` (``extract_action``); ``deliver_action`` then hands it to
+``step`` in the form the file expects, declared by a module constant
+``ACTION_FORMAT`` or else detected from the code (``reference.action_format``):
+
+- ``"plain"`` (spadegym's own files): the bare content, ``north``;
+- ``"boxed"`` (files whose ``step`` parses the box itself, as the SPADE
+  reference's games do): the content wrapped again, ``\\boxed{north}``;
+- ``"tool_call"`` (subclasses of the reference's ``ToolUseBaseEnv``): each
+  ``<tool_call>{...}</tool_call>`` of the reply goes to ``execute_tool`` (all of
+  them, in order, in one turn); a reply without one (an ``<answer>...</answer>``)
+  goes to ``step`` whole, thinking removed. Tool calls do not count toward the
+  game's ``max_turns``; the runner's turn budget bounds the replies.
+
+Success: an episode is a win when its return is the full reward (1.0);
+partial terminal credit (0.7 on a time-out path) is return, not success.
+
+SPADE reference files load unchanged: ``REFERENCE_CONVENTIONS`` names each
+convention of the reference (spade-rl/spade) that spadegym supports, and how.
+
 The functions here are the single place where these rules live: the sandbox
 worker, the validator, the rollout and the exports all call them.
 """
@@ -110,9 +130,67 @@ def episode_return(last_reward: float, terminated: bool) -> float:
     return clip_reward(last_reward) if terminated else 0.0
 
 
+#: Returns this close to the full reward count as a win (float noise in generated code).
+_WIN_TOLERANCE = 1e-6
+
+
 def is_success(ret: float) -> bool:
-    """An episode counts as a win when its return is positive."""
-    return ret > 0.0
+    """A win is the full reward: partial terminal credit is return, not success."""
+    return ret >= REWARD_LIMIT - _WIN_TOLERANCE
+
+
+#: How an environment wants the agent's action delivered to ``step`` (see the module docstring).
+PLAIN = "plain"
+BOXED = "boxed"
+TOOL_CALL = "tool_call"
+ACTION_FORMATS = (PLAIN, BOXED, TOOL_CALL)
+
+
+def deliver_action(action: str, action_format: str) -> str:
+    """The action as ``step`` receives it: bare, or wrapped in ``\\boxed{}`` for ``boxed`` files."""
+    return f"\\boxed{{{action}}}" if action_format == BOXED else action
+
+
+def reduce_action(text: str) -> str:
+    """A scripted action (a ``solution()`` item) reduced as an agent's reply is: the last box's content.
+
+    Text without a box is kept (stripped): it is already an action.
+    """
+    boxed = extract_action(text) if _BOXED.search(text) else None
+    return boxed if boxed is not None else text.strip()
+
+
+#: The SPADE reference's conventions that spadegym supports, and how (tests/compat proves each).
+REFERENCE_CONVENTIONS: dict[str, str] = {
+    "boxed_action_delivery": "step() that parses \\boxed{} itself gets the action re-wrapped as \\boxed{action} "
+                             "(detected from step's code, or declared with ACTION_FORMAT = 'boxed').",
+    "boxed_solution_items": "solution() items holding \\boxed{x} are reduced to x before the gate replays them, "
+                            "as an agent's reply is.",
+    "prose_solution": "a solution() that returns text is played as one action, then as a sequence (lines, "
+                      "numbered steps, commas, boxes); if none wins, feasibility is reported unverified (a "
+                      "warning) and the hint arm judges it in a run.",
+    "menu_in_observation": "without valid_actions(), the gate reads the actions an observation lists "
+                           "('Available actions:' bullets, \\boxed{go north} examples) for its random policy, "
+                           "menu sweep and degeneracy checks.",
+    "injected_names": "copy, operator, statistics, deepcopy, combinations, permutations, product, chain, "
+                      "accumulate, reduce, lru_cache, heappush, heappop and the other stdlib names the reference "
+                      "injects are defined without import.",
+    "numpy": "np / numpy are provided (and 'import numpy' passes) when numpy is an allowed import "
+             "(validation.allowed_imports, spadegym validate --allow-import numpy).",
+    "math_verify": "'from math_verify import parse, verify' works: the real package when installed, else a "
+                   "standard-library stand-in (spadegym doctor says which).",
+    "tool_use_base_class": "ToolUseBaseEnv is provided without import (tools from self._tools, tool_<name> "
+                           "methods, <answer> replies to step); <tool_call> replies go to execute_tool, several per "
+                           "turn, the tool's output text is the observation, and tool calls do not count toward "
+                           "the game's max_turns.",
+    "base_class_names": "classes named Env, ToolUseBaseEnv or TerminalBaseEnv are never taken for the "
+                        "environment class.",
+    "max_turns_constructor": "the class is built with cls(); one whose __init__ requires max_turns gets "
+                             "cls(max_turns=budget).",
+    "pool_layout": "spadegym export --format spade writes game_{round:05d}_{index:03d}_{skill}.py files, "
+                   "manifest.jsonl and checksums.sha256; spadegym validate/play/learn/run --pool read such "
+                   "directories, nested ones included.",
+}
 
 
 def hint_line(hint: str) -> str:
@@ -309,11 +387,16 @@ def normalize_tools(result: Any) -> list[dict[str, Any]]:
         raise ContractError(f"get_tools() returned schemas that are not JSON data ({exc})") from None
 
 
+_TOOL_OUTPUT_KEYS = frozenset({"output", "returncode"})
+
+
 def normalize_tool_result(result: Any) -> StepResult:
     """Read what ``execute_tool`` returned: the ``step`` tuple, or a tool result (reward 0, not ending).
 
     A tuple of 4 or 5 items whose first item is a string is read as the ``step``
-    tuple (and must then follow its rules); any other value is a tool result.
+    tuple (and must then follow its rules); any other value is a tool result:
+    its text when it is the reference's ``{"output": text, "returncode": n}``,
+    else the value as JSON.
     """
     if isinstance(result, tuple) and len(result) in (4, 5) and isinstance(result[0], str):
         try:
@@ -322,6 +405,8 @@ def normalize_tool_result(result: Any) -> StepResult:
             raise ContractError(str(exc).replace("step()", "execute_tool()")) from None
     if isinstance(result, str):
         return StepResult(result, 0.0, False, False, {})
+    if isinstance(result, dict) and isinstance(result.get("output"), str) and result.keys() <= _TOOL_OUTPUT_KEYS:
+        return StepResult(result["output"], 0.0, False, False, {})  # the reference's {"output", "returncode"}
     try:
         text = json.dumps(result, default=repr, allow_nan=False, ensure_ascii=False)
     except (ValueError, TypeError, RecursionError) as exc:

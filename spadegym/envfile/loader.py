@@ -1,52 +1,98 @@
 """Loading rules: how an environment's source becomes a live instance.
 
 Only the sandbox worker calls ``load_env_class``: environments are untrusted
-and never execute in the host process. The rules match the SPADE reference
-pools, so their files load unchanged: common standard-library names are
-available without import, ``__init__`` may or may not accept ``max_turns``,
-and the module-level ``random`` is seeded per reset by ``seed_globals``.
+and never execute in the host process. The rules match the SPADE reference's
+loader, so its files load unchanged: the standard-library names it injects
+are available without import (``prelude``), as are its tool-use base class
+(``bases.ToolUseBaseEnv``), ``math_verify`` (the package, or a stand-in) and,
+when the file uses them, ``np`` / ``numpy``; the class is built with ``cls()``,
+or ``cls(max_turns=...)`` when its ``__init__`` requires that; and the
+module-level ``random`` is seeded per reset by ``seed_globals``.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import functools
 import heapq
+import importlib
 import inspect
 import itertools
 import json
 import math
+import operator
 import random
 import re
+import statistics
 import string
+import sys
 import types
 import typing
 from typing import Any
 
+from . import math_verify_standin
+from .bases import PROVIDED_CLASSES
 from .static import ENV_CLASS_SUFFIX, SourceError, find_env_class_name
 
-# Names generated code often uses without importing them (seen in the reference pools).
+# Names generated code uses without importing them (those the SPADE reference injects, and a few more).
 _PRELUDE_MODULES = {
     "math": math, "random": random, "re": re, "json": json, "itertools": itertools,
     "collections": collections, "functools": functools, "heapq": heapq, "string": string,
-    "dataclasses": dataclasses, "typing": typing,
+    "dataclasses": dataclasses, "typing": typing, "copy": copy, "operator": operator,
+    "statistics": statistics,
 }
 _PRELUDE_NAMES: dict[str, Any] = {
     "deque": collections.deque, "Counter": collections.Counter,
     "defaultdict": collections.defaultdict, "OrderedDict": collections.OrderedDict,
     "namedtuple": collections.namedtuple,
     "dataclass": dataclasses.dataclass, "field": dataclasses.field,
+    "deepcopy": copy.deepcopy, "reduce": functools.reduce, "lru_cache": functools.lru_cache,
+    "heappush": heapq.heappush, "heappop": heapq.heappop,
+    **{name: getattr(itertools, name) for name in (
+        "combinations", "permutations", "product", "chain", "accumulate")},
     **{name: getattr(typing, name) for name in (
         "Any", "Dict", "List", "Optional", "Set", "Tuple", "Union", "Callable",
         "Iterable", "Sequence", "Mapping", "FrozenSet", "Deque", "DefaultDict",
     )},
+    **PROVIDED_CLASSES,
 }
+#: Modules the runtime provides under these import names (the reference's own, or stand-ins).
+PROVIDED_MODULES = ("math_verify", "tool_use_base_env")
+#: The turn budget passed to a class whose ``__init__`` requires ``max_turns`` (the runner's default).
+DEFAULT_MAX_TURNS = 25
+_NUMPY_NAMES = ("np", "numpy")
 
 
 def prelude() -> dict[str, Any]:
     """A fresh module namespace holding the names environments may use unimported."""
     return {**_PRELUDE_MODULES, **_PRELUDE_NAMES}
+
+
+def math_verify_module() -> tuple[types.ModuleType, str]:
+    """The ``math_verify`` environments get: the installed package, else the stand-in; and which."""
+    try:
+        return importlib.import_module("math_verify"), "package"
+    except ImportError:
+        return math_verify_standin, "stand-in"
+
+
+def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
+    """Register the provided modules a file imports, and numpy names it uses unimported."""
+    if "math_verify" in source:
+        sys.modules.setdefault("math_verify", math_verify_module()[0])
+    if "tool_use_base_env" in source:
+        shim = types.ModuleType("tool_use_base_env")
+        shim.__dict__.update(PROVIDED_CLASSES)
+        sys.modules.setdefault("tool_use_base_env", shim)
+    if any(re.search(rf"\b{name}\b", source) for name in _NUMPY_NAMES):
+        try:  # only allowed files get here using numpy (the static checks refuse it otherwise)
+            numpy = importlib.import_module("numpy")
+        except ImportError:
+            return
+        namespace.setdefault("np", numpy)
+        namespace.setdefault("numpy", numpy)
 
 
 def load_env_class(source: str, filename: str = "<env>") -> type:
@@ -58,10 +104,9 @@ def load_env_class(source: str, filename: str = "<env>") -> type:
     class_name = find_env_class_name(source, filename)
     module = types.ModuleType(f"spadegym_env_{class_name}")
     module.__dict__.update(prelude())
+    _provide_modules(source, module.__dict__)
     module.__file__ = filename
     # dataclasses look their module up in sys.modules while processing a class.
-    import sys
-
     sys.modules[module.__name__] = module
     code = compile(source, filename, "exec")
     exec(code, module.__dict__)  # noqa: S102 - only ever inside the sandbox worker
@@ -72,15 +117,43 @@ def load_env_class(source: str, filename: str = "<env>") -> type:
 
 
 def instantiate(cls: type, max_turns: int | None = None) -> Any:
-    """Create the environment, passing ``max_turns`` only if ``__init__`` takes it."""
+    """Create the environment as the reference does, keeping the file's own turn budget.
+
+    With ``max_turns`` given: ``cls(max_turns=max_turns)``, falling back to
+    ``cls()`` when ``__init__`` does not take it. Without: ``cls()``, falling
+    back to ``cls(max_turns=DEFAULT_MAX_TURNS)`` when ``__init__`` requires it
+    (the reference's ``respect_game_max_turns`` order).
+    """
     if max_turns is not None:
         try:
-            params = inspect.signature(cls).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "max_turns" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
             return cls(max_turns=max_turns)
-    return cls()
+        except TypeError:
+            if _takes_max_turns(cls):
+                raise
+            return cls()
+    try:
+        return cls()
+    except TypeError:
+        if not _requires_max_turns(cls):
+            raise
+    return cls(max_turns=DEFAULT_MAX_TURNS)
+
+
+def _parameters(cls: type) -> dict[str, inspect.Parameter]:
+    try:
+        return dict(inspect.signature(cls).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _takes_max_turns(cls: type) -> bool:
+    params = _parameters(cls)
+    return "max_turns" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _requires_max_turns(cls: type) -> bool:
+    param = _parameters(cls).get("max_turns")
+    return param is not None and param.default is param.empty
 
 
 def seed_globals(seed: int | None) -> None:
@@ -107,6 +180,6 @@ def read_hint(env: Any) -> str | None:
 
 
 __all__ = [
-    "ENV_CLASS_SUFFIX", "declared_max_turns", "instantiate", "load_env_class",
-    "prelude", "read_hint", "seed_globals",
+    "DEFAULT_MAX_TURNS", "ENV_CLASS_SUFFIX", "PROVIDED_MODULES", "declared_max_turns", "instantiate",
+    "load_env_class", "math_verify_module", "prelude", "read_hint", "seed_globals",
 ]

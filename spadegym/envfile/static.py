@@ -11,6 +11,8 @@ from typing import Any
 
 ENV_CLASS_SUFFIX = "Env"
 METADATA_NAMES = ("SKILL", "DESCRIPTION", "DIFFICULTY")
+#: Base classes the runtime provides (as the SPADE reference injects them): never the environment class.
+PROVIDED_BASE_CLASSES = ("Env", "ToolUseBaseEnv", "TerminalBaseEnv")
 
 
 class SourceError(ValueError):
@@ -34,7 +36,7 @@ def env_class_nodes(tree: ast.Module) -> list[ast.ClassDef]:
     return [
         node for node in tree.body
         if isinstance(node, ast.ClassDef)
-        and node.name.endswith(ENV_CLASS_SUFFIX) and node.name != ENV_CLASS_SUFFIX
+        and node.name.endswith(ENV_CLASS_SUFFIX) and node.name not in PROVIDED_BASE_CLASSES
     ]
 
 

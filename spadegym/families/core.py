@@ -54,7 +54,7 @@ class EpisodeCore:
     def step(self, action):
         if self.done:
             return "the episode is over; call reset()", 0.0, True, False, {"turn": self.turn}
-        action = " ".join(str(action).lower().split())
+        action = " ".join(self.unbox(str(action)).lower().split())
         self.turn += 1
         progress, outcome = 0.0, None
         if action in self.actions():
@@ -75,6 +75,13 @@ class EpisodeCore:
 
     def valid_actions(self):
         return [] if self.done else list(self.actions())
+
+    @staticmethod
+    def unbox(action):
+        # The SPADE reference delivers actions as \boxed{action}: read the last box's content.
+        start = action.rfind("\\boxed{")
+        end = action.find("}", start)
+        return action[start + 7:end] if 0 <= start < end else action
 
     def hint(self):
         # The concrete next step in words that contain the action's words (advice() names it).

@@ -113,6 +113,8 @@ class Family:
             f"DESCRIPTION = {self.description!r}",
             f"FAMILY = {self.name!r}",
             f"DIFFICULTY = {values!r}",
+            "# spadegym sends the bare action; step() also reads a \\boxed{action}, as the SPADE reference sends it.",
+            'ACTION_FORMAT = "plain"',
             "",
             "",
             "",

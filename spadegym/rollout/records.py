@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..envfile import is_success
+
 
 @dataclass
 class Turn:
@@ -21,6 +23,8 @@ class Turn:
     # {"name", "arguments"} when the action was a tool call (sent to execute_tool, not step);
     # stored episodes from before tool use lack the field and read back as None.
     tool_call: dict[str, Any] | None = None
+    # Every call when the turn made several (a reference tool-use reply); tool_call is the first.
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -44,7 +48,8 @@ class Episode:
 
     @property
     def success(self) -> bool:
-        return self.failure is None and self.ret > 0.0
+        """A win: the full reward (``envfile.is_success``); partial credit counts in ``ret`` only."""
+        return self.failure is None and is_success(self.ret)
 
     @property
     def scored(self) -> bool:

@@ -20,6 +20,12 @@ return). Any other action still goes to ``step``. A tool call is a turn: it
 counts toward ``max_turns``, and an environment error in it is a failure of
 the same category as one in ``step``.
 
+Reference tool-use games (``contract.TOOL_CALL`` format, subclasses of
+``ToolUseBaseEnv``) follow the reference's protocol instead: a reply with an
+``<answer>`` goes to ``step`` whole; otherwise its ``<tool_call>`` blocks go to
+``execute_tool`` together, in one turn (``Turn.tool_calls``). Such tool turns do
+not count toward the game's ``max_turns``; the runner's ``max_turns`` bounds the replies.
+
 Seeds: a play's seed fixes the environment instance, so the hint arm and the
 no-hint arm of an environment see the same instance distribution when they
 draw seeds from the same ``derive_seed`` stream, and a GRPO group can share
@@ -38,7 +44,9 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from ..agents.base import Agent, Reply, View
-from ..envfile import episode_return, parse_tool_call, with_hint
+from ..envfile import episode_return, parse_tool_call, strip_thinking, with_hint
+from ..envfile.contract import PLAIN, TOOL_CALL
+from ..envfile.reference import parse_tagged_calls
 from ..executor.base import EnvHost
 from ..sandbox import EnvHandle
 from .records import Episode, Turn
@@ -94,6 +102,7 @@ class _Live:
     observation: str = ""
     valid_actions: list[str] | None = None
     tools: list[dict] | None = None  # None: not a tool-use environment
+    action_format: str = PLAIN
     hint: str | None = None
     max_turns: int = 25
     history: list[tuple[str, str]] = field(default_factory=list)
@@ -143,6 +152,30 @@ class HandlePool:
     def close(self) -> None:
         for handle in self.all:
             handle.close()
+
+
+def _request(item: _Live, reply: Reply) -> tuple[str, dict] | None:
+    """Where a reply goes: ``("step", ...)``, ``("tool", ...)`` or ``("tools", ...)``; None is a format failure."""
+    if item.action_format == TOOL_CALL:  # the reference's tool-use protocol reads the whole reply
+        text = strip_thinking(reply.text).strip()
+        calls = [] if "<answer>" in text else parse_tagged_calls(text)
+        single = parse_tool_call(reply.action) if reply.action and not calls else None
+        if calls or single:
+            return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
+        return ("step", {"action": text}) if text else None
+    if reply.action is None:
+        return None
+    call = parse_tool_call(reply.action) if item.tools is not None else None
+    if call is not None:
+        return "tool", call.to_dict()
+    return "step", {"action": reply.action}
+
+
+def _turns_used(item: _Live) -> int:
+    """Turns that count toward the game's ``max_turns``: all, except reference tool turns."""
+    if item.action_format != TOOL_CALL:
+        return len(item.episode.turns)
+    return sum(1 for t in item.episode.turns if t.tool_call is None)
 
 
 def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
@@ -237,6 +270,7 @@ async def run_episodes(
             item.tools = outcome.value.get("tools")
             declared = item.handle.info.get("max_turns")
             item.max_turns = declared or config.max_turns
+            item.action_format = item.handle.info.get("action_format", PLAIN)
             started.append(item)
         return started
 
@@ -273,24 +307,25 @@ async def run_episodes(
             if reply.error is not None:
                 finish(item, "agent", reply.error)
                 ended.append(item)
-            elif reply.action is None:
+            elif (request := _request(item, reply)) is None:
                 item.episode.format_failures += 1
                 item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
-                if len(item.episode.turns) >= item.max_turns:
+                if _turns_used(item) >= item.max_turns:
                     item.episode.truncated = turn.truncated = True
                     finish(item)
                     ended.append(item)
                 else:
                     going.append(item)
             else:
+                op, args = request
                 want = ["valid_actions"] + (["hint"] if item.hint and want_hint_every_step else [])
-                call = parse_tool_call(reply.action) if item.tools is not None else None
-                if call is None:
-                    pendings.append(item.handle.submit("step", action=reply.action, want=want))
+                if op == "step":
+                    turn.action = args["action"]
                 else:
-                    turn.tool_call = call.to_dict()
-                    pendings.append(item.handle.submit("tool", name=call.name, arguments=call.arguments,
-                                                       want=want))
+                    calls = args["calls"] if op == "tools" else [args]
+                    turn.tool_call = calls[0]
+                    turn.tool_calls = calls if op == "tools" else None
+                pendings.append(item.handle.submit(op, **args, want=want))
                 stepping.append((item, turn))
         for (item, turn), outcome in zip(stepping, sandbox.gather(pendings)):
             if not outcome.ok:
@@ -308,7 +343,9 @@ async def run_episodes(
                 item.hint = value["hint"]
             ep = item.episode
             ep.terminated, ep.truncated = turn.terminated, turn.truncated
-            if not (turn.terminated or turn.truncated) and len(ep.turns) >= item.max_turns:
+            if not (turn.terminated or turn.truncated) and (_turns_used(item) >= item.max_turns
+                                                            or len(ep.turns) >= config.max_turns
+                                                            and item.action_format == TOOL_CALL):
                 ep.truncated = True
             if ep.terminated or ep.truncated:
                 finish(item)

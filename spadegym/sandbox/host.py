@@ -548,6 +548,10 @@ class EnvHandle:
         """A tool call (``execute_tool``); the value has the shape of ``step``'s."""
         return self.request("tool", name=name, arguments=arguments or {}, want=want or [])
 
+    def tools(self, calls: list[dict[str, Any]], want: list[str] | None = None) -> P.Outcome:
+        """Several tool calls in one turn (``{"name", "arguments"}`` each); the value has the shape of ``step``'s."""
+        return self.request("tools", calls=calls, want=want or [])
+
     def call(self, method: str, *args: Any) -> P.Outcome:
         return self.request("call", method=method, args=list(args))
 

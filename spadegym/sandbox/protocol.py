@@ -25,7 +25,7 @@ INVALID_RETURN = "invalid_return"
 TOO_LARGE = "too_large"  # a reply or an episode over a size limit (menu, text, nesting, bytes stored)
 CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN, TOO_LARGE)
 
-OPS = ("load", "reset", "step", "tool", "call", "ping")
+OPS = ("load", "reset", "step", "tool", "tools", "call", "ping")
 _REPLY_KEYS = {"id", "ok", "value", "category", "message", "output", "seconds"}
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..envfile import contract
 from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
+from ..envfile.reference import action_format
 from ..envfile.static import SourceError
 from . import protocol as P
 from . import schema
@@ -114,6 +115,7 @@ class EnvServer:
         self.cls: type | None = None
         self.env: Any = None
         self.max_turns: int | None = None
+        self.action_format = contract.PLAIN
 
     def _extras(self, want: list[str]) -> dict[str, Any]:
         extras: dict[str, Any] = {}
@@ -127,10 +129,12 @@ class EnvServer:
 
     def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:
         self.cls = load_env_class(source, filename)
+        self.action_format = action_format(source, filename)
         self.env = instantiate(self.cls, max_turns)
         self.max_turns = declared_max_turns(self.env)
         methods = [m for m in _OPTIONAL_METHODS if getattr(self.env, m, None) is not None]
-        return {"class_name": self.cls.__name__, "max_turns": self.max_turns, "methods": methods}
+        return {"class_name": self.cls.__name__, "max_turns": self.max_turns, "methods": methods,
+                "action_format": self.action_format}
 
     def reset(self, seed: int | None = None, want: list[str] | None = None) -> dict[str, Any]:
         self._require()
@@ -144,19 +148,36 @@ class EnvServer:
         self._require()
         if not isinstance(action, str):
             raise contract.ContractError("actions are strings")
-        return self._moved(contract.normalize_step(self.env.step(action)), want)
+        # Every action, the gate's probes' and the agents', reaches step in the form the file expects.
+        delivered = contract.deliver_action(action, self.action_format)
+        return self._moved(contract.normalize_step(self.env.step(delivered)), want)
 
     def tool(self, name: str, arguments: dict[str, Any] | None = None,
              want: list[str] | None = None) -> dict[str, Any]:
         """A tool call: ``execute_tool``'s return read by the contract, answered like ``step``."""
+        return self.tools([{"name": name, "arguments": arguments}], want)
+
+    def tools(self, calls: list[dict[str, Any]], want: list[str] | None = None) -> dict[str, Any]:
+        """Tool calls of one turn, in order until one ends the episode; their outputs make one observation."""
         self._require()
-        if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
-            raise contract.ContractError("tool calls are a name and a dict of arguments")
         fn = getattr(self.env, "execute_tool", None)
         if not callable(fn):
             raise contract.ContractError("the environment lists tools (get_tools) but has no "
                                          "execute_tool(self, name, arguments) method")
-        return self._moved(contract.normalize_tool_result(fn(name, arguments or {})), want)
+        if not isinstance(calls, list) or not calls:
+            raise contract.ContractError("tool calls are a non-empty list")
+        outputs, last = [], None
+        for call in calls:
+            name, arguments = (call.get("name"), call.get("arguments")) if isinstance(call, dict) else (None, None)
+            if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
+                raise contract.ContractError("tool calls are a name and a dict of arguments")
+            last = contract.normalize_tool_result(fn(name, arguments or {}))
+            outputs.append(last.observation)
+            if last.terminated or last.truncated:
+                break
+        assert last is not None
+        last.observation = "\n\n".join(outputs)
+        return self._moved(last, want)
 
     def _moved(self, res: contract.StepResult, want: list[str] | None) -> dict[str, Any]:
         """The reply to a step or a tool call."""
@@ -233,7 +254,7 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
     server = EnvServer()
     reader = _LineReader(in_fd, line_limit)
     handlers = {"load": server.load, "reset": server.reset, "step": server.step, "tool": server.tool,
-                "call": server.call,
+                "tools": server.tools, "call": server.call,
                 "ping": lambda: "pong"}
     while True:
         line = reader.readline()

@@ -2,8 +2,9 @@
 
 All probes run together in lockstep on separate fresh workers:
 
-- main: reset(s0) with valid actions and hint, solution() and its play, reset(s0)
-  again (replay), reset(s1) and solution() (a second instance for the leak
+- main: reset(s0) with valid actions and hint, solution() and its play (a
+  text solution that does not win is played again as each sequence
+  ``reference.solution_sequences`` reads from it), reset(s0) again (replay), reset(s1) and solution() (a second instance for the leak
   checks), then each garbage action and one repeated action from reset(s0);
 - twin: the same first play as main (solution play, else random episode 0) in
   another fresh worker, and reset(s1) with solution(), for the determinism
@@ -13,6 +14,12 @@ All probes run together in lockstep on separate fresh workers:
 
 A tool-use environment (one with ``get_tools``) also answers get_tools() in the
 main probe (after reset(s1)), and every play sends tool-call actions to ``execute_tool`` as the rollout does.
+
+Every action goes through the worker's ``step``, which delivers it in the form
+the file expects (``contract.deliver_action``), exactly as an agent's action.
+Solution items are first reduced as an agent's reply is (``contract.reduce_action``).
+Files without ``valid_actions()`` are probed with the actions their
+observations list (``probes.menu_of``), when they list any.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from ..envfile import is_success
+from ..envfile.contract import PLAIN, reduce_action
+from ..envfile.reference import is_prose, solution_sequences
 from ..sandbox import EnvHandle, Outcome, Sandbox
 from .config import ValidationConfig
 from .probes import (
@@ -30,6 +40,7 @@ from .probes import (
     Probe,
     Request,
     Trace,
+    menu_of,
     move,
     play,
     random_episode_rng,
@@ -69,6 +80,8 @@ class Evidence:
     seeds: Seeds
     load: Outcome
     methods: list[str] = field(default_factory=list)
+    action_format: str = PLAIN                 # how the worker delivers actions to step
+    menu_source: str | None = None             # "valid_actions", "observation", or None (generic answers)
     declared_max_turns: int | None = None
     turn_budget: int = 25
     first: Trace | None = None                 # reset(s0) [+ the solution's play]
@@ -85,6 +98,7 @@ class Evidence:
     repeated: Trace | None = None
     random: list[Trace] = field(default_factory=list)
     tools: Outcome | None = None               # get_tools() after reset(s1), in tool-use environments
+    sequences: list[Trace] = field(default_factory=list)  # a text solution read as sequences, from reset(s0)
 
     @property
     def has_tools(self) -> bool:
@@ -99,12 +113,41 @@ class Evidence:
         return "valid_actions" in self.methods
 
     @property
-    def solution_actions(self) -> list[str] | None:
+    def raw_solution(self) -> list[str] | None:
+        """What solution() returned after reset(s0) (a text is a list of one)."""
         out = self.solution
         return out.value if out is not None and out.ok and isinstance(out.value, list) else None
 
+    @property
+    def solution_actions(self) -> list[str] | None:
+        """solution() as the actions the gate plays: each item reduced as an agent's reply is."""
+        raw = self.raw_solution
+        return None if raw is None else [reduce_action(a) for a in raw]
+
+    @property
+    def solution_is_text(self) -> bool:
+        """solution() returned one text that reads as a plan (the reference's prose), not a list of actions."""
+        raw = self.raw_solution
+        return raw is not None and len(raw) == 1 and is_prose(raw[0])
+
+    @property
+    def solution_boxed(self) -> bool:
+        """Some solution() item holds a \\boxed{} (which the gate strips, as from an agent's reply)."""
+        return any("\\boxed" in a for a in self.raw_solution or [])
+
+    @property
+    def winning_sequence(self) -> Trace | None:
+        """The first reading of a text solution that won, if the text itself did not."""
+        return next((t for t in self.sequences if t.failure is None and t.ended and is_success(t.ret)), None)
+
+    @property
+    def informed(self) -> bool:
+        """Some probe knew real actions: listed ones, or a solution that was played as actions."""
+        return self.menu_source is not None or (self.has_solution and not self.solution_is_text) \
+            or self.winning_sequence is not None
+
     def all_traces(self) -> list[Trace]:
-        found = [self.first, self.twin, *self.garbage, self.repeated, *self.sweep, *self.random]
+        found = [self.first, self.twin, *self.garbage, self.repeated, *self.sweep, *self.random, *self.sequences]
         return [t for t in found if t is not None]
 
 
@@ -122,12 +165,32 @@ def _solution_play(handle: EnvHandle, seed: int, tools: bool,
     solution = yield handle, "call", {"method": "solution", "args": []}
     keep(trace, solution)
     if solution.ok:
-        for action in solution.value[:_MAX_SOLUTION_STEPS]:
-            out = yield move(handle, action, [], tools)
-            trace.actions.append(action)
-            trace.steps.append(out)
-            if not out.ok or out.value["terminated"] or out.value["truncated"]:
-                break
+        yield from _play_actions(handle, trace, [reduce_action(a) for a in solution.value], tools)
+
+
+def _play_actions(handle: EnvHandle, trace: Trace, actions: list[str], tools: bool) -> Probe:
+    """Play ``actions`` after the reset ``trace`` holds, until the episode ends."""
+    for action in actions[:_MAX_SOLUTION_STEPS]:
+        out = yield move(handle, action, [], tools)
+        trace.actions.append(action)
+        trace.steps.append(out)
+        if not out.ok or out.value["terminated"] or out.value["truncated"]:
+            break
+
+
+def _sequence_plays(ev: Evidence, handle: EnvHandle) -> Probe:
+    """A text solution that did not win as one action: play each sequence read from it, until one wins."""
+    assert ev.first is not None
+    if not ev.solution_is_text or ev.first.failure is not None or (ev.first.ended and is_success(ev.first.ret)):
+        return
+    for actions in solution_sequences((ev.raw_solution or [""])[0]):
+        trace = Trace(ev.seeds.first, (yield handle, "reset", {"seed": ev.seeds.first, "want": []}))
+        ev.sequences.append(trace)
+        if not trace.reset.ok:
+            return
+        yield from _play_actions(handle, trace, [reduce_action(a) for a in actions], ev.has_tools)
+        if trace.failure is not None or (trace.ended and is_success(trace.ret)):
+            return
 
 
 def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
@@ -141,6 +204,11 @@ def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
                                        {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
     if not ev.first.reset.ok:
         return
+    if ev.has_valid_actions:
+        ev.menu_source = "valid_actions"
+    elif menu_of(ev.first.reset.value):
+        ev.menu_source = "observation"
+    yield from _sequence_plays(ev, handle)
     if ev.first.failure is None:  # replay in the same worker, which a failure would have replaced
         ev.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
     ev.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
@@ -164,7 +232,7 @@ def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Pr
     ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
     if ev.has_solution and ev.twin_other_reset.ok:
         ev.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
-    menu = ev.twin.reset.value.get("valid_actions") if ev.twin.reset.ok else None
+    menu = menu_of(ev.twin.reset.value) if ev.twin.reset.ok else None
     for action in (menu or [])[:_MAX_SWEEP]:
         ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1, tools=ev.has_tools)))
 
@@ -198,6 +266,7 @@ def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: Valida
         if not main.loaded.ok:
             return ev
         ev.methods = list(main.info.get("methods", []))
+        ev.action_format = main.info.get("action_format", PLAIN)
         ev.declared_max_turns = main.info.get("max_turns")
         ev.turn_budget = ev.declared_max_turns or config.max_turns
         probes: list[Probe] = [_main_probe(ev, main, config), _twin_probe(ev, twin, config)]

@@ -57,17 +57,29 @@ def _runtime_sections(box: Sandbox, source: str, filename: str, hint: str | None
 
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:
-    """Files as given; directories become their ``*.py`` files, sorted. Missing paths raise SourceError."""
+    """Files as given; directories become the ``*.py`` files anywhere below them, sorted.
+
+    Pools nest their files (``games/gen_0001/game_*.py``). A missing path, or
+    paths that hold no file at all, raise SourceError.
+    """
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files += sorted(f for f in p.glob("*.py") if f.is_file())
+            files += sorted(f for f in p.rglob("*.py") if f.is_file() and not _hidden(f.relative_to(p)))
         elif p.exists():
             files.append(p)
         else:
             raise SourceError(f"{p}: no such file or directory; check the path.")
+    if not files:
+        shown = ", ".join(str(p) for p in paths) or "(no paths)"
+        raise SourceError(f"{shown}: no environment files (*.py) found; give files or a directory that holds them.")
     return files
+
+
+def _hidden(relative: Path) -> bool:
+    """Inside a hidden or cache folder (``.venv``, ``__pycache__``): not part of a pool."""
+    return any(part.startswith((".", "__pycache__")) for part in relative.parts[:-1])
 
 
 def _validate_file(path: Path, hint: str | None, box: Sandbox, config: ValidationConfig) -> Verdict:

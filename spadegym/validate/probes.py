@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile import episode_return, parse_tool_call
+from ..envfile.reference import parse_tagged_calls, read_menu
 from ..sandbox import EnvHandle, Outcome, gather
 
 Request = tuple[EnvHandle, str, dict[str, Any]]
@@ -95,12 +96,27 @@ class Trace:
         return rows
 
 
+def menu_of(value: dict[str, Any], previous: list[str] | None = None) -> list[str] | None:
+    """The actions an agent can take now: ``valid_actions()``, else those the observation lists, else the last ones."""
+    listed = value.get("valid_actions")
+    if listed is not None:
+        return listed
+    return read_menu(value.get("observation", "")) or previous
+
+
 def move(handle: EnvHandle, action: str, want: Sequence[str], tools: bool) -> Request:
-    """The request one action makes: a tool call when the environment has tools, else a step."""
-    call = parse_tool_call(action) if tools else None
-    if call is None:
-        return handle, "step", {"action": action, "want": list(want)}
-    return handle, "tool", {"name": call.name, "arguments": call.arguments, "want": list(want)}
+    """The request one action makes: a tool call when the environment has tools, else a step.
+
+    A tool call is the contract's JSON action, or ``<tool_call>`` blocks (the reference's form, several per turn).
+    """
+    if tools:
+        call = parse_tool_call(action)
+        if call is not None:
+            return handle, "tool", {"name": call.name, "arguments": call.arguments, "want": list(want)}
+        tagged = parse_tagged_calls(action) if "<tool_call>" in action else []
+        if tagged and "<answer>" not in action:
+            return handle, "tools", {"calls": [c.to_dict() for c in tagged], "want": list(want)}
+    return handle, "step", {"action": action, "want": list(want)}
 
 
 def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
@@ -109,7 +125,7 @@ def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
     trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": list(want)}))
     if not trace.reset.ok:
         return trace
-    menu = trace.reset.value.get("valid_actions")
+    menu = menu_of(trace.reset.value)
     for i in range(max_steps):
         action = policy(i, menu)
         out = yield move(handle, action, want, tools)
@@ -117,7 +133,7 @@ def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
         trace.steps.append(out)
         if not out.ok or out.value["terminated"] or out.value["truncated"]:
             break
-        menu = out.value.get("valid_actions")
+        menu = menu_of(out.value, menu)
     return trace
 
 
@@ -127,7 +143,7 @@ def scripted(actions: Sequence[str]) -> Policy:
 
 
 def uniform(rng: random.Random) -> Policy:
-    """A uniform random choice among the valid actions, or among generic short answers."""
+    """A uniform random choice among the actions listed now (``menu_of``), or among generic short answers."""
     return lambda _i, menu: rng.choice(menu or GENERIC_ANSWERS)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 from ..envfile import is_success
+from ..envfile.contract import PLAIN
 from .config import ValidationConfig
 from .evidence import Evidence
 from .leak import Answer, leaks_in_hint, leaks_in_observation
 from .runtime_checks import explain, short
-from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, Check, failed, passed
+from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, WARNING, Check, failed, passed
 
 _DIGIT = re.compile(r"\d")
 
@@ -39,8 +40,15 @@ def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
         return failed("solution_wins", explain(f"{played}: step({short(trace.failed_action)})", trace.failure),
                       trace.failure.status)
     if trace.ended and is_success(trace.ret):
-        return passed("solution_wins")
-    last = trace.steps[-1].value
+        return passed("solution_wins", "feasible: solution() wins when played")
+    if ev.solution_is_text:
+        return _text_solution(ev)
+    boxed = (" Its actions hold \\boxed{}, which an agent's action never does (the box is stripped from "
+             "the reply before step()): return bare actions, or parse the box in step()"
+             if ev.solution_boxed and ev.action_format == PLAIN else "")
+    if boxed:
+        return failed("solution_wins", f"{played} did not win.{boxed}.", INFEASIBLE)
+    last = trace.steps[-1].value if trace.steps else {"reward": 0.0, "terminated": False, "truncated": False}
     if not trace.ended:
         why = ("left the episode running after its last action: return every action up to the winning one, "
                "and end the episode with terminated=True and reward 1.0 when the task is solved")
@@ -53,9 +61,27 @@ def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
     return failed("solution_wins", f"{played} {why}.", INFEASIBLE)
 
 
+def _text_solution(ev: Evidence) -> Check:
+    """A text solution (the reference's prose): won as a sequence, or feasibility unverified (a warning)."""
+    won = ev.winning_sequence
+    if won is not None:
+        return passed("solution_wins", f"feasible: solution() text wins played as {len(won.actions)} actions "
+                      f"{short(won.actions, 60)}")
+    tried = len(ev.sequences)
+    return failed("solution_wins", f"Feasibility unverified: solution() returned text "
+                  f"{short((ev.raw_solution or [''])[0], 60)} that did not win played as one action or as any of "
+                  f"{tried} sequences read from it; in a run the hint arm judges it, and a list of the winning "
+                  "actions would let the gate prove it.", INFEASIBLE, WARNING)
+
+
 def _solution_fits(ev: Evidence, actions: list[str]) -> Check:
     trace = ev.first
     assert trace is not None
+    won = ev.winning_sequence
+    if ev.solution_is_text and not (trace.ended and is_success(trace.ret)):
+        if won is None:
+            return passed("solution_fits_max_turns")  # unverified: nothing to measure
+        trace, actions = won, won.actions
     needed = len(trace.steps) if trace.ended and is_success(trace.ret) else len(actions)
     if needed <= ev.turn_budget:
         return passed("solution_fits_max_turns")
@@ -92,7 +118,9 @@ def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check | None
     rate = wins / len(played)
     if rate <= config.random_win_threshold:
         return passed("random_policy_loses", f"random policy won {wins}/{len(played)}")
-    policy = "uniform over valid_actions()" if ev.has_valid_actions else "short generic answers"
+    policy = {"valid_actions": "uniform over valid_actions()",
+              "observation": "uniform over the actions the observation lists"}.get(ev.menu_source or "",
+                                                                                    "short generic answers")
     return failed("random_policy_loses", f"A random policy ({policy}) won {wins} of {len(played)} episodes "
                   f"({rate:.2f} > {config.random_win_threshold:g}): make winning depend on the hidden state, "
                   "e.g. more choices, fewer turns or a longer exact sequence.", DEGENERATE)
@@ -104,6 +132,11 @@ def _reward_varies(ev: Evidence) -> Check | None:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
+    if not ev.informed:  # generic answers that never match say nothing about the reward
+        return failed("reward_varies", f"All {len(rewards)} probe steps returned the same reward "
+                      f"{rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no action "
+                      "list in the observation, no playable solution()): list the actions so the gate can tell.",
+                      DEGENERATE, WARNING)
     return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
                   f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
@@ -111,6 +144,11 @@ def _reward_varies(ev: Evidence) -> Check | None:
 
 def _answer(ev: Evidence) -> Answer | None:
     actions = ev.solution_actions
+    if ev.solution_is_text:  # a plan in prose: its answer is what won, if anything did
+        won = ev.winning_sequence
+        if won is None and not (ev.first is not None and ev.first.ended and is_success(ev.first.ret)):
+            return None
+        actions = won.actions if won is not None else actions
     if not actions or ev.first is None:
         return None
     other = ev.other_solution.value if ev.other_solution is not None and ev.other_solution.ok else None

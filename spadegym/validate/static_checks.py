@@ -9,7 +9,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..envfile.static import SourceError, find_env_class_name, parse
+from ..envfile.bases import provided_methods
+from ..envfile.contract import ACTION_FORMATS
+from ..envfile.loader import PROVIDED_MODULES
+from ..envfile.reference import ACTION_FORMAT_NAME, declared_action_format
+from ..envfile.static import SourceError, env_class_nodes, find_env_class_name, parse
 from .config import ValidationConfig
 from .verdict import STATIC, Check, failed, passed
 
@@ -50,24 +54,32 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
         checks.append(_step_takes_action(methods["step"]))
     checks.append(_imports_allowed(tree, config.allowed_imports))
     checks.append(_no_forbidden_names(tree))
+    checks.append(_action_format_known(tree, class_name))
     return checks
 
 
 def _methods(tree: ast.Module, class_name: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Methods of the environment class, including those of base classes defined in the same file."""
+    """Methods of the environment class, including those of its bases: in the file, or provided by the runtime."""
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     pending, seen = [class_name], set()
     while pending:
         name = pending.pop(0)
-        if name in seen or name not in classes:
+        if name in seen:
             continue
         seen.add(name)
+        if name not in classes:
+            found.update({m: _PROVIDED for m in provided_methods(name) if m not in found})
+            continue
         for node in classes[name].body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found.setdefault(node.name, node)
         pending += [b.id for b in classes[name].bases if isinstance(b, ast.Name)]
     return found
+
+
+# Stands for a method of a provided base class (no source to point at).
+_PROVIDED = ast.parse("def provided(self, seed=None, action=None): pass").body[0]
 
 
 def _defines(methods: dict, class_name: str, name: str, signature: str, returns: str) -> Check:
@@ -107,9 +119,23 @@ def _imported_modules(tree: ast.Module) -> Iterator[tuple[str, int]]:
                 yield node.module, node.lineno
 
 
+def _numpy_names(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """``np`` / ``numpy`` used without import: the reference injects them, so they count as importing numpy."""
+    bound = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+             if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in ("np", "numpy") and node.id not in bound:
+            yield "numpy", node.lineno
+            return
+
+
 def _imports_allowed(tree: ast.Module, allowed: list[str]) -> Check:
-    allow = set(allowed)
-    for module, line in _imported_modules(tree):
+    allow = set(allowed) | set(PROVIDED_MODULES)
+    for module, line in [*_imported_modules(tree), *_numpy_names(tree)]:
+        if module == "numpy" and module not in allow:
+            return failed("imports_allowed", f"Line {line} uses numpy, which is not an allowed import here: "
+                          "use the standard library (math, statistics, random), or allow it with "
+                          "--allow-import numpy (validation.allowed_imports).", STATIC)
         if module.split(".")[0] not in allow:
             sample = ", ".join(m for m in ("math", "random", "re", "itertools", "collections") if m in allow)
             return failed("imports_allowed", f"Line {line} imports '{module}', which environments may not use: "
@@ -128,3 +154,12 @@ def _no_forbidden_names(tree: ast.Module) -> Check:
             return failed("no_forbidden_names", f"Line {node.lineno} reaches the interpreter internal "
                           f"`.{node.attr}`: environments must not introspect the runtime; remove it.", STATIC)
     return passed("no_forbidden_names")
+
+
+def _action_format_known(tree: ast.Module, class_name: str) -> Check:
+    cls = next(c for c in env_class_nodes(tree) if c.name == class_name)
+    declared = declared_action_format(tree, cls)
+    if declared is None or declared in ACTION_FORMATS:
+        return passed("action_format_known")
+    return failed("action_format_known", f"{ACTION_FORMAT_NAME} = {declared!r} is not an action format: use one "
+                  f"of {', '.join(map(repr, ACTION_FORMATS))} (or remove it to let spadegym detect it).", STATIC)
