@@ -51,3 +51,7 @@ def doctor(
             console.print(f"  [green]yes[/] {name:<10} {escape(str(item['version']))}: {escape(str(item['what']))}")
         else:
             console.print(f"  [red]no[/]  {name:<10} {escape(str(item['why_missing']))}")
+    console.print("environment modules (SPADE reference files):")
+    for name, what in facts["environments"].items():
+        shown = escape(what) if what else "[dim]not installed[/]"
+        console.print(f"  {name:<12} {shown}")

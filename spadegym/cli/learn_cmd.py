@@ -15,33 +15,53 @@ from .errors import UserError, user_errors
 
 
 def collect_envs(paths: list[Path]) -> dict[str, Any]:
-    """FILE or DIR arguments -> {file stem: EnvSpec}; every file must offer valid_actions()."""
-    from ..envfile import inspect_source, read_source
+    """FILE or DIR arguments (folders searched recursively, e.g. a SPADE pool) -> {file stem: EnvSpec}."""
+    from ..envfile import SourceError, inspect_source, read_source
     from ..rollout import EnvSpec
+    from ..validate.gate import expand_paths
 
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
-            if not found:
-                raise UserError(f"{path}: no environment files (*.py) in this folder; pass .py files or a folder holding them.")
-            files += found
-        else:
-            files.append(path)
+    try:
+        files = expand_paths(list(paths))
+    except SourceError as exc:
+        raise UserError(str(exc)) from None
     envs: dict[str, Any] = {}
     for file in files:
         source = read_source(file)
-        info = inspect_source(source, str(file))
-        if not info.has_valid_actions:
-            raise UserError(
-                f"the learner needs valid_actions(); {file} defines none in {info.class_name}: add a "
-                "valid_actions() method listing the legal actions, or play the file with a text agent "
-                "(spadegym play FILE --agent openai:MODEL)."
-            )
+        inspect_source(source, str(file))  # one sentence for a file that is no environment
         if file.stem in envs:
             raise UserError(f"two environment files are named '{file.stem}.py'; rename one so that each name is unique.")
         envs[file.stem] = EnvSpec(file.stem, source, file.name)
     return envs
+
+
+def playable(sandbox: Any, envs: dict[str, Any], explicit: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """The environments the learner can play (listed actions: valid_actions() or a menu in the
+    observation), and the names of those skipped; a file named on the command line must be playable."""
+    from ..envfile.reference import listed_actions
+
+    kept, skipped = {}, []
+    for name, spec in envs.items():  # a file that cannot load is a user error, before any training
+        handle = sandbox.open(spec.source, spec.filename)
+        try:
+            if not handle.loaded.ok:
+                raise UserError(f"{spec.filename} ({name}) does not load in the sandbox ({handle.loaded.status}: "
+                                f"{handle.loaded.message}); run `spadegym validate {spec.filename}`.")
+            first = handle.reset(seed=0, want=["valid_actions"])
+        finally:
+            handle.close()
+        if first.ok and listed_actions(first.value.get("valid_actions"), first.value["observation"]):
+            kept[name] = spec
+        elif name in explicit:
+            raise UserError(
+                f"the learner picks among listed actions; {spec.filename} has no valid_actions() and its first "
+                "observation lists no actions: add valid_actions(), or play the file with a text agent "
+                "(spadegym play FILE --agent openai:MODEL).")
+        else:
+            skipped.append(spec.filename)
+    if not kept:
+        raise UserError("none of the environment files lists its actions, so the learner cannot play them; "
+                        "play them with a text agent (spadegym play DIR --agent openai:MODEL).")
+    return kept, skipped
 
 
 def curve_table(point: dict[str, Any]) -> Table:
@@ -50,14 +70,17 @@ def curve_table(point: dict[str, Any]) -> Table:
     table.add_column("environment")
     table.add_column("success", justify="right")
     table.add_column("with hint", justify="right")
+    table.add_column("mean return", justify="right")
+    table.add_column("with hint", justify="right")
     for name, result in point["envs"].items():
-        table.add_row(name, f"{result['success']:.2f}", f"{result['success_hint']:.2f}")
+        table.add_row(name, f"{result['success']:.2f}", f"{result['success_hint']:.2f}",
+                      f"{result['return']:.2f}", f"{result['return_hint']:.2f}")
     return table
 
 
 @app.command("learn")
 def learn(
-    paths: list[Path] = typer.Argument(..., help="Environment files, or folders of them (each needs valid_actions())."),
+    paths: list[Path] = typer.Argument(..., help="Environment files, or folders of them (searched recursively); each lists its actions (valid_actions() or a menu in the observation)."),
     episodes: int = typer.Option(4096, "--episodes", "-n", min=1, help="Training episodes in all."),
     hint_fraction: float = typer.Option(0.5, "--hint-fraction", min=0.0, max=1.0,
                                         help="Share of training plays that see the hint line."),
@@ -95,13 +118,11 @@ def learn(
 
         learner = make_learner(seed=seed)
         with Sandbox() as sandbox:
-            for name, spec in envs.items():  # a file that cannot load is a user error, before any training
-                handle = sandbox.open(spec.source, spec.filename)
-                loaded = handle.loaded
-                handle.close()
-                if not loaded.ok:
-                    raise UserError(f"{spec.filename} ({name}) does not load in the sandbox ({loaded.status}: "
-                                    f"{loaded.message}); run `spadegym validate {spec.filename}`.")
+            envs, skipped = playable(sandbox, envs, {p.stem for p in paths if p.is_file()})
+            if skipped:
+                Console(stderr=True).print(f"skipped {len(skipped)} files that list no actions: "
+                                           f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
+                                           highlight=False)
             try:
                 train(learner, sandbox, envs, episodes=episodes, group_size=group_size,
                       hint_fraction=hint_fraction, eval_every=every, eval_seeds=eval_seeds,

@@ -75,7 +75,7 @@ def print_summary(console: Console, episodes: list[Any]) -> None:
 
 @app.command("play")
 def play(
-    file: Path = typer.Argument(..., help="An environment file."),
+    file: Path = typer.Argument(..., help="An environment file, or a directory of them (a pool, searched recursively)."),
     agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner, learner:DIR, openai:MODEL or openai:MODEL@BASE_URL."),
     episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes to play; episode i uses seed S+i."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first episode (fixes the instance)."),
@@ -84,13 +84,17 @@ def play(
     max_turns: int = typer.Option(25, "--max-turns", min=1, help="Turn budget when the file declares no max_turns."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per episode instead of transcripts."),
 ) -> None:
-    """Play an environment in the sandbox and print each episode.
+    """Play an environment (or every environment of a pool) in the sandbox and print each episode.
+
+    Exit status 1 when every episode failed (the file does not load, or every
+    episode ended in an environment or agent failure).
 
     Examples:
       spadegym play maze.py
       spadegym play maze.py --agent human --hinted
       spadegym play maze.py --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --episodes 8 --json
       spadegym play maze.py --agent scripted:moves.txt --seed 3
+      spadegym play spade-pool/games/ --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --json
     """
     from ..agents import AgentSpecError, PlayerQuit, make_agent
     from ..rollout.play import PlayFileError, play_file
@@ -98,19 +102,23 @@ def play(
 
     console = Console(highlight=False)
     interactive = agent.strip() == "human"
+    from ..envfile import SourceError
+    from ..validate.gate import expand_paths
+
     order = {}  # seed -> play index, so episodes print in play order whatever finishes first
     done: dict[int, Any] = {}
     printed: list[Any] = []
+    current = {"file": file}
 
     def on_episode(episode: Any) -> None:
         done[order.get(episode.seed, len(done))] = episode
-        while len(printed) in done:
-            ep = done.pop(len(printed))
+        while len(printed) - current["offset"] in done:
+            ep = done.pop(len(printed) - current["offset"])
             printed.append(ep)
             if as_json:
-                typer.echo(json.dumps(episode_json(ep, str(file))))
+                typer.echo(json.dumps(episode_json(ep, str(current["file"]))))
             else:
-                print_episode(console, ep, len(printed), episodes, transcript=not interactive)
+                print_episode(console, ep, len(printed) - current["offset"], episodes, transcript=not interactive)
 
     order.update({seed + i: i for i in range(episodes)})
     unavailable: tuple[type[Exception], ...] = ()  # the openai client loads only for openai agents
@@ -120,14 +128,29 @@ def play(
         unavailable = (LLMUnavailable,)
     with user_errors():
         try:
+            files = expand_paths([file])
+        except SourceError as exc:
+            raise fail(str(exc), 1) from None
+        try:
             player = make_agent(agent, seed=seed)
         except AgentSpecError as exc:
             raise UserError(str(exc)) from None
 
         async def main() -> None:
             try:
-                await play_file(file, player, episodes=episodes, seed=seed, hint=hint, hinted=hinted,
-                                max_turns=max_turns, concurrency=1 if interactive else 16, on_episode=on_episode)
+                for path in files:
+                    current.update(file=path, offset=len(printed))
+                    done.clear()
+                    if len(files) > 1 and not as_json:
+                        console.rule(f"[bold]{escape(str(path))}")
+                    try:
+                        await play_file(path, player, episodes=episodes, seed=seed, hint=hint, hinted=hinted,
+                                        max_turns=max_turns, concurrency=1 if interactive else 16,
+                                        on_episode=on_episode)
+                    except PlayFileError as exc:
+                        if len(files) == 1:
+                            raise
+                        err_console.print(f"{exc}", highlight=False)
             finally:
                 await player.aclose()
 
@@ -143,5 +166,16 @@ def play(
             raise fail(str(exc), 1) from None
         except PlayerQuit:
             (err_console if as_json else console).print("input ended; stopping.")  # stdout stays JSON
+            return
     if not as_json:
         print_summary(console, printed)
+    if not printed or all(ep.failure is not None for ep in printed):
+        raise fail(f"every episode failed ({_failures(printed)}); see the messages above.", 1)
+
+
+def _failures(episodes: list[Any]) -> str:
+    """The failure categories of episodes, counted: '3 exception, 1 timeout'."""
+    counts: dict[str, int] = {}
+    for ep in episodes:
+        counts[ep.failure or "none"] = counts.get(ep.failure or "none", 0) + 1
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "no episode played"

@@ -18,7 +18,8 @@ def run_command(
     resume: Path = typer.Option(None, "--resume", help="Continue the run in this directory where it stopped."),
     rounds: int = typer.Option(None, "--rounds", help="Total rounds (with --resume: extend a finished run)."),
     seed: int = typer.Option(None, "--seed", help="Run seed."),
-    designer: str = typer.Option(None, "--designer", help="mutation | openai:MODEL[@BASE_URL]"),
+    designer: str = typer.Option(None, "--designer", help="mutation | openai:MODEL[@BASE_URL] | uniform | fixed:easy | fixed:all | staged"),
+    pool: Path = typer.Option(None, "--pool", help="Environment files to play (a directory, searched recursively, e.g. a SPADE pool): alone the fixed pool of the run; with --designer the run's first levels."),
     agent: str = typer.Option(None, "--agent", help="learner | random | openai:MODEL[@BASE_URL]"),
     designer_reward: str = typer.Option(None, "--designer-reward", help="blend | regret | band | learning_potential | learnability | oracle_regret | module:function"),
     time_limit: float = typer.Option(None, "--time-limit", help="Stop after the round that crosses this many seconds."),
@@ -42,8 +43,9 @@ def run_command(
     from ..loop.run import check_resume_dir
 
     with user_errors():
-        overrides = {"rounds": rounds, "seed": seed, "designer": designer, "agent": agent,
-                     "designer_reward": designer_reward, "time_limit_s": time_limit}
+        overrides = {"rounds": rounds, "seed": seed, "designer": designer or ("pool" if pool else None),
+                     "agent": agent, "designer_reward": designer_reward, "time_limit_s": time_limit,
+                     "pool": str(pool) if pool else None}
         if resume is not None:
             check_resume_dir(resume)
             if print_config:

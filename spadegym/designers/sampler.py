@@ -111,8 +111,8 @@ def _jsonable(state: tuple) -> tuple:
 
 def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
     """Buffer settings that make the loop play a sampler's levels as its baseline intends."""
+    from .pool import pool_overrides
+
     if designer.pool:
-        n = designer.pool_size()
-        return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0,
-                "balance": "none", "retire_after": 0}
+        return pool_overrides(designer.pool_size())
     return {"replay_fraction": 0.0}

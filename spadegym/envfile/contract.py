@@ -38,7 +38,8 @@ to ``execute_tool`` instead of ``step``, and anything else still goes to
 may return the ``step`` tuple (the tool ends the episode or pays a reward) or
 any other value, which is the tool's result: shown to the agent as the next
 observation (a string as is, anything else as JSON), with reward 0 and the
-episode going on. Every tool call is a turn (it counts toward ``max_turns``).
+episode going on. Every tool call is a turn (it counts toward ``max_turns``),
+except in ``tool_call``-format files (below), which follow the reference's rule.
 ``execute_tool`` should answer an unknown tool or bad arguments with an error
 result rather than raise: a raise is the environment's ``exception`` failure.
 

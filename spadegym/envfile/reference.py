@@ -189,6 +189,14 @@ def read_menu(observation: str) -> list[str]:
     return [item for item in found if item.lower() not in {"answer", "action", "your_answer", "your answer", "..."}]
 
 
+def listed_actions(valid_actions: list[str] | None, observation: str,
+                   previous: list[str] | None = None) -> list[str] | None:
+    """The actions a player can take now: ``valid_actions()``, else the observation's menu, else the last ones."""
+    if valid_actions is not None:
+        return valid_actions
+    return read_menu(observation) or previous
+
+
 # -- prose solutions -----------------------------------------------------------------------------
 
 _NUMBERED = re.compile(r"(?:^|\s)(?:step\s*)?\d{1,2}[.):]\s+", re.IGNORECASE)
@@ -250,6 +258,6 @@ def parse_tagged_calls(reply: str) -> list[ToolCall]:
 
 
 __all__ = [
-    "ACTION_FORMAT_NAME", "TOOL_USE_BASES", "action_format", "declared_action_format", "is_prose",
+    "ACTION_FORMAT_NAME", "TOOL_USE_BASES", "action_format", "declared_action_format", "is_prose", "listed_actions",
     "parse_tagged_calls", "read_menu", "solution_sequences",
 ]

@@ -65,7 +65,8 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
-    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged")
+    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
+    pool: str | None = Field(None, description="Environment files (a file or a directory, searched recursively; e.g. a SPADE pool): with designer 'pool' the fixed pool the run replays, with any other designer the run's first levels.")
     agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
     designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
@@ -129,10 +130,18 @@ class RunConfig(BaseModel):
     def _baseline_buffer(self) -> RunConfig:
         """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
         whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""
+        from ..designers.pool import pool_files, pool_overrides
         from ..designers.sampler import SAMPLER_SPECS, SamplerDesigner, baseline_overrides
 
-        if self.designer in SAMPLER_SPECS:
+        intended: dict[str, Any] = {}
+        if self.designer == "pool":
+            if not self.pool:
+                raise ValueError("the 'pool' designer plays the files of `pool`: give the directory with "
+                                 "--pool DIR (or pool = \"DIR\")")
+            intended = pool_overrides(len(pool_files(self.pool)))
+        elif self.designer in SAMPLER_SPECS:
             intended = baseline_overrides(SamplerDesigner(self.designer, rounds=self.rounds))
+        if intended:
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:
                 self.buffer = self.buffer.model_copy(update=update)

@@ -50,6 +50,7 @@ def _agent_spec(config: RunConfig, store: RunStore) -> tuple[str, bool]:
 
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents import make_agent
+    from ..designers.pool import PoolDesigner, pool_files
     from ..designers.registry import make_designer
 
     llm = config.llm.model_dump()
@@ -57,10 +58,14 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
     # hf: roles share one policy per model path (same path = shared weights).
     hf = {"train": config.train, "policies": _policies(config)}
-    designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
-                             llm=llm, validation=config.validation, rounds=config.rounds,
-                             **({"config": config.mutation} if config.designer == "mutation" else {}),
-                             **(hf if config.designer.startswith("hf:") else {}))
+    designer = None
+    if config.designer != "pool":
+        designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
+                                 llm=llm, validation=config.validation, rounds=config.rounds,
+                                 **({"config": config.mutation} if config.designer == "mutation" else {}),
+                                 **(hf if config.designer.startswith("hf:") else {}))
+    if config.pool:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
+        designer = PoolDesigner(pool_files(config.pool), then=designer)
     spec, learns = _agent_spec(config, store)
     agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}),
                        **(hf if spec.startswith("hf:") else {}))
@@ -152,6 +157,7 @@ def summary_line(s: dict[str, Any]) -> str:
     div = "" if pool is None else f"  diversity {pool:.2f}" + (" (pool collapsed)" if diversity.get("collapsed") else "")
     return (f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  played {s['played']} "
             f"(replay {s['replayed']})  win {f('win_rate')}  hint {f('win_rate_hint')}  "
+            f"return {f('return_mean')}/{f('return_mean_hint')}  "
             f"regret {f('regret_mean', '+.2f')}  band {f('band_fraction')}  "
             f"difficulty {f('difficulty_mean')}{held}{div}{_training(s)}  {s['seconds']:.1f}s")
 

@@ -376,6 +376,9 @@ class SelfPlay:
             "refusals": dict(Counter(p.reason for p in proposals if not p.valid)),
             "played": len(chosen), "replayed": len(replayed),
             "win_rate": mean(win), "win_rate_hint": mean([s.win_rate_hint for s in stats.values()]),
+            # A win is the full reward; partial credit shows in the mean return beside the win rate.
+            "return_mean": mean([s.mean_return for s in stats.values()]),
+            "return_mean_hint": mean([s.mean_return_hint for s in stats.values()]),
             "regret_mean": mean(regrets), "designer_reward_mean": mean(list(rewards.values())),
             "band_fraction": mean([float(LEARNABLE_BAND[0] <= w <= LEARNABLE_BAND[1]) for w in win]),
             "difficulty_mean": mean([d for d in diffs.values() if d is not None]),

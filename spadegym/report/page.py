@@ -21,6 +21,8 @@ MAX_ROUND_ROWS = 200
 KNOWN_ROUND_KEYS = (
     "win_rate",
     "win_rate_hint",
+    "return_mean",
+    "return_mean_hint",
     "regret_mean",
     "band_fraction",
     "difficulty_mean",
@@ -127,6 +129,7 @@ def _overview(data: RunData) -> str:
     for key, label in (
         ("win_rate", "last win rate"),
         ("win_rate_hint", "last win rate, hint"),
+        ("return_mean", "last mean return"),
         ("heldout_success", "last held-out success"),
     ):
         if isinstance(last.get(key), (int, float)):

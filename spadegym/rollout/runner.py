@@ -46,7 +46,7 @@ from pydantic import BaseModel, Field
 from ..agents.base import Agent, Reply, View
 from ..envfile import episode_return, parse_tool_call, strip_thinking, with_hint
 from ..envfile.contract import PLAIN, TOOL_CALL
-from ..envfile.reference import parse_tagged_calls
+from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..executor.base import EnvHost
 from ..sandbox import EnvHandle
 from .records import Episode, Turn
@@ -218,6 +218,12 @@ async def run_episodes(
     results: dict[int, Episode] = {}
     index_of: dict[str, int] = {}
     want_hint_every_step = not agent.keeps_history
+
+    def listed(value: dict, previous: list[str] | None = None) -> list[str] | None:
+        """Listed actions; choice agents also get those an observation lists (the reference's menus)."""
+        if not agent.needs_valid_actions:
+            return value.get("valid_actions", previous)
+        return listed_actions(value.get("valid_actions"), value["observation"], previous)
     # Optional agent attribute (see the module docstring): False lets episodes move independently.
     lockstep = getattr(agent, "lockstep", True)
 
@@ -257,16 +263,16 @@ async def run_episodes(
             if not outcome.ok:
                 finish(item, outcome.status, f"reset: {outcome.message}")
                 continue
-            if agent.needs_valid_actions and "valid_actions" not in outcome.value:
+            item.valid_actions = listed(outcome.value)
+            if agent.needs_valid_actions and item.valid_actions is None:
                 raise RolloutError(
                     f"agent '{agent.name}' chooses among valid actions, but environment "
-                    f"'{item.play.env_id}' has no valid_actions() method; play it with a text agent "
-                    "(openai:MODEL, random, human) or add valid_actions()."
+                    f"'{item.play.env_id}' has no valid_actions() method and its observation lists no "
+                    "actions; play it with a text agent (openai:MODEL, random, human) or add valid_actions()."
                 )
             spec = envs[item.play.env_id]
             item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
             item.observation = outcome.value["observation"]
-            item.valid_actions = outcome.value.get("valid_actions")
             item.tools = outcome.value.get("tools")
             declared = item.handle.info.get("max_turns")
             item.max_turns = declared or config.max_turns
@@ -338,7 +344,7 @@ async def run_episodes(
             turn.seconds += outcome.seconds
             item.last_reward = value["reward"]
             item.observation = value["observation"]
-            item.valid_actions = value.get("valid_actions", item.valid_actions)
+            item.valid_actions = listed(value, item.valid_actions)
             if item.play.hinted and value.get("hint") and not envs[item.play.env_id].hint:
                 item.hint = value["hint"]
             ep = item.episode

@@ -34,6 +34,19 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def environment_modules() -> dict[str, str | None]:
+    """What SPADE reference files get for the modules its prompts use: ``math_verify`` (the package
+    or spadegym's stand-in, as the worker decides) and numpy (allowed only when asked for)."""
+    import importlib.util
+
+    math_verify = "stand-in (standard library)"
+    if importlib.util.find_spec("math_verify") is not None:
+        math_verify = f"package {_version('math-verify') or _version('math_verify') or ''}".strip()
+    numpy = _version("numpy")
+    return {"math_verify": math_verify,
+            "numpy": f"{numpy} (opt-in: --allow-import numpy)" if numpy else None}
+
+
 def doctor(config: SandboxConfig | None = None) -> dict[str, Any]:
     """Describe the sandbox tier (each layer available or why not), Python and extras."""
     report = probe(config)
@@ -48,4 +61,5 @@ def doctor(config: SandboxConfig | None = None) -> dict[str, Any]:
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
         "extras": {**{name: _version(name) for name in EXTRAS}, "chromium": chromium},
+        "environments": environment_modules(),
     }

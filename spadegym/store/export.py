@@ -5,14 +5,18 @@ Formats:
 - ``parquet``: pyarrow; free-form dicts (knobs, lineage, meta, nested summary
   values) become JSON text columns so every row shares one schema.
 - ``hf``: a ``datasets`` ``save_to_disk`` directory with the parquet schema.
-- ``spade``: environments only, as a SPADE-style pool: one ``<env_id>.py`` per
-  environment plus ``index.jsonl`` (id, file, skill, hint, family, knobs, scores).
+- ``spade``: environments only, in the SPADE reference's pool layout:
+  ``games/game_{round:05d}_{index:03d}_{skill_slug}.py`` (the reference's
+  loaders read ``game_*.py``), ``manifest.jsonl`` (file, id, round, index,
+  skill, hint, family, knobs, sha256, scores) and ``checksums.sha256``
+  (``sha256sum -c`` format).
 
 Exports only read the store, so they work on finished and interrupted runs alike.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -166,29 +170,43 @@ def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: P
     return target
 
 
+def spade_file_name(round_: int, index: int, skill: str | None) -> str:
+    """The reference's name for a generated game: ``game_{round:05d}_{index:03d}_{skill_slug}.py``."""
+    slug = re.sub(r"[^a-z0-9_]", "", (skill or "unknown").lower().replace(" ", "_")) or "unknown"
+    return f"game_{round_:05d}_{index:03d}_{slug}.py"
+
+
 def _write_spade(rows: list[dict[str, Any]], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    used: set[str] = set()
-    with (folder / "index.jsonl").open("w", encoding="utf-8") as index:
-        for row in rows:
-            stem = re.sub(r"[^A-Za-z0-9._-]", "_", row["env_id"]) or "env"
-            while stem in used:  # two ids that sanitise alike still get two files
-                stem += "_"
-            used.add(stem)
-            (folder / f"{stem}.py").write_text(row["code"], encoding="utf-8")
+    games = folder / "games"
+    games.mkdir(parents=True, exist_ok=True)
+    counts: dict[int, int] = {}
+    checksums = []
+    with (folder / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
+        for row in sorted(rows, key=lambda r: (int(r["round"] or 0), r["env_id"])):
+            round_ = int(row["round"] or 0)
+            index = counts[round_] = counts.get(round_, -1) + 1
+            name = f"games/{spade_file_name(round_, index, row['skill'])}"
+            data = row["code"].encode("utf-8")
+            (folder / name).write_bytes(data)
+            digest = hashlib.sha256(data).hexdigest()
+            checksums.append(f"{digest}  {name}\n")
             scores = row["scores"] or {}
             entry = {
+                "file": name,
                 "id": row["env_id"],
-                "file": f"{stem}.py",
+                "round": round_,
+                "index": index,
                 "skill": row["skill"],
                 "hint": row["hint"],
                 "family": row["family"],
                 "knobs": row["knobs"],
                 "code_hash": row["code_hash"],
+                "sha256": digest,
                 **{k: scores.get(k) for k in SCORE_KEYS if k != "round"},
                 "scored_round": scores.get("round"),
             }
-            index.write(json.dumps(_finite(entry), ensure_ascii=False) + "\n")
+            manifest.write(json.dumps(_finite(entry), ensure_ascii=False) + "\n")
+    (folder / "checksums.sha256").write_text("".join(checksums), encoding="utf-8")
 
 
 def _require(format: str) -> None:

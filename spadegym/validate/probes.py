@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile import episode_return, parse_tool_call
-from ..envfile.reference import parse_tagged_calls, read_menu
+from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..sandbox import EnvHandle, Outcome, gather
 
 Request = tuple[EnvHandle, str, dict[str, Any]]
@@ -97,11 +97,8 @@ class Trace:
 
 
 def menu_of(value: dict[str, Any], previous: list[str] | None = None) -> list[str] | None:
-    """The actions an agent can take now: ``valid_actions()``, else those the observation lists, else the last ones."""
-    listed = value.get("valid_actions")
-    if listed is not None:
-        return listed
-    return read_menu(value.get("observation", "")) or previous
+    """The actions listed in a reset or step reply (``reference.listed_actions``)."""
+    return listed_actions(value.get("valid_actions"), value.get("observation", ""), previous)
 
 
 def move(handle: EnvHandle, action: str, want: Sequence[str], tools: bool) -> Request:

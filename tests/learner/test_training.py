@@ -38,7 +38,7 @@ def test_curve_shape(trained):
         assert set(point) == {"episodes", "seconds", "envs"}
         assert set(point["envs"]) == {"lights", "arithmetic"}
         for result in point["envs"].values():
-            assert set(result) == {"success", "success_hint"}
+            assert set(result) == {"success", "success_hint", "return", "return_hint"}
             assert all(0.0 <= v <= 1.0 for v in result.values())
     assert curve[-1]["seconds"] > curve[0]["seconds"] == 0.0
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -93,17 +95,25 @@ def test_hf_save_to_disk_loads_back(run_dir, store, tmp_path):
     assert sum(ds["success"]) == sum(e["success"] for e in store.episodes())
 
 
-def test_spade_pool_has_one_file_per_environment_and_an_index(run_dir, store, tmp_path):
+def test_spade_pool_has_the_reference_layout(run_dir, store, tmp_path):
     (folder,) = export_run(run_dir, "spade", out=tmp_path / "pool")
-    index = [json.loads(line) for line in (folder / "index.jsonl").read_text().splitlines()]
+    manifest = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines()]
     envs = {e["env_id"]: e for e in store.environments()}
-    assert sorted(i["id"] for i in index) == sorted(envs)
-    for entry in index:
+    assert sorted(i["id"] for i in manifest) == sorted(envs)
+    for entry in manifest:
+        assert re.fullmatch(r"games/game_\d{5}_\d{3}_[a-z_]+\.py", entry["file"])
+        assert entry["file"] == f"games/game_{entry['round']:05d}_{entry['index']:03d}_" \
+            f"{entry['skill'].lower().replace(' ', '_')}.py"
         source = (folder / entry["file"]).read_text()
         assert source == envs[entry["id"]]["source"]
         assert inspect_source(source).skill == entry["skill"]
         assert entry["hint"] == envs[entry["id"]]["hint"]
-    assert any(i["regret"] is not None for i in index)
+        assert entry["sha256"] == hashlib.sha256(source.encode()).hexdigest()
+    assert any(i["regret"] is not None for i in manifest)
+    listed = (folder / "checksums.sha256").read_text().splitlines()
+    assert sorted(line.split("  ")[1] for line in listed) == sorted(e["file"] for e in manifest)
+    checked = subprocess.run(["sha256sum", "-c", "checksums.sha256"], cwd=folder, capture_output=True, text=True)
+    assert checked.returncode == 0 and checked.stdout.count(": OK") == len(manifest)
 
 
 def test_an_empty_run_exports_empty_tables(tmp_path):

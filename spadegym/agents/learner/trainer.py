@@ -28,12 +28,18 @@ from ...sandbox import Sandbox
 from .agent import Learner
 
 EVAL_CONCURRENCY = 256  # episodes (= sandbox workers) in flight during an evaluation
-CurvePoint = dict[str, Any]  # {"episodes": N, "seconds": t, "envs": {id: {"success": x, "success_hint": y}}}
+CurvePoint = dict[str, Any]  # {"episodes": N, "seconds": t, "envs": {id: {"success", "success_hint", "return", "return_hint"}}}
 
 
 def _success_rate(episodes: list[Episode]) -> float:
     scored = [ep for ep in episodes if ep.scored]
     return float(np.mean([ep.success for ep in scored])) if scored else 0.0
+
+
+def _mean_return(episodes: list[Episode]) -> float:
+    """Partial credit counts here, not in the success rate."""
+    scored = [ep for ep in episodes if ep.scored]
+    return float(np.mean([ep.ret for ep in scored])) if scored else 0.0
 
 
 async def evaluate_async(
@@ -61,6 +67,8 @@ async def evaluate_async(
         result[env_id] = {
             "success": _success_rate([ep for ep in mine if not ep.hinted]),
             "success_hint": _success_rate([ep for ep in mine if ep.hinted]),
+            "return": _mean_return([ep for ep in mine if not ep.hinted]),
+            "return_hint": _mean_return([ep for ep in mine if ep.hinted]),
         }
     return result
 

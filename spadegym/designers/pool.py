@@ -1,0 +1,94 @@
+"""A pool of environment files as levels: a fixed-pool baseline, or the seed levels of an adaptive run.
+
+    designer = PoolDesigner(pool_files("spade-pool/games"))            # the pool alone, replayed
+    designer = PoolDesigner(files, then=make_designer("mutation"))     # the pool first, then mutation
+
+The files (spadegym's own, or a SPADE reference pool such as the reference's
+published static pool, nested folders included) are proposed once, in order,
+``context.count`` per round, each through the validation gate like any
+proposal. Alone, the loop then replays them from the level buffer
+(``pool_overrides``); with ``then``, that designer fills every slot the pool no
+longer does and learns only from its own candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..envfile import SourceError, inspect_source, read_source
+from ..errors import UserError
+from .base import Candidate, DesignContext, Designer, Feedback, Lineage
+
+VERSION = "pool-1"
+_ID_PREFIX = "pool-"
+
+
+class PoolError(UserError, ValueError):
+    """The pool path holds no environment files."""
+
+
+def pool_files(path: str | Path) -> list[Path]:
+    """The environment files of a pool: a file, or every ``*.py`` below a directory, sorted."""
+    from ..validate.gate import expand_paths
+
+    try:
+        return expand_paths([path])
+    except SourceError as exc:
+        raise PoolError(f"--pool: {exc}") from None
+
+
+class PoolDesigner:
+    """Proposes a pool's files, in order; then, optionally, another designer's levels."""
+
+    def __init__(self, files: list[Path], then: Designer | None = None):
+        if not files:
+            raise PoolError("the pool holds no environment files; give a directory of *.py files.")
+        self.files = list(files)
+        self.then = then
+        self.name = "pool" if then is None else f"pool+{then.name}"
+        self.cursor = 0  # next file to propose
+
+    def propose(self, context: DesignContext) -> list[Candidate]:
+        picked = self.files[self.cursor:self.cursor + context.count]
+        candidates = [self._candidate(path, self.cursor + i, context.skill) for i, path in enumerate(picked)]
+        self.cursor += len(picked)
+        if len(candidates) < context.count and self.then is not None:
+            candidates += self.then.propose(replace(context, count=context.count - len(candidates)))
+        return candidates
+
+    def _candidate(self, path: Path, index: int, skill: str) -> Candidate:
+        try:
+            source = read_source(path)
+        except SourceError as exc:  # the gate reports the file; the run goes on
+            source = f"# {exc}\n"
+        try:
+            info = inspect_source(source, str(path))
+            skill = info.skill or skill
+        except SourceError:
+            pass
+        return Candidate(source=source, skill=skill, lineage=Lineage(operator="pool", designer=VERSION),
+                         candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
+
+    def update(self, feedback: list[Feedback]) -> None:
+        """The pool does not adapt; the designer after it learns from its own candidates only."""
+        if self.then is not None:
+            self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"cursor": self.cursor, "then": self.then.state_dict() if self.then is not None else None}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.cursor = int(state.get("cursor", 0))
+        if self.then is not None and state.get("then") is not None:
+            self.then.load_state_dict(state["then"])
+
+    def pool_size(self) -> int:
+        return len(self.files)
+
+
+def pool_overrides(size: int) -> dict[str, Any]:
+    """Buffer settings that replay a pool whole and never retire it (as the fixed-pool baselines)."""
+    return {"capacity": max(size, 1), "replay_fraction": 1.0, "min_fill": size, "staleness_coef": 1.0,
+            "balance": "none", "retire_after": 0}

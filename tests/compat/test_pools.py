@@ -1,0 +1,142 @@
+"""SPADE pools both ways: export a real run in the reference's layout, and play, learn, validate and
+run on a pool directory (nested as the published dumps are)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from spadegym.families import get_family
+from spadegym.loop import RunConfig, run
+from spadegym.sandbox import Sandbox
+from spadegym.store import RunStore
+from spadegym.store.export import export_run
+
+REFERENCE = Path(__file__).parents[1] / "fixtures" / "reference"
+TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1}, "tensorboard": False}
+
+
+def spadegym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spadegym", *args], capture_output=True, text=True,
+                          timeout=240, cwd=cwd)
+
+
+def quiet() -> Console:
+    return Console(file=open(os.devnull, "w"))  # noqa: SIM115
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("pool")
+    run(RunConfig(rounds=2, seed=3, **TINY), root / "run", console=quiet(), report=False)
+    (folder,) = export_run(root / "run", "spade", out=root / "spade")
+    return root / "run", folder
+
+
+def test_an_exported_run_has_the_reference_layout(exported):
+    run_dir, folder = exported
+    games = sorted(folder.glob("games/game_*.py"))  # what the reference's pool loader globs
+    manifest = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines()]
+    with RunStore.open(run_dir) as store:
+        assert len(games) == len(manifest) == len(store.environments(valid_only=True)) > 0
+    for entry in manifest:
+        assert re.fullmatch(r"games/game_\d{5}_\d{3}_[a-z_]+\.py", entry["file"])
+        assert entry["sha256"] == hashlib.sha256((folder / entry["file"]).read_bytes()).hexdigest()
+    checked = subprocess.run(["sha256sum", "-c", "checksums.sha256"], cwd=folder, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_each_exported_environment_is_won_by_its_solution_delivered_boxed(exported, sandbox: Sandbox):
+    _run_dir, folder = exported
+    for path in sorted(folder.glob("games/game_*.py")):
+        handle = sandbox.open(path.read_text(), path.name)
+        try:
+            assert handle.loaded.ok, handle.loaded.message
+            assert handle.reset(seed=11).ok
+            actions = handle.call("solution").value
+            for action in actions:  # as the reference's rollout sends it: \boxed{action}
+                out = handle.step(f"\\boxed{{{action}}}")
+                assert out.ok, out.message
+                if out.value["terminated"] or out.value["truncated"]:
+                    break
+            assert out.value["terminated"] and out.value["reward"] == 1.0, path.name
+        finally:
+            handle.close()
+
+
+def nested_pool(tmp_path: Path, *names: str) -> Path:
+    pool = tmp_path / "dump"
+    for i, name in enumerate(names):
+        target = pool / "games" / f"gen_{i:04d}" / f"game_{i:05d}_000_{name}.py"
+        target.parent.mkdir(parents=True)
+        shutil.copy(REFERENCE / f"{name}.py", target)
+    return pool
+
+
+def test_validate_recurses_into_a_nested_pool_and_refuses_an_empty_one(tmp_path):
+    pool = nested_pool(tmp_path, "boxed_strict", "menu_only")
+    proc = spadegym("validate", str(pool), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(proc.stdout.splitlines()) == 2
+    (tmp_path / "empty").mkdir()
+    empty = spadegym("validate", str(tmp_path / "empty"))
+    assert empty.returncode == 2 and "no environment files (*.py) found" in empty.stderr
+
+
+def test_play_a_pool_directory_and_fail_when_every_episode_fails(tmp_path):
+    pool = nested_pool(tmp_path, "boxed_strict", "menu_only")
+    proc = spadegym("play", str(pool), "--episodes", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(lines) == 4 and {Path(x["env"]).parent.name for x in lines} == {"gen_0000", "gen_0001"}
+    crash = tmp_path / "crash.py"
+    crash.write_text("class CrashEnv:\n    def reset(self, seed=None):\n        return 'go', {}\n"
+                     "    def step(self, action):\n        raise KeyError(action)\n")
+    failed = spadegym("play", str(crash), "--episodes", "2")
+    assert failed.returncode == 1 and "every episode failed (2 exception)" in failed.stderr
+
+
+def test_run_on_a_pool_alone_replays_it_and_as_seed_levels_goes_on_with_the_designer(tmp_path):
+    pool = tmp_path / "pool" / "gen_0000"
+    pool.mkdir(parents=True)
+    for name in ("grid_maze", "knapsack"):
+        family = get_family(name)
+        (pool / f"game_00000_000_{name}.py").write_text(family.render(family.level_knobs(0)))
+    sources = {p.read_text() for p in pool.glob("*.py")}
+
+    fixed = run(RunConfig(rounds=2, designer="pool", pool=str(tmp_path / "pool"), **TINY), tmp_path / "fixed",
+                console=quiet(), report=False)
+    with RunStore.open(tmp_path / "fixed") as store:
+        assert {e["source"] for e in store.environments()} == sources  # the pool and nothing else
+        assert store.config["buffer"]["retire_after"] == 0 and store.config["buffer"]["min_fill"] == 2
+    assert [s["round"] for s in fixed.summaries] == [0, 1]
+
+    run(RunConfig(rounds=2, designer="mutation", pool=str(tmp_path / "pool"), **TINY), tmp_path / "seeded",
+        console=quiet(), report=False)
+    with RunStore.open(tmp_path / "seeded") as store:
+        stored = {e["source"] for e in store.environments()}
+        assert sources <= stored and len(stored) > len(sources)  # the pool first, then the designer's levels
+
+
+def test_run_pool_on_the_command_line(tmp_path):
+    pool = nested_pool(tmp_path, "boxed_strict")
+    proc = spadegym("run", "--pool", str(pool), "--agent", "random", "--rounds", "1", "--out", str(tmp_path / "r"),
+                    "--no-report", "--set", "envs_per_round=1", "--set", "plays=2", "--set", "hint_plays=2",
+                    "--set", "group_size=2", "--set", "heldout.every=0", "--set", "heldout.levels=ends",
+                    "--set", "heldout.seeds=1", "--set", "tensorboard=false")
+    assert proc.returncode == 0, proc.stderr
+    with RunStore.open(tmp_path / "r") as store:
+        assert store.config["designer"] == "pool" and store.config["pool"] == str(pool)
+        assert [e["source"] for e in store.environments()] == [(REFERENCE / "boxed_strict.py").read_text()]
+    missing = spadegym("run", "--pool", str(tmp_path / "nope"), "--out", str(tmp_path / "r2"))
+    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
