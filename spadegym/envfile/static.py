@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,15 @@ class SourceError(ValueError):
     """The file cannot be an environment: the message says what to change."""
 
 
+# CPython 3.11 before 3.11.8 shares the AST validator's depth counter between threads
+# ("AST constructor recursion depth mismatch"); the gate parses files in threads.
+_PARSE_LOCK = threading.Lock()
+
+
 def parse(source: str, filename: str = "<env>") -> ast.Module:
     try:
-        return ast.parse(source, filename)
+        with _PARSE_LOCK:
+            return ast.parse(source, filename)
     except SyntaxError as exc:
         line = f" at line {exc.lineno}" if exc.lineno else ""
         raise SourceError(f"Syntax error{line}: {exc.msg}; fix the code so that it parses.") from None
@@ -122,7 +129,8 @@ def normalized_code_hash(source: str) -> str:
     Two files that differ only cosmetically are the same level (duplicate detection).
     """
     try:
-        tree = ast.parse(source)
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
