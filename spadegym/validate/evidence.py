@@ -4,8 +4,9 @@ All probes run together in lockstep on separate fresh workers:
 
 - main: reset(s0) with valid actions and hint, solution() and its play (a
   text solution that does not win is played again as each sequence
-  ``reference.solution_sequences`` reads from it), reset(s0) again (replay), reset(s1) and solution() (a second instance for the leak
-  checks), then each garbage action and one repeated action from reset(s0);
+  ``reference.solution_sequences`` reads from it), reset(s0) again (replay),
+  reset(s1) and solution() (a second instance for the leak checks), then each
+  garbage action and one repeated action from reset(s0);
 - twin: the same first play as main (solution play, else random episode 0) in
   another fresh worker, and reset(s1) with solution(), for the determinism
   check; then each action that
