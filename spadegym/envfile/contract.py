@@ -53,9 +53,10 @@ last ``\\boxed{}`` (``extract_action``); ``deliver_action`` then hands it to
   reference's games do): the content wrapped again, ``\\boxed{north}``;
 - ``"tool_call"`` (subclasses of the reference's ``ToolUseBaseEnv``): each
   ``<tool_call>{...}</tool_call>`` of the reply goes to ``execute_tool`` (all of
-  them, in order, in one turn); a reply without one (an ``<answer>...</answer>``)
-  goes to ``step`` whole, thinking removed. Tool calls do not count toward the
-  game's ``max_turns``; the runner's turn budget bounds the replies.
+  them, in order, in one turn); a reply with an ``<answer>...</answer>`` goes to
+  ``step`` whole, thinking removed; a boxed answer reaches ``step`` as
+  ``<answer>content</answer>``. Tool calls do not count toward the game's
+  ``max_turns``; the runner's turn budget bounds the replies.
 
 Success: an episode is a win when its return is the full reward (1.0);
 partial terminal credit (0.7 on a time-out path) is return, not success.
@@ -148,8 +149,13 @@ ACTION_FORMATS = (PLAIN, BOXED, TOOL_CALL)
 
 
 def deliver_action(action: str, action_format: str) -> str:
-    """The action as ``step`` receives it: bare, or wrapped in ``\\boxed{}`` for ``boxed`` files."""
-    return f"\\boxed{{{action}}}" if action_format == BOXED else action
+    """The action as ``step`` receives it: bare; wrapped in ``\\boxed{}`` for ``boxed`` files; and for
+    ``tool_call`` files an answer goes in ``<answer></answer>`` unless the text already holds the tags."""
+    if action_format == BOXED:
+        return f"\\boxed{{{action}}}"
+    if action_format == TOOL_CALL and "<answer>" not in action and "<tool_call>" not in action:
+        return f"<answer>{action}</answer>"
+    return action
 
 
 def reduce_action(text: str) -> str:
@@ -182,8 +188,8 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
                    "standard-library stand-in (spadegym doctor says which).",
     "tool_use_base_class": "ToolUseBaseEnv is provided without import (tools from self._tools, tool_<name> "
                            "methods, <answer> replies to step); <tool_call> replies go to execute_tool, several per "
-                           "turn, the tool's output text is the observation, and tool calls do not count toward "
-                           "the game's max_turns.",
+                           "turn, the tool's output text is the observation, a boxed answer reaches step as "
+                           "<answer>answer</answer>, and tool calls do not count toward the game's max_turns.",
     "base_class_names": "classes named Env, ToolUseBaseEnv or TerminalBaseEnv are never taken for the "
                         "environment class.",
     "max_turns_constructor": "the class is built with cls(); one whose __init__ requires max_turns gets "

@@ -22,8 +22,9 @@ the same category as one in ``step``.
 
 Reference tool-use games (``contract.TOOL_CALL`` format, subclasses of
 ``ToolUseBaseEnv``) follow the reference's protocol instead: a reply with an
-``<answer>`` goes to ``step`` whole; otherwise its ``<tool_call>`` blocks go to
-``execute_tool`` together, in one turn (``Turn.tool_calls``). Such tool turns do
+``<answer>`` goes to ``step`` whole; otherwise its ``<tool_call>`` blocks (or a
+boxed JSON call) go to ``execute_tool`` together, in one turn
+(``Turn.tool_calls``), and a boxed answer goes to ``step`` as ``<answer>...</answer>``. Such tool turns do
 not count toward the game's ``max_turns``; the runner's ``max_turns`` bounds the replies.
 
 Seeds: a play's seed fixes the environment instance, so the hint arm and the
@@ -162,7 +163,10 @@ def _request(item: _Live, reply: Reply) -> tuple[str, dict] | None:
         single = parse_tool_call(reply.action) if reply.action and not calls else None
         if calls or single:
             return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
-        return ("step", {"action": text}) if text else None
+        if "<answer>" in text:
+            return "step", {"action": text}
+        # A boxed answer (spadegym's agents box theirs) reaches step as <answer>...</answer>.
+        return ("step", {"action": reply.action}) if reply.action is not None else None
     if reply.action is None:
         return None
     call = parse_tool_call(reply.action) if item.tools is not None else None

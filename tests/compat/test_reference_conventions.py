@@ -106,6 +106,16 @@ def test_tool_calls_of_one_reply_run_in_one_turn_and_show_their_output(sandbox: 
     assert "returncode" not in episode.turns[1].observation
 
 
+def test_a_boxed_answer_reaches_a_tool_use_game_as_an_answer(sandbox: Sandbox):
+    calls, answer = winning_script(sandbox, "tool_use")
+    value = answer.split("<answer>")[1].split("</answer>")[0]
+    won = play(sandbox, "tool_use", [calls, f"The total is \\boxed{{{value}}}."])
+    assert won.success and won.turns[1].action == value
+    boxed_call = play(sandbox, "tool_use", ['\\boxed{{"name": "list_warehouses", "arguments": {}}}', "no answer"])
+    assert boxed_call.turns[0].tool_calls == [{"name": "list_warehouses", "arguments": {}}]
+    assert boxed_call.final_observation == "Incorrect. Keep using tools."  # "no answer" was judged as one
+
+
 def test_reference_tool_turns_do_not_count_toward_the_games_max_turns(sandbox: Sandbox):
     lookup = '<tool_call>{"name": "list_warehouses", "arguments": {}}</tool_call>'
     episode = play(sandbox, "tool_use", [lookup] * 12 + ["<answer>0</answer>"] * 20)
