@@ -174,8 +174,9 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
     "boxed_solution_items": "solution() items holding \\boxed{x} are reduced to x before the gate replays them, "
                             "as an agent's reply is.",
     "prose_solution": "a solution() that returns text is played as one action, then as a sequence (lines, "
-                      "numbered steps, commas, boxes); if none wins, feasibility is reported unverified (a "
-                      "warning) and the hint arm judges it in a run.",
+                      "numbered steps, commas, boxes); if none wins in a boxed or tool_call file, feasibility "
+                      "is reported unverified (a warning) and the hint arm judges it in a run (a plain file "
+                      "stays infeasible).",
     "menu_in_observation": "without valid_actions(), the gate reads the actions an observation lists "
                            "('Available actions:' bullets, \\boxed{go north} examples) for its random policy, "
                            "menu sweep and degeneracy checks.",

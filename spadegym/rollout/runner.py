@@ -175,11 +175,14 @@ def _request(item: _Live, reply: Reply) -> tuple[str, dict] | None:
     return "step", {"action": reply.action}
 
 
-def _turns_used(item: _Live) -> int:
-    """Turns that count toward the game's ``max_turns``: all, except reference tool turns."""
+def _out_of_turns(item: _Live, max_replies: int) -> bool:
+    """Every turn counts toward the game's ``max_turns``, except reference tool turns, which the
+    runner's budget bounds instead (``max_replies`` replies in all)."""
+    turns = item.episode.turns
     if item.action_format != TOOL_CALL:
-        return len(item.episode.turns)
-    return sum(1 for t in item.episode.turns if t.tool_call is None)
+        return len(turns) >= item.max_turns
+    answers = sum(1 for t in turns if t.tool_call is None)
+    return answers >= item.max_turns or len(turns) >= max_replies
 
 
 def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
@@ -320,7 +323,7 @@ async def run_episodes(
             elif (request := _request(item, reply)) is None:
                 item.episode.format_failures += 1
                 item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
-                if _turns_used(item) >= item.max_turns:
+                if _out_of_turns(item, config.max_turns):
                     item.episode.truncated = turn.truncated = True
                     finish(item)
                     ended.append(item)
@@ -353,9 +356,7 @@ async def run_episodes(
                 item.hint = value["hint"]
             ep = item.episode
             ep.terminated, ep.truncated = turn.terminated, turn.truncated
-            if not (turn.terminated or turn.truncated) and (_turns_used(item) >= item.max_turns
-                                                            or len(ep.turns) >= config.max_turns
-                                                            and item.action_format == TOOL_CALL):
+            if not (turn.terminated or turn.truncated) and _out_of_turns(item, config.max_turns):
                 ep.truncated = True
             if ep.terminated or ep.truncated:
                 finish(item)

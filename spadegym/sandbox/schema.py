@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..envfile.contract import ACTION_FORMATS
 from ..text import is_safe, safe_text
 from . import protocol as P
 
@@ -173,8 +174,10 @@ def _observation_reply(value: Any, limits: Limits, moved: bool) -> dict[str, Any
 
 
 def _load_reply(value: Any) -> dict[str, Any]:
-    if type(value) is not dict or value.keys() != {"class_name", "max_turns", "methods"}:
+    if type(value) is not dict or value.keys() != {"class_name", "max_turns", "methods", "action_format"}:
         raise _bad("load reply")
+    if value["action_format"] not in ACTION_FORMATS:
+        raise _bad("action format")
     turns = value["max_turns"]
     if turns is not None and (type(turns) is not int or turns < 1):
         raise _bad("max_turns")
@@ -182,14 +185,14 @@ def _load_reply(value: Any) -> dict[str, Any]:
     if type(methods) is not list or not set(methods) <= _OPTIONAL_METHODS:
         raise _bad("method list")
     return {"class_name": _text(value["class_name"], "class name", 1000), "max_turns": turns,
-            "methods": list(methods)}
+            "methods": list(methods), "action_format": value["action_format"]}
 
 
 def check_value(op: str, method: str | None, value: Any, limits: Limits) -> Any:
     """The checked value of a successful reply to ``op`` (``method`` for ``call``)."""
     if op == "load":
         return _load_reply(value)
-    if op in ("reset", "step", "tool"):
+    if op in ("reset", "step", "tool", "tools"):
         return _observation_reply(value, limits, moved=op != "reset")
     if op == "ping":
         if value != "pong":

@@ -62,16 +62,20 @@ def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
 
 
 def _text_solution(ev: Evidence) -> Check:
-    """A text solution (the reference's prose): won as a sequence, or feasibility unverified (a warning)."""
+    """A text solution (the reference's prose): won as a sequence; else, in a SPADE-style file (boxed or
+    tool_call format), feasibility unverified (a warning), and in a plain one infeasible as before."""
     won = ev.winning_sequence
     if won is not None:
         return passed("solution_wins", f"feasible: solution() text wins played as {len(won.actions)} actions "
                       f"{short(won.actions, 60)}")
-    tried = len(ev.sequences)
-    return failed("solution_wins", f"Feasibility unverified: solution() returned text "
-                  f"{short((ev.raw_solution or [''])[0], 60)} that did not win played as one action or as any of "
-                  f"{tried} sequences read from it; in a run the hint arm judges it, and a list of the winning "
-                  "actions would let the gate prove it.", INFEASIBLE, WARNING)
+    text, tried = short((ev.raw_solution or [""])[0], 60), len(ev.sequences)
+    if ev.action_format == PLAIN:  # spadegym's own contract: a text solution is the answer, and must win
+        return failed("solution_wins", f"solution() returned text {text} that did not win played as one action "
+                      f"or as any of {tried} sequences read from it: return the list of actions that wins.",
+                      INFEASIBLE)
+    return failed("solution_wins", f"Feasibility unverified: solution() returned text {text} that did not win "
+                  f"played as one action or as any of {tried} sequences read from it; in a run the hint arm "
+                  "judges it, and a list of the winning actions would let the gate prove it.", INFEASIBLE, WARNING)
 
 
 def _solution_fits(ev: Evidence, actions: list[str]) -> Check:

@@ -152,3 +152,33 @@ def test_broken_reference_file_is_refused_for_the_right_reason(sandbox: Sandbox,
     verdict = validate_source(path.read_text(), path.name, sandbox=sandbox)
     assert not verdict.valid
     assert verdict.failed[0].name == check and phrase in verdict.failed[0].message, verdict.feedback()
+
+
+PLAIN_PROSE = """import random
+
+class DayNumberEnv:
+    max_turns = 4
+
+    def reset(self, seed=None):
+        self.x = random.Random(seed).randint(10, 99)
+        return "Say the number of the day.", {}
+
+    def step(self, action):
+        won = action.strip() == str(self.x)
+        return ("Yes." if won else "No."), (1.0 if won else 0.0), True, False, {}
+
+    def valid_actions(self):
+        return [str(i) for i in range(10, 100)]
+
+    def solution(self):
+        return f"The number of the day is {self.x + 1}"
+"""
+
+
+def test_a_plain_file_with_a_losing_text_solution_stays_infeasible(sandbox: Sandbox):
+    verdict = validate_source(PLAIN_PROSE, "day.py", sandbox=sandbox)
+    assert not verdict.valid and verdict.failed[0].name == "solution_wins"
+    assert "return the list of actions that wins" in verdict.failed[0].message
+    boxed = validate_source(PLAIN_PROSE.replace("import random", "import random\nACTION_FORMAT = 'boxed'"),
+                            "day.py", sandbox=sandbox)
+    assert [c.name for c in boxed.warnings] == ["solution_wins"]  # a SPADE-style file: unverified
