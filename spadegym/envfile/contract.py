@@ -179,7 +179,8 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
                       "stays infeasible).",
     "menu_in_observation": "without valid_actions(), the gate reads the actions an observation lists "
                            "('Available actions:' bullets, \\boxed{go north} examples) for its random policy, "
-                           "menu sweep and degeneracy checks.",
+                           "menu sweep and degeneracy checks; a boxed or tool_call file whose probes knew no "
+                           "action gets 'reward never varied' as a warning, not a rejection.",
     "injected_names": "copy, operator, statistics, deepcopy, combinations, permutations, product, chain, "
                       "accumulate, reduce, lru_cache, heappush, heappop and the other stdlib names the reference "
                       "injects are defined without import.",

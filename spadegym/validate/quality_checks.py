@@ -136,7 +136,9 @@ def _reward_varies(ev: Evidence) -> Check | None:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
-    if not ev.informed:  # generic answers that never match say nothing about the reward
+    # In a SPADE-style file generic answers that never match say nothing about the reward;
+    # spadegym's own (plain) files keep the strict rule.
+    if not ev.informed and ev.action_format != PLAIN:
         return failed("reward_varies", f"All {len(rewards)} probe steps returned the same reward "
                       f"{rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no action "
                       "list in the observation, no playable solution()): list the actions so the gate can tell.",
