@@ -147,7 +147,9 @@ def test_a_suite_exports_like_a_runs_environments(tmp_path: Path) -> None:
     assert rows[0]["env_id"] == "c001-take_away" and rows[0]["scores"]["win_rate"] == pytest.approx(0.1)
     assert rows[0]["meta"]["cluster"] == "take_away:piles=3" and "class TakeAwayEnv" in rows[0]["code"]
     pool = export_suite(path, "spade", tmp_path / "pool")
-    assert (pool / "c001-take_away.py").exists() and (pool / "index.jsonl").exists()
+    entry = json.loads((pool / "manifest.jsonl").read_text().splitlines()[0])  # the SPADE reference's layout
+    assert entry["id"] == "c001-take_away" and (pool / entry["file"]).exists()
+    assert entry["file"].startswith("games/game_") and (pool / "checksums.sha256").exists()
 
 
 def test_bad_red_team_settings_are_one_sentence() -> None:
