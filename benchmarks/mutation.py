@@ -15,9 +15,8 @@ import random
 import time
 from collections import Counter
 
-from spadegym.designers.base import SKILLS, DesignContext, Feedback, LevelSummary
 from spadegym.designers.mutation import MutationDesigner
-from spadegym.families import get_family
+from spadegym.families import SKILLS, DesignContext, Feedback, LevelSummary, get_family
 from spadegym.sandbox import Sandbox
 from spadegym.validate import validate_source
 

@@ -10,14 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-SKILLS = (
-    "Mathematical Reasoning",
-    "Logical Deduction",
-    "Spatial Reasoning",
-    "Pattern Recognition",
-    "Optimization",
-    "Causal Inference",
-)
+from ..families import SKILLS
+
+__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LevelSummary", "Lineage"]
 
 
 @dataclass

@@ -18,9 +18,9 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..curriculum import BufferConfig
-from ..designers.base import SKILLS
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
+from ..families import SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS

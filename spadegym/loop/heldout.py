@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
-from ..families import get_family, list_families
+from ..families import difficulty_index, list_families
 from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..sandbox import Sandbox
 
@@ -27,25 +27,6 @@ class HeldoutEnv:
     level: int
     difficulty: float
     spec: EnvSpec
-
-
-def difficulty_index(family_name: str | None, knobs: dict[str, Any]) -> float | None:
-    """Where ``knobs`` sit between the family's easiest (0) and hardest (1) settings."""
-    if not family_name:
-        return None
-    try:
-        family = get_family(family_name)
-    except ValueError:
-        return None
-    positions = []
-    for name, levels in family.knobs.items():
-        if len(levels) < 2 or name == "variant" or name not in knobs:
-            continue
-        try:
-            positions.append(levels.index(knobs[name]) / (len(levels) - 1))
-        except ValueError:
-            continue
-    return float(np.mean(positions)) if positions else 0.0
 
 
 def build_suite(levels: str = "all") -> list[HeldoutEnv]:

@@ -33,11 +33,12 @@ from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
 from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
 from ..executor import Executor, ValidationJob
+from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
 from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
 from ..store import RunStore
 from .config import RunConfig
-from .heldout import HeldoutEnv, build_suite, difficulty_index, evaluate
+from .heldout import HeldoutEnv, build_suite, evaluate
 
 #: Learnable band for the report's "band fraction" (issue: win rate in [0.2, 0.8]).
 LEARNABLE_BAND = (0.2, 0.8)

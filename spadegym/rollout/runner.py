@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from ..agents.base import Agent, Reply, View
 from ..envfile import episode_return, parse_tool_call, with_hint
 from ..executor.base import EnvHost
 from ..sandbox import EnvHandle
+from .agent import Agent, Reply, View
 from .records import Episode, Turn
 
 FORMAT_REMINDER = "Your reply contained no action. Finish your reply with the action in \\boxed{...}."

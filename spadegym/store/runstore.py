@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..cli.errors import UserError
+from ..errors import UserError
 from ..rollout.records import Episode
 from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
