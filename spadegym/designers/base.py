@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..families import SKILLS
 
-__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LevelSummary", "Lineage"]
+__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage"]
 
 
 @dataclass
@@ -86,14 +86,31 @@ class Feedback:
 
 @runtime_checkable
 class Designer(Protocol):
+    """Anything that proposes environments. ``propose`` is a coroutine: the loop awaits it on the
+    run's one event loop, so a model-backed designer shares that loop with the agent's clients."""
+
     name: str
 
-    def propose(self, context: DesignContext) -> list[Candidate]: ...
-
-    def update(self, feedback: list[Feedback]) -> None: ...
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        """``context.count`` candidates for ``context.skill``, valid or not (refusals carry their verdict)."""
+        ...
 
     def state_dict(self) -> dict[str, Any]:
         """Plain JSON-able state, saved with the run for resume."""
         ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class LearningDesigner(Designer, Protocol):
+    """A designer that learns from the designer rewards its candidates earned (the baselines do not).
+
+    A designer with weights (a model trained with TRL) keeps its own record of what it
+    generated per ``candidate_id`` and trains in ``update``; it also implements
+    ``save``/``restore`` like a ``LearningAgent`` so its weights travel with the run.
+    """
+
+    def update(self, feedback: list[Feedback]) -> None:
+        """This round's rewards, one per candidate (refused ones get less than any valid one)."""
+        ...

@@ -119,13 +119,9 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
 
 
 def _propose_all(designer: Designer, contexts: list[DesignContext]) -> list[Candidate]:
-    """All contexts at once when the designer is async (LLM calls overlap), else one by one."""
-    apropose = getattr(designer, "apropose", None)
-    if apropose is None:
-        return [c for ctx in contexts for c in designer.propose(ctx)]
-
+    """All contexts at once (a model-backed designer's calls overlap), in the contexts' order."""
     async def everything() -> list[Candidate]:
-        groups = await asyncio.gather(*(apropose(ctx) for ctx in contexts))
+        groups = await asyncio.gather(*(designer.propose(ctx) for ctx in contexts))
         return [c for group in groups for c in group]
 
     return asyncio.run(everything())

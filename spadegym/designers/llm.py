@@ -25,7 +25,6 @@ through ``context.frontier / mastered / hopeless``; both work.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import random
 import threading
@@ -155,16 +154,7 @@ class LLMDesigner:
 
     # --- the Designer protocol ------------------------------------------------------
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
-        """Synchronous ``apropose`` (runs its own event loop, in a thread if one is running)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.apropose(context))
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self.apropose(context)).result()
-
-    async def apropose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         for levels in (context.frontier, context.mastered, context.hopeless):
             self.memory.observe(levels)
         keys = list(range(self._counter, self._counter + context.count))

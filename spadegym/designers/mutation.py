@@ -126,7 +126,7 @@ class MutationDesigner:
             stats.reward_sum[op] += fb.reward
 
     # -- proposals -------------------------------------------------------------
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         families = list_families(context.skill) or list_families()
         parents = self._usable_parents(context, {f.name for f in families})
         taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}

@@ -46,7 +46,7 @@ class SamplerDesigner:
         self.cursor = 0  # next pool item to propose (fixed pools)
         self.serial = 0
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         if self.pool:
             # A fixed pool ignores the requested skill: it is the same pool every run.
             items = self.pool[self.cursor:self.cursor + context.count]
@@ -81,9 +81,6 @@ class SamplerDesigner:
         return Candidate(source=family.render(knobs), skill=family.skill, family=name, knobs=knobs,
                          lineage=Lineage(operator=self.spec, designer=VERSION),
                          candidate_id=f"{self.spec}-{self.serial:05d}")
-
-    def update(self, feedback: list[Any]) -> None:
-        """Baselines do not adapt."""
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "serial": self.serial, "rng": list(_jsonable(self.rng.getstate()))}

@@ -8,7 +8,6 @@ draws from.
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +48,7 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
     arms = (False, True) if hint else (False,)
     plays = [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
              for h in suite for i in range(seeds) for arm in arms]
-    # The learner evaluates on its own random stream, so evaluation never shifts its training.
-    evaluating = getattr(agent, "evaluating", None)
-    with evaluating(seed) if evaluating is not None else nullcontext():
-        episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:

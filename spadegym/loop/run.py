@@ -18,7 +18,7 @@ from ..llm.client import LLMError
 from ..sandbox import Sandbox
 from ..store import RunStore
 from .config import RunConfig, validate_config
-from .selfplay import SelfPlay, resume_checkpoint
+from .selfplay import SelfPlay
 from .tensorboard import ScalarBoard
 
 
@@ -38,16 +38,6 @@ def versions() -> dict[str, str]:
     return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
 
 
-def _agent_spec(config: RunConfig, store: RunStore) -> tuple[str, bool]:
-    """The agent to build, and whether it learns (resumed learners load their checkpoint)."""
-    spec = config.agent
-    learns = spec == "learner" or spec.startswith("learner:")
-    checkpoint = resume_checkpoint(store)
-    if learns and checkpoint is not None:
-        spec = f"learner:{checkpoint}"
-    return spec, learns
-
-
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents import make_agent
     from ..designers.registry import make_designer
@@ -58,9 +48,8 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
                              llm=llm, validation=config.validation, rounds=config.rounds,
                              **({"config": config.mutation} if config.designer == "mutation" else {}))
-    spec, learns = _agent_spec(config, store)
-    agent = make_agent(spec, seed=config.seed, **(llm if spec.startswith("openai:") else {}))
-    return SelfPlay(config, store, executor, designer, agent, learns=learns)
+    agent = make_agent(config.agent, seed=config.seed, **(llm if config.agent.startswith("openai:") else {}))
+    return SelfPlay(config, store, executor, designer, agent)  # a resumed learner restores its checkpoint there
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,

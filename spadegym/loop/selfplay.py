@@ -21,16 +21,16 @@ import shutil
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..agents.base import Agent
+from ..agents.base import Agent, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
+from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
 from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
 from ..executor import Executor, ValidationJob
 from ..families import difficulty_index
@@ -88,18 +88,22 @@ class _Clock:
 class SelfPlay:
     """Owns the parts of a run and steps it round by round."""
 
-    def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer,
-                 agent: Agent, *, learns: bool):
+    def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer, agent: Agent):
         self.config, self.store, self.executor = config, store, executor
         self.sandbox = executor.sandbox  # where episodes' environments run
-        self.designer, self.agent, self.learns = designer, agent, learns
+        self.designer, self.agent = designer, agent
+        # What the parts can do is declared by their protocols and read here, once.
+        self.learner: LearningAgent | None = agent if isinstance(agent, LearningAgent) else None
+        self.learning_designer: LearningDesigner | None = (
+            designer if isinstance(designer, LearningDesigner) else None)
         self.reward_fn = get_designer_reward(config.designer_reward)
         self.buffer = LevelBuffer(config.buffer)
         self.state = LoopState()
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
-        self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else learns
+        self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
+            bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
@@ -127,6 +131,9 @@ class SelfPlay:
         designer = self.store.load_state("designer")
         if designer:
             self.designer.load_state_dict(designer)
+        checkpoint = resume_checkpoint(self.store)
+        if self.learner is not None and checkpoint is not None:
+            self.learner.restore(checkpoint)
         for env_id in self.buffer.state.levels:
             row = self.store.environment(env_id)
             if row is not None:
@@ -199,7 +206,7 @@ class SelfPlay:
         for skill, k in zip(skills, per_skill):
             if k == 0:
                 continue
-            for i, cand in enumerate(self.designer.propose(self.context(n, skill, k))):
+            for i, cand in enumerate(self._await(self.designer.propose(self.context(n, skill, k)))):
                 drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
         # The gate runs on every unchecked candidate at once (the executor may spread them out).
         unchecked = [i for i, (_e, c) in enumerate(drafts) if c.meta.get("verdict") is None]
@@ -283,10 +290,10 @@ class SelfPlay:
 
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
-        if not self.learns:
+        if self.learner is None:
             return {}
         train = [e for e in episodes if e.scored and (self.train_on_hint or not e.hinted)]
-        return dict(self.agent.update(train) or {})  # type: ignore[attr-defined]
+        return dict(self.learner.update(train) or {})
 
     def reward_designer(self, proposals: list[Proposal], stats: dict[str, EnvStats]) -> dict[str, float]:
         """Designer rewards of this round's levels (raw) and feedback to the designer (centred)."""
@@ -302,7 +309,8 @@ class SelfPlay:
                     for p, r in zip(valid, centred)]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
                               {"reason": p.reason}) for p in proposals if not p.valid]
-        self.designer.update(feedback)
+        if self.learning_designer is not None:
+            self.learning_designer.update(feedback)
         self._feedback = feedback
         return raw
 
@@ -336,8 +344,10 @@ class SelfPlay:
             return {}, []
         held = self.config.heldout
         seed = self.config.seed if held.seed is None else held.seed
-        return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
-                                    hint=held.hint, rollout=self.config.rollout))
+        # A learner evaluates on its own random stream, so evaluation never shifts its training.
+        with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
+            return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
+                                        hint=held.hint, rollout=self.config.rollout))
 
     # -- bookkeeping ----------------------------------------------------------
     def summarize(self, n: int, proposals: list[Proposal], chosen: list[str], replayed: list[str],
@@ -385,9 +395,9 @@ class SelfPlay:
               summary: dict[str, Any]) -> None:
         """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
         checkpoint = None
-        if self.learns and hasattr(self.agent, "save"):
+        if self.learner is not None:
             checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            self.agent.save(checkpoint)  # type: ignore[attr-defined]
+            self.learner.save(checkpoint)
         with self.store.round(n) as tx:
             for p in proposals:
                 c = p.candidate

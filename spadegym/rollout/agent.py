@@ -46,6 +46,9 @@ class Agent(Protocol):
     keeps_history: bool
     #: True if the agent can only pick from ``valid_actions`` (the runner refuses envs without them).
     needs_valid_actions: bool
+    #: True: every live episode's view goes to ``act`` in one batch per turn (one forward pass).
+    #: False: each episode is its own call and moves on as soon as its reply is back (LLM servers).
+    lockstep: bool
 
     async def act(self, views: list[View]) -> list[Reply]: ...
 

@@ -186,7 +186,7 @@ async def run_episodes(
     index_of: dict[str, int] = {}
     want_hint_every_step = not agent.keeps_history
     # Optional agent attribute (see the module docstring): False lets episodes move independently.
-    lockstep = getattr(agent, "lockstep", True)
+    lockstep = agent.lockstep
 
     def finish(item: _Live, failure: str | None = None, message: str = "") -> None:
         ep = item.episode

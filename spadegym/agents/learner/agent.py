@@ -61,6 +61,8 @@ class Learner:
     name = "learner"
     keeps_history = False
     needs_valid_actions = True
+    lockstep = True
+    trains_on_hint = True  # the hint is a teacher (distillation); see ``update``
 
     def __init__(self, config: LearnerConfig | None = None):
         self.config = config or LearnerConfig()
@@ -212,6 +214,10 @@ class Learner:
         }
         (path / CONFIG_FILE).write_text(json.dumps(meta, indent=2))
         return path
+
+    def restore(self, directory: str | Path) -> None:
+        """Become the learner saved in ``directory`` (weights, optimiser, random state, config)."""
+        self.__dict__.update(Learner.load(directory).__dict__)
 
     @classmethod
     def load(cls, directory: str | Path) -> Learner:

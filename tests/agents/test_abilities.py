@@ -1,0 +1,36 @@
+"""What agents and designers can do is declared by protocols, and each built-in part declares it truly."""
+
+from __future__ import annotations
+
+from spadegym.agents import make_agent
+from spadegym.agents.base import Agent, LearningAgent
+from spadegym.designers import make_designer
+from spadegym.designers.base import Designer, LearningDesigner
+
+
+def test_only_the_learner_declares_that_it_learns() -> None:
+    learner, player = make_agent("learner", seed=1), make_agent("random", seed=1)
+    assert isinstance(learner, LearningAgent) and learner.trains_on_hint
+    assert isinstance(player, Agent) and not isinstance(player, LearningAgent)
+    assert player.lockstep and learner.lockstep
+    llm = make_agent("openai:some/model@http://127.0.0.1:9/v1")
+    assert not isinstance(llm, LearningAgent) and llm.lockstep is False
+
+
+def test_a_restored_learner_acts_as_the_saved_one(tmp_path) -> None:
+    import numpy as np
+
+    saved = make_agent("learner", seed=5)
+    saved.rng.random(3)  # move its random stream off the seed
+    saved.save(tmp_path / "ckpt")
+    fresh = make_agent("learner", seed=0)
+    fresh.restore(tmp_path / "ckpt")
+    assert fresh.config.seed == 5 and fresh.rng.random() == saved.rng.random()
+    assert all(np.array_equal(a, b) for a, b in zip(fresh.scorer.state().values(), saved.scorer.state().values()))
+
+
+def test_adaptive_designers_learn_and_baselines_do_not() -> None:
+    assert isinstance(make_designer("mutation"), LearningDesigner)
+    assert isinstance(make_designer("openai:m@http://127.0.0.1:9/v1"), LearningDesigner)
+    baseline = make_designer("fixed:easy")
+    assert isinstance(baseline, Designer) and not isinstance(baseline, LearningDesigner)
