@@ -55,7 +55,7 @@ def llm_share(sandbox) -> dict:
         seconds = time.perf_counter() - start
     n = len(cands)
     return {"proposals": n, "valid_first_attempt": sum(c.meta["first_attempt_valid"] for c in cands) / n,
-            "valid_after_repair": sum(c.meta["valid"] for c in cands) / n,
+            "valid_after_repair": sum(c.refusal is None for c in cands) / n,
             "refused": designer.stats.refused, "fixes": designer.stats.fixes,
             "repair_turns": designer.stats.repair_turns, "seconds": round(seconds, 2)}
 

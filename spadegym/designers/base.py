@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..families import SKILLS
+from ..validate.verdict import Verdict
 
 __all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage"]
 
@@ -67,10 +68,20 @@ class Candidate:
     lineage: Lineage = field(default_factory=Lineage)
     candidate_id: str = ""  # set by the designer; stable key for update()
     attempts: int = 1  # generations it took (1 + repair turns)
-    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific (prompt, corpus doc id, ...)
+    #: The gate's verdict, when the designer validated the file itself (the LLM designer's repair
+    #: loop does); None: the judge validates it.
+    verdict: Verdict | None = None
+    #: Why the designer itself gave up on it (no_code, declined, invalid, hint_leak); None: it did not.
+    refusal: str | None = None
+    #: Rewarded as an invalid proposal even if valid (a designer rewarded on its first attempt, repaired).
+    reward_as_invalid: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific provenance; the loop never reads it
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The candidate as stored (its verdict is stored beside it)."""
+        data = asdict(self)
+        data.pop("verdict")
+        return data
 
 
 @dataclass

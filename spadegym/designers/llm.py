@@ -8,14 +8,13 @@ One proposal, start to end::
         ─► Candidate
 
 ``propose`` runs ``context.count`` proposals concurrently and returns one
-candidate per proposal, valid or not: every candidate carries
-``meta["valid"]``, ``meta["verdict"]`` (the gate's verdict as a dict, or None
-when there was no code) and ``meta["refusal"]`` (None, or why it is not
-usable: ``no_code``, ``declined``, ``invalid``, ``hint_leak``). The loop keeps
-the rejected ones with their verdicts and gives them a designer reward below
-any valid one. A candidate that needed repair turns has ``attempts > 1`` and
-``meta["repaired"] = True``; with ``reward_first_attempt`` (the default) its
-reward should be that of an invalid first attempt.
+candidate per proposal, valid or not: every candidate carries its
+``verdict`` (the gate's, or a verdict-shaped record when the reply held no
+code) and its ``refusal`` (None, or why it is not usable: ``no_code``,
+``declined``, ``invalid``, ``hint_leak``). The loop keeps the rejected ones
+with their verdicts and gives them a designer reward below any valid one. A
+candidate that needed repair turns has ``attempts > 1``; with
+``reward_first_attempt`` (the default) it is marked ``reward_as_invalid``.
 
 The loop feeds the memory either through ``update(feedback)`` (with
 ``details`` holding ``win_rate``, ``regret`` and optionally ``env_id``) or
@@ -38,6 +37,7 @@ from pydantic import BaseModel, Field
 
 from ..envfile import inspect_source, strip_thinking
 from ..llm.client import ChatResult, EndpointConfig, LLMClient
+from ..validate.verdict import Verdict
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Lineage
 from .corpus import Corpus, Document, truncate_words
@@ -94,6 +94,11 @@ def verdict_dict(verdict: Any) -> dict[str, Any]:
     if is_dataclass(verdict):
         return asdict(verdict)
     return dict(vars(verdict))
+
+
+def as_verdict(verdict: Any) -> Verdict:
+    """The gate's record type, whatever record type a custom validator returned."""
+    return verdict if isinstance(verdict, Verdict) else Verdict.from_dict(verdict_dict(verdict))
 
 
 def failed_checks(verdict: Any) -> list[Any]:
@@ -231,8 +236,9 @@ class LLMDesigner:
         if not first_valid:
             code, verdict = await self._repair(client, messages, reply, code, verdict, candidate)
         candidate.source = code
-        candidate.meta.update(first_attempt_valid=first_valid, repaired=candidate.attempts > 1 and verdict.valid,
-                              reward_first_attempt=cfg.reward_first_attempt)
+        repaired = candidate.attempts > 1 and bool(verdict.valid)
+        candidate.meta.update(first_attempt_valid=first_valid, repaired=repaired)
+        candidate.reward_as_invalid = repaired and cfg.reward_first_attempt
         if not verdict.valid:
             return self._refuse(candidate, "invalid", verdict, started)
 
@@ -243,8 +249,8 @@ class LLMDesigner:
         declared = inspect_source(code).skill
         if declared != context.skill:
             candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
-        candidate.meta.update(valid=True, verdict=verdict_dict(verdict), refusal=None,
-                              attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
+        candidate.verdict = as_verdict(verdict)
+        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         self.stats.valid += 1
         self.stats.valid_first_attempt += first_valid
         self.stats.repaired += candidate.attempts > 1
@@ -319,9 +325,9 @@ class LLMDesigner:
         return validate_source(code, name, hint=hint, sandbox=self._sandbox, config=self._validation)
 
     def _refuse(self, candidate: Candidate, reason: str, verdict: Any, started: float) -> Candidate:
-        candidate.meta.update(valid=False, refusal=reason, attempts=candidate.attempts,
-                              verdict=verdict_dict(verdict) if verdict is not None else _no_code_verdict(reason),
-                              seconds=round(time.perf_counter() - started, 3))
+        candidate.refusal = reason
+        candidate.verdict = as_verdict(verdict) if verdict is not None else Verdict.from_dict(_no_code_verdict(reason))
+        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         candidate.meta.setdefault("first_attempt_valid", False)
         candidate.meta.setdefault("repaired", False)
         self.stats.refused[reason] = self.stats.refused.get(reason, 0) + 1

@@ -31,7 +31,8 @@ import numpy as np
 from ..agents.base import Agent, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
-from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
+from ..designers.judge import Judge, Proposal, share
+from ..envfile import EnvFileInfo, inspect_source
 from ..executor import Executor, ValidationJob
 from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
@@ -43,18 +44,6 @@ from .heldout import HeldoutEnv, build_suite, evaluate
 #: Learnable band for the report's "band fraction" (issue: win rate in [0.2, 0.8]).
 LEARNABLE_BAND = (0.2, 0.8)
 SKILL_EMA_ALPHA = 0.1
-
-
-@dataclass
-class Proposal:
-    """A candidate with what the gate said about it."""
-
-    candidate: Candidate
-    env_id: str | None
-    valid: bool
-    verdict: dict[str, Any] | None
-    code_hash: str
-    reason: str | None = None  # why it was refused (a verdict category, "duplicate", ...)
 
 
 @dataclass
@@ -201,29 +190,23 @@ class SelfPlay:
         """Propose ``count`` levels over ``skills``; validate each in the sandbox; drop duplicates."""
         if count <= 0:
             return []
-        per_skill = fresh_slots(n, count, len(skills), len(self.config.skills))
         drafts: list[tuple[str, Candidate]] = []
-        for skill, k in zip(skills, per_skill):
+        for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(self.config.skills))):
             if k == 0:
                 continue
             for i, cand in enumerate(self._await(self.designer.propose(self.context(n, skill, k)))):
                 drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
-        # The gate runs on every unchecked candidate at once (the executor may spread them out).
-        unchecked = [i for i, (_e, c) in enumerate(drafts) if c.meta.get("verdict") is None]
+        # The gate runs on every candidate not validated yet at once (the executor may spread them out).
+        unchecked = [i for i, (_name, c) in enumerate(drafts) if c.verdict is None]
         jobs = [ValidationJob(drafts[i][1].source, f"{drafts[i][0]}.py", drafts[i][1].hint) for i in unchecked]
         checked = dict(zip(unchecked, self.executor.validate(jobs, self._validation_config())))
+        judge = Judge(known=self.buffer.duplicate_of)
         proposals: list[Proposal] = []
-        for i, (env_id, cand) in enumerate(drafts):
-            verdict = checked[i].to_dict() if i in checked else cand.meta["verdict"]
-            valid = bool(verdict.get("valid"))
-            reason = None if valid else (verdict.get("category") or "invalid")
-            code_hash = normalized_code_hash(cand.source)
-            if valid and (self.buffer.duplicate_of(code_hash) or
-                          code_hash in {p.code_hash for p in proposals if p.valid}):
-                valid, reason = False, "duplicate"
-            proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, code_hash, reason))
-            if valid:
-                self._register(env_id, EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint))
+        for i, (name, cand) in enumerate(drafts):
+            proposal = judge(cand, name, checked.get(i))
+            proposals.append(proposal)
+            if proposal.valid:
+                self._register(name, EnvSpec(name, cand.source, f"{name}.py", cand.hint))
         return proposals
 
     def _validation_config(self) -> Any:
@@ -298,17 +281,17 @@ class SelfPlay:
     def reward_designer(self, proposals: list[Proposal], stats: dict[str, EnvStats]) -> dict[str, float]:
         """Designer rewards of this round's levels (raw) and feedback to the designer (centred)."""
         raw = {env_id: float(self.reward_fn(s)) for env_id, s in stats.items()}
-        valid = [p for p in proposals if p.valid and p.env_id in raw]
-        centred = center_by_skill([raw[p.env_id] for p in valid], [p.candidate.skill for p in valid])
+        valid = [p for p in proposals if p.valid and p.name in raw]
+        centred = center_by_skill([raw[p.name] for p in valid], [p.candidate.skill for p in valid])
         floor = invalid_reward(centred)
         # A designer rewarded on its first attempt earns, for a repaired level, what an invalid one earns.
-        centred = [floor if _repaired_counts_invalid(p.candidate) else r for p, r in zip(valid, centred)]
+        centred = [floor if p.candidate.reward_as_invalid else r for p, r in zip(valid, centred)]
         feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                             {"raw": raw[p.env_id], "env_id": p.env_id, "win_rate": stats[p.env_id].win_rate,
-                              "regret": stats[p.env_id].mean_return_hint - stats[p.env_id].mean_return})
+                             {"raw": raw[p.name], "env_id": p.name, "win_rate": stats[p.name].win_rate,
+                              "regret": stats[p.name].mean_return_hint - stats[p.name].mean_return})
                     for p, r in zip(valid, centred)]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                              {"reason": p.reason}) for p in proposals if not p.valid]
+                              {"reason": p.refusal}) for p in proposals if not p.valid]
         if self.learning_designer is not None:
             self.learning_designer.update(feedback)
         self._feedback = feedback
@@ -367,7 +350,7 @@ class SelfPlay:
         return {
             "round": n, "seconds": round(seconds, 3), "episodes": len(episodes),
             "proposals": len(proposals), "valid": sum(p.valid for p in proposals),
-            "refusals": dict(Counter(p.reason for p in proposals if not p.valid)),
+            "refusals": dict(Counter(p.refusal for p in proposals if not p.valid)),
             "played": len(chosen), "replayed": len(replayed),
             "win_rate": mean(win), "win_rate_hint": mean([s.win_rate_hint for s in stats.values()]),
             "regret_mean": mean(regrets), "designer_reward_mean": mean(list(rewards.values())),
@@ -401,14 +384,13 @@ class SelfPlay:
         with self.store.round(n) as tx:
             for p in proposals:
                 c = p.candidate
-                tx.add_proposal(c.to_dict(), p.verdict, p.env_id, p.valid)
+                tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
                 if p.valid and p.env_id:
                     info = self.infos.get(p.env_id) or inspect_source(c.source)
                     tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs,
                                        c.lineage.__dict__, p.code_hash,
                                        {"difficulty": difficulty_index(c.family, c.knobs),
-                                        "class_name": info.class_name, **{k: v for k, v in c.meta.items()
-                                                                          if k not in ("verdict",)}})
+                                        "class_name": info.class_name, **c.meta})
             for fb in self._feedback:
                 if fb.candidate_id:
                     tx.set_proposal_reward(fb.candidate_id, fb.reward)
@@ -457,13 +439,7 @@ def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
     got twice the fresh levels of the other four for the whole run.
     """
     cycle = skills // math.gcd(skills, active)  # rounds until the same skills are active again
-    turn = n // cycle  # how many times this set of skills has been active before
-    extra = count % active
-    return [count // active + (1 if (i - turn) % active < extra else 0) for i in range(active)]
-
-
-def _repaired_counts_invalid(candidate: Candidate) -> bool:
-    return bool(candidate.meta.get("repaired") and candidate.meta.get("reward_first_attempt"))
+    return share(count, active, turn=n // cycle)  # turn: times this set of skills was active before
 
 
 def resume_checkpoint(store: RunStore) -> Path | None:

@@ -26,7 +26,7 @@ def test_valid_replies_come_out_as_valid_candidates(serve, sandbox) -> None:
 
     assert len(candidates) == 3
     for cand in candidates:
-        assert cand.meta["valid"] and cand.meta["verdict"]["valid"] and cand.meta["refusal"] is None
+        assert cand.verdict.valid and cand.refusal is None and not cand.reward_as_invalid
         assert cand.attempts == 1 and not cand.meta["repaired"] and cand.meta["first_attempt_valid"]
         assert cand.hint == GOOD_HINT and cand.skill == MATH
         assert cand.lineage.operator == "llm" and cand.lineage.designer == "openai:designer-model"
@@ -58,8 +58,9 @@ def test_invalid_first_reply_is_repaired_with_the_verdict_message(serve, sandbox
     designer = designer_for(serve(model), sandbox)
     (cand,) = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=1)))
 
-    assert cand.meta["valid"] and cand.attempts == 2
+    assert cand.verdict.valid and cand.refusal is None and cand.attempts == 2
     assert cand.meta["repaired"] is True and cand.meta["first_attempt_valid"] is False
+    assert cand.reward_as_invalid  # rewarded on its first attempt, which failed
     assert "except ValueError" in cand.source
     (repair,) = model.requests["repair"]
     messages = repair["messages"]
@@ -74,8 +75,8 @@ def test_reply_that_stays_invalid_is_refused_with_its_verdict(serve, sandbox) ->
     designer = designer_for(serve(model), sandbox, repair_turns=2)
     (cand,) = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=1)))
 
-    assert cand.meta["valid"] is False and cand.meta["refusal"] == "invalid"
-    assert cand.meta["verdict"]["category"] == "exception" and cand.attempts == 3
+    assert cand.refusal == "invalid"
+    assert cand.verdict.category == "exception" and cand.attempts == 3
     assert "class RoadMapEnv" in cand.source  # rejected code is kept for the store
     assert len(model.requests["repair"]) == 2 and not model.requests["hint"]
     assert designer.stats.refused == {"invalid": 1}
@@ -86,10 +87,10 @@ def test_replies_without_code_are_refused_and_counted(serve, sandbox) -> None:
     designer = designer_for(serve(model), sandbox)
     cands = asyncio.run(designer.propose(DesignContext(skill="Causal Inference", count=2)))
 
-    assert sorted(c.meta["refusal"] for c in cands) == ["declined", "no_code"]
+    assert sorted(c.refusal for c in cands) == ["declined", "no_code"]
     for cand in cands:
-        assert cand.source == "" and cand.meta["valid"] is False
-        assert cand.meta["verdict"]["category"] == cand.meta["refusal"]
+        assert cand.source == "" and not cand.verdict.valid
+        assert cand.verdict.category == cand.refusal
     assert designer.stats.refused == {"declined": 1, "no_code": 1}
     assert not model.requests["repair"] and not model.requests["hint"]
 
@@ -111,7 +112,7 @@ def test_leaking_hint_is_rewritten_once(serve, sandbox) -> None:
     designer = designer_for(serve(model), sandbox)
     (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
-    assert cand.meta["valid"] and cand.hint == GOOD_HINT and cand.meta["hint_rewrites"] == 1
+    assert cand.refusal is None and cand.hint == GOOD_HINT and cand.meta["hint_rewrites"] == 1
     (retry,) = model.requests["hint_retry"]
     assert "states the answer" in retry["messages"][-1]["content"]
     assert designer.stats.hints_rewritten == 1
@@ -123,8 +124,8 @@ def test_hint_that_keeps_leaking_refuses_the_environment(serve, sandbox) -> None
     designer = designer_for(serve(model), sandbox)
     (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
-    assert cand.meta["valid"] is False and cand.meta["refusal"] == "hint_leak"
-    assert cand.meta["verdict"]["category"] == "leak" and cand.meta["leaking_hint"] == f"it is {answer}"
+    assert cand.refusal == "hint_leak"
+    assert cand.verdict.category == "leak" and cand.meta["leaking_hint"] == f"it is {answer}"
     assert designer.stats.refused == {"hint_leak": 1}
 
 
@@ -168,7 +169,7 @@ def test_mixed_batch_share_valid_first_and_after_repair(serve, sandbox) -> None:
     cands = asyncio.run(designer.propose(DesignContext(skill=MATH, count=len(names))))
 
     first = sum(c.meta["first_attempt_valid"] for c in cands) / len(cands)
-    after = sum(c.meta["valid"] for c in cands) / len(cands)
+    after = sum(c.refusal is None for c in cands) / len(cands)
     print(f"\nLLM designer on test replies: valid at first attempt {first:.2f}, after repair {after:.2f}")
     assert (first, after) == (4 / 8, 6 / 8)
     assert designer.stats.refused == {"declined": 1, "no_code": 1}
