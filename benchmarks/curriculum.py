@@ -70,10 +70,10 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
-    final = result.summaries[-1]
+    final = result.summaries[-1].to_dict()
     return {"heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
             "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
-            "episodes": sum(s["episodes"] for s in result.summaries),
+            "episodes": sum(s.episodes for s in result.summaries),
             "seconds": time.perf_counter() - started}
 
 

@@ -7,7 +7,6 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -17,6 +16,7 @@ from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..sandbox import Sandbox
 from ..store import RunStore
+from ..store.record import RoundSummary
 from .config import RunConfig, validate_config
 from .selfplay import SelfPlay
 from .tensorboard import ScalarBoard
@@ -26,7 +26,7 @@ from .tensorboard import ScalarBoard
 class RunResult:
     run_dir: Path
     rounds: int
-    summaries: list[dict[str, Any]]
+    summaries: list[RoundSummary]
     report: Path | None
 
 
@@ -65,7 +65,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         config = config or RunConfig()
         run_dir = Path(out) if out else Path("runs") / time.strftime("run-%Y%m%d-%H%M%S")
         store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
-    summaries: list[dict[str, Any]] = []
+    summaries: list[RoundSummary] = []
     try:
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
             console.print(f"[bold]spadegym run[/] → {store.dir}  ({executor.describe()}, "
@@ -86,7 +86,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                 for n in range(first, config.rounds):
                     summary = loop.round(n)
                     summaries.append(summary)
-                    board.add(summary)  # after the round is committed, so the board never runs ahead
+                    board.add(summary.to_dict())  # after the round is committed, so the board never runs ahead
                     console.print(summary_line(summary), highlight=False, soft_wrap=True)
                     progress.update(task, advance=1)
                     if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
@@ -111,18 +111,17 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     return RunResult(store.dir, (last + 1) if last is not None else 0, summaries, report_path)
 
 
-def summary_line(s: dict[str, Any]) -> str:
+def summary_line(s: RoundSummary) -> str:
     """One line per round: what the designer made, how the agent did, what the curriculum holds."""
-    def f(key: str, fmt: str = ".2f") -> str:
-        value = s.get(key)
+    def f(value: float | None, fmt: str = ".2f") -> str:
         return "  -  " if value is None else format(value, fmt)
 
-    held = f"  heldout {s['heldout_success']:.2f}/{s.get('heldout_success_hint', 0):.2f}" \
-        if "heldout_success" in s else ""
-    return (f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  played {s['played']} "
-            f"(replay {s['replayed']})  win {f('win_rate')}  hint {f('win_rate_hint')}  "
-            f"regret {f('regret_mean', '+.2f')}  band {f('band_fraction')}  "
-            f"difficulty {f('difficulty_mean')}{held}  {s['seconds']:.1f}s")
+    held = f"  heldout {s.heldout['heldout_success']:.2f}/{s.heldout.get('heldout_success_hint', 0):.2f}" \
+        if "heldout_success" in s.heldout else ""
+    return (f"round {s.round:>3}  valid {s.valid}/{s.proposals}  played {s.played} "
+            f"(replay {s.replayed})  win {f(s.win_rate)}  hint {f(s.win_rate_hint)}  "
+            f"regret {f(s.regret_mean, '+.2f')}  band {f(s.band_fraction)}  "
+            f"difficulty {f(s.difficulty_mean)}{held}  {s.seconds:.1f}s")
 
 
 def check_resume_dir(path: str | Path) -> Path:

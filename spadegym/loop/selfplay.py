@@ -30,19 +30,19 @@ import numpy as np
 
 from ..agents.base import Agent, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
+from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
 from ..designers.judge import Judge, Proposal, share
 from ..envfile import EnvFileInfo, inspect_source
 from ..executor import Executor, ValidationJob
 from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
-from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
+from ..signals import get_designer_reward
 from ..store import RunStore
+from ..store.record import RoundRecord, RoundSummary
+from . import steps
 from .config import RunConfig
 from .heldout import HeldoutEnv, build_suite, evaluate
 
-#: Learnable band for the report's "band fraction" (issue: win rate in [0.2, 0.8]).
-LEARNABLE_BAND = (0.2, 0.8)
 SKILL_EMA_ALPHA = 0.1
 
 
@@ -133,43 +133,49 @@ class SelfPlay:
         self.infos[env_id] = inspect_source(spec.source)
 
     # -- one round ------------------------------------------------------------
-    def round(self, n: int) -> dict[str, Any]:
+    def round(self, n: int) -> RoundSummary:
+        """Play round ``n``; its record goes to the store in one transaction before this returns."""
         started = time.perf_counter()
         clock = _Clock()
-        rng = np.random.default_rng(derive_seed(self.config.seed, "round", n))
-        skills = self.active_skills(n)
+        cfg = self.config
+        rng = np.random.default_rng(derive_seed(cfg.seed, "round", n))
+        record = RoundRecord(n)
 
         with clock("design"):
-            n_replay = self.buffer.replay_count(self.config.envs_per_round)
-            proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
-        new = [p for p in proposals if p.valid and p.env_id]
-        fresh = [p.env_id for p in new]
+            n_replay = self.buffer.replay_count(cfg.envs_per_round)
+            record.proposals = self.new_levels(n, self.active_skills(n), cfg.envs_per_round - n_replay)
+        new = record.new
         # Replay fills the round, also where the designer came up short (invalid or duplicate levels).
-        replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng,
-                                             fresh=[(p.candidate.family, p.candidate.skill) for p in new])
-        chosen = fresh + replayed
+        record.replayed = self.buffer.sample_replay(cfg.envs_per_round - len(new), n, rng,
+                                                    fresh=[(p.candidate.family, p.candidate.skill) for p in new])
+        record.chosen = [p.name for p in new] + record.replayed
 
         with clock("play"):
-            episodes = self.play(n, chosen)
-        stats = self.score(chosen, episodes)
+            record.episodes = self.play(n, record.chosen)
+        record.stats = steps.score(record.chosen, record.episodes, self.infos, self.state.skill_ema)
         with clock("learn"):
-            learner_stats = self.learn(episodes)
-            rewards = self.reward_designer(proposals, stats)
-            self.remember(n, proposals, stats, rewards)
+            learned = self.learn(record.episodes)
+            record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn)
+            if self.learning_designer is not None:
+                self.learning_designer.update(record.feedback)
+            self.remember(n, record)
         with clock("heldout"):
-            heldout, heldout_episodes = self.heldout(n)
+            heldout, record.heldout_episodes = self.heldout(n)
 
         self.state.next_round = n + 1
-        self.state.episodes += len(episodes)
+        self.state.episodes += len(record.episodes)
         self.state.elapsed_s += time.perf_counter() - started
-        summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
-                                 heldout, time.perf_counter() - started)
-        summary["timings"] = clock.seconds
-        infra = self._infrastructure_events()
-        if infra:
-            summary["infrastructure"] = infra
-        self.write(n, proposals, chosen, episodes, heldout_episodes, stats, rewards, summary)
-        return summary
+        levels = self.buffer.state.levels
+        record.difficulty = {e: difficulty_index(levels[e].family, levels[e].knobs) if e in levels else None
+                             for e in record.chosen}
+        record.summary = steps.summarize(
+            record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner=learned,
+            heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
+            seconds=time.perf_counter() - started)
+        record.summary.timings = clock.seconds
+        record.summary.infrastructure = self._infrastructure_events()
+        self.write(record)
+        return record.summary
 
     def _infrastructure_events(self) -> dict[str, int]:
         """What the executor lost and redid this round (actors, requests, validations); never scored."""
@@ -247,30 +253,6 @@ class SelfPlay:
         envs = {e: self.specs[e] for e in env_ids}
         return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
 
-    def score(self, env_ids: list[str], episodes: list[Episode]) -> dict[str, EnvStats]:
-        by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
-        for ep in episodes:
-            if ep.scored:
-                by_arm[(ep.env_id, ep.hinted)].append(ep)
-
-        def rate(eps: list[Episode], attr: str) -> float:
-            return float(np.mean([getattr(e, attr) for e in eps])) if eps else 0.0
-
-        stats = {}
-        for env_id in env_ids:
-            plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
-            info = self.infos[env_id]
-            skill = info.skill or "unknown"
-            stats[env_id] = EnvStats(
-                win_rate=rate(plain, "success"), win_rate_hint=rate(hinted, "success"),
-                mean_return=rate(plain, "ret"), mean_return_hint=rate(hinted, "ret"),
-                plays=len(plain), plays_hint=len(hinted),
-                # The gate checked that solution() wins, so its return is the maximal reward.
-                oracle_return=1.0 if info.has_solution else None,
-                skill_ema=self.state.skill_ema.get(skill),
-            )
-        return stats
-
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
         if self.learner is None:
@@ -278,39 +260,18 @@ class SelfPlay:
         train = [e for e in episodes if e.scored and (self.train_on_hint or not e.hinted)]
         return dict(self.learner.update(train) or {})
 
-    def reward_designer(self, proposals: list[Proposal], stats: dict[str, EnvStats]) -> dict[str, float]:
-        """Designer rewards of this round's levels (raw) and feedback to the designer (centred)."""
-        raw = {env_id: float(self.reward_fn(s)) for env_id, s in stats.items()}
-        valid = [p for p in proposals if p.valid and p.name in raw]
-        centred = center_by_skill([raw[p.name] for p in valid], [p.candidate.skill for p in valid])
-        floor = invalid_reward(centred)
-        # A designer rewarded on its first attempt earns, for a repaired level, what an invalid one earns.
-        centred = [floor if p.candidate.reward_as_invalid else r for p, r in zip(valid, centred)]
-        feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                             {"raw": raw[p.name], "env_id": p.name, "win_rate": stats[p.name].win_rate,
-                              "regret": stats[p.name].mean_return_hint - stats[p.name].mean_return})
-                    for p, r in zip(valid, centred)]
-        feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                              {"reason": p.refusal}) for p in proposals if not p.valid]
-        if self.learning_designer is not None:
-            self.learning_designer.update(feedback)
-        self._feedback = feedback
-        return raw
-
     # -- branch: remember -----------------------------------------------------
-    def remember(self, n: int, proposals: list[Proposal], stats: dict[str, EnvStats],
-                 rewards: dict[str, float]) -> None:
-        for p in proposals:
-            if p.valid and p.env_id:
-                c = p.candidate
-                self.buffer.add(LevelRecord(
-                    env_id=p.env_id, skill=c.skill, code_hash=p.code_hash, added_round=n,
-                    depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
-        for env_id, s in stats.items():
-            self.buffer.record_play(env_id, n, rewards[env_id], s.win_rate, s.win_rate_hint,
-                                    s.mean_return_hint - s.mean_return)
+    def remember(self, n: int, record: RoundRecord) -> None:
+        """The buffer keeps the new levels and this round's scores; the skills' win-rate EMAs move."""
+        for p in record.new:
+            c = p.candidate
+            self.buffer.add(LevelRecord(
+                env_id=p.name, skill=c.skill, code_hash=p.code_hash, added_round=n,
+                depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
+        for env_id, s in record.stats.items():
+            self.buffer.record_play(env_id, n, record.rewards[env_id], s.win_rate, s.win_rate_hint, s.regret)
         by_skill: dict[str, list[float]] = defaultdict(list)
-        for env_id, s in stats.items():
+        for env_id, s in record.stats.items():
             by_skill[self.infos[env_id].skill or "unknown"].append(s.win_rate)
         # Levels that left the buffer are never replayed: forget their sources.
         self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
@@ -333,85 +294,19 @@ class SelfPlay:
                                         hint=held.hint, rollout=self.config.rollout))
 
     # -- bookkeeping ----------------------------------------------------------
-    def summarize(self, n: int, proposals: list[Proposal], chosen: list[str], replayed: list[str],
-                  stats: dict[str, EnvStats], rewards: dict[str, float], episodes: list[Episode],
-                  learner_stats: dict[str, Any], heldout: dict[str, Any], seconds: float) -> dict[str, Any]:
-        win = [s.win_rate for s in stats.values()]
-        regrets = [s.mean_return_hint - s.mean_return for s in stats.values()]
-        oracle = [(s.mean_return_hint - s.mean_return, s.oracle_return - s.mean_return)
-                  for s in stats.values() if s.oracle_return is not None]
-        diffs = {e: difficulty_index(self._family(e), self._knobs(e)) for e in chosen}
-        new_diffs = [d for e, d in diffs.items() if d is not None and e not in replayed]
-        failures = Counter(e.failure for e in episodes if e.failure)
-
-        def mean(xs: list[float]) -> float | None:
-            return round(float(np.mean(xs)), 4) if xs else None
-
-        return {
-            "round": n, "seconds": round(seconds, 3), "episodes": len(episodes),
-            "proposals": len(proposals), "valid": sum(p.valid for p in proposals),
-            "refusals": dict(Counter(p.refusal for p in proposals if not p.valid)),
-            "played": len(chosen), "replayed": len(replayed),
-            "win_rate": mean(win), "win_rate_hint": mean([s.win_rate_hint for s in stats.values()]),
-            "regret_mean": mean(regrets), "designer_reward_mean": mean(list(rewards.values())),
-            "band_fraction": mean([float(LEARNABLE_BAND[0] <= w <= LEARNABLE_BAND[1]) for w in win]),
-            "difficulty_mean": mean([d for d in diffs.values() if d is not None]),
-            "difficulty_new_mean": mean(new_diffs),
-            "skill_mix": dict(Counter(self.buffer.state.levels[e].skill for e in chosen if e in self.buffer)),
-            "hint_oracle_corr": pearson([a for a, _ in oracle], [b for _, b in oracle]),
-            "episode_failures": dict(failures),
-            "buffer": self.buffer.stats(), "buffer_size": len(self.buffer),
-            "learner": {k: v for k, v in learner_stats.items() if isinstance(v, (int, float))},
-            **heldout,
-        }
-
-    def _family(self, env_id: str) -> str | None:
-        r = self.buffer.state.levels.get(env_id)
-        return r.family if r else None
-
-    def _knobs(self, env_id: str) -> dict[str, Any]:
-        r = self.buffer.state.levels.get(env_id)
-        return r.knobs if r else {}
-
-    def write(self, n: int, proposals: list[Proposal], chosen: list[str], episodes: list[Episode],
-              heldout_episodes: list[Episode], stats: dict[str, EnvStats], rewards: dict[str, float],
-              summary: dict[str, Any]) -> None:
-        """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
-        checkpoint = None
+    def write(self, record: RoundRecord) -> None:
+        """The round's record in one transaction; the learner's checkpoint first, named by round."""
+        n = record.round
+        record.states = {"loop": self.state.to_dict(), "buffer": self.buffer.state.to_dict(),
+                         "designer": self.designer.state_dict()}
         if self.learner is not None:
-            checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            self.learner.save(checkpoint)
-        with self.store.round(n) as tx:
-            for p in proposals:
-                c = p.candidate
-                tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
-                if p.valid and p.env_id:
-                    info = self.infos.get(p.env_id) or inspect_source(c.source)
-                    tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs,
-                                       c.lineage.__dict__, p.code_hash,
-                                       {"difficulty": difficulty_index(c.family, c.knobs),
-                                        "class_name": info.class_name, **c.meta})
-            for fb in self._feedback:
-                if fb.candidate_id:
-                    tx.set_proposal_reward(fb.candidate_id, fb.reward)
-            tx.add_episodes([{**e.to_dict(), "round": n, "split": "train"} for e in episodes])
-            tx.add_episodes([{**e.to_dict(), "round": n, "split": "heldout"} for e in heldout_episodes])
-            tx.add_scores([{
-                "env_id": e, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
-                "regret": s.mean_return_hint - s.mean_return,
-                "oracle_regret": None if s.oracle_return is None else s.oracle_return - s.mean_return,
-                "designer_reward": rewards[e], "plays": s.plays, "plays_hint": s.plays_hint,
-                "difficulty": difficulty_index(self._family(e), self._knobs(e)),
-            } for e, s in stats.items()])
-            tx.save_state("loop", self.state.to_dict())
-            tx.save_state("buffer", self.buffer.state.to_dict())
-            tx.save_state("designer", self.designer.state_dict())
-            if checkpoint is not None:
-                tx.save_state("learner", {"checkpoint": checkpoint.name, "round": n})
-            tx.finish(summary)
-        if checkpoint is not None:  # keep the committed checkpoint only
+            record.checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
+            self.learner.save(record.checkpoint)
+            record.states["learner"] = {"checkpoint": record.checkpoint.name, "round": n}
+        self.store.write_round(record)
+        if record.checkpoint is not None:  # keep the committed checkpoint only
             for old in self.store.checkpoint_dir.glob("round-*"):
-                if old != checkpoint:
+                if old != record.checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
 
 

@@ -6,7 +6,7 @@ A user function is named as ``"package.module:function"``.
 
 Scales: ``regret`` lies in [-2, 2]; every other built-in lies in [0, 1]
 (``oracle_regret`` in [-2, 2]). Invalid proposals always earn less than any
-valid one: see ``feedback_rewards``.
+valid one: see ``invalid_reward``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,16 @@ class EnvStats:
     oracle_return: float | None = None  # return of the file's solution(), when it has one
     skill_ema: float | None = None  # slow EMA of this skill's no-hint win rate
 
+    @property
+    def regret(self) -> float:
+        """Hint regret (SPADE's): mean return with the hint minus mean return without."""
+        return self.mean_return_hint - self.mean_return
+
+    @property
+    def oracle_regret(self) -> float | None:
+        """Return of the file's own solution minus the no-hint mean return; None without a solution."""
+        return None if self.oracle_return is None else self.oracle_return - self.mean_return
+
 
 DesignerReward = Callable[[EnvStats], float]
 
@@ -44,7 +54,7 @@ REGRET_SCALE = 0.15
 
 def hint_regret(s: EnvStats) -> float:
     """Mean return with the hint minus mean return without (SPADE's regret)."""
-    return s.mean_return_hint - s.mean_return
+    return s.regret
 
 
 def regret_floored(s: EnvStats) -> float:
@@ -80,9 +90,7 @@ def oracle_regret(s: EnvStats) -> float:
 
     Without a solution it falls back to hint regret, so the choice never fails mid-run.
     """
-    if s.oracle_return is None:
-        return hint_regret(s)
-    return s.oracle_return - s.mean_return
+    return s.regret if s.oracle_regret is None else s.oracle_regret
 
 
 DESIGNER_REWARDS: dict[str, DesignerReward] = {

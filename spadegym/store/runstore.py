@@ -28,12 +28,15 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..rollout.records import Episode
 from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
+
+if TYPE_CHECKING:
+    from .record import RoundRecord
 
 DB_NAME = "run.sqlite"
 SPLITS = ("train", "heldout")
@@ -347,6 +350,38 @@ class RunStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def write_round(self, record: RoundRecord) -> None:
+        """Everything of one round in one transaction: proposals and new levels, designer rewards,
+        episodes (train and held-out), per-level scores, resume state, and the summary last."""
+        from ..envfile import inspect_source
+        from ..families import difficulty_index
+
+        if record.summary is None:
+            raise ValueError(f"round {record.round} has no summary yet; summarize it before writing")
+        with self.round(record.round) as tx:
+            for p in record.proposals:
+                c = p.candidate
+                tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
+                if p.valid:
+                    meta = {"difficulty": difficulty_index(c.family, c.knobs),
+                            "class_name": inspect_source(c.source).class_name, **c.meta}
+                    tx.add_environment(p.name, c.source, c.hint, c.skill, c.family, c.knobs, dataclasses.asdict(c.lineage),
+                                       p.code_hash, meta)
+            for fb in record.feedback:
+                if fb.candidate_id:
+                    tx.set_proposal_reward(fb.candidate_id, fb.reward)
+            tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "train"} for e in record.episodes])
+            tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "heldout"}
+                             for e in record.heldout_episodes])
+            tx.add_scores([{
+                "env_id": env_id, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint, "regret": s.regret,
+                "oracle_regret": s.oracle_regret, "designer_reward": record.rewards[env_id], "plays": s.plays,
+                "plays_hint": s.plays_hint, "difficulty": record.difficulty.get(env_id),
+            } for env_id, s in record.stats.items()])
+            for key, state in record.states.items():
+                tx.save_state(key, state)
+            tx.finish(record.summary.to_dict())
 
     # -- reading ---------------------------------------------------------
 

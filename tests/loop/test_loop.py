@@ -52,9 +52,10 @@ def test_resume_continues_exactly(tmp_path):
     straight = run(RunConfig(rounds=3, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
     run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
     resumed = run(resume=tmp_path / "b", rounds=3, console=quiet(), report=False)
-    assert [s["round"] for s in resumed.summaries] == [2]
+    assert [s.round for s in resumed.summaries] == [2]
     keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner")
-    assert {k: straight.summaries[-1].get(k) for k in keys} == {k: resumed.summaries[-1].get(k) for k in keys}
+    last, resumed_last = straight.summaries[-1].to_dict(), resumed.summaries[-1].to_dict()
+    assert {k: last.get(k) for k in keys} == {k: resumed_last.get(k) for k in keys}
 
 
 def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
@@ -141,7 +142,7 @@ def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
                            llm={"concurrency": 8, "max_tokens": 512})
         result = run(config, tmp_path / "llm", console=quiet(), report=False)
     summary = result.summaries[0]
-    assert summary["valid"] == 2 and summary["episodes"] == 8
+    assert summary.valid == 2 and summary.episodes == 8
     with RunStore.open(tmp_path / "llm") as store:
         episodes = store.episodes(split="train")
         assert all(t["action"] == "5" for ep in episodes for t in ep["turns"])
@@ -154,7 +155,7 @@ def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
 def test_designer_reward_is_chosen_by_name(tmp_path, reward):
     result = run(RunConfig(rounds=1, designer_reward=reward, **TINY_CONFIG), tmp_path / reward,
                  console=quiet(), report=False)
-    assert result.summaries[0]["designer_reward_mean"] is not None
+    assert result.summaries[0].designer_reward_mean is not None
     # Each stored reward is the named function of the stored statistics, not another reward.
     expected = {
         "regret": lambda row: row["regret"],
@@ -209,7 +210,7 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
         result = run(config, tmp_path / f"run-{seed}-{heldout_seed}", console=quiet(), report=False)
         with RunStore.open(tmp_path / f"run-{seed}-{heldout_seed}") as store:
             episodes = store.episodes(split="heldout")
-        return sorted((ep["env_id"], ep["seed"]) for ep in episodes), result.summaries[-1]
+        return sorted((ep["env_id"], ep["seed"]) for ep in episodes), result.summaries[-1].to_dict()
 
     shared_a, summary = heldout_seeds(1, 7)
     shared_b, _ = heldout_seeds(2, 7)
