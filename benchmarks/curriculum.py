@@ -36,7 +36,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from spadegym.designers.sampler import SamplerDesigner, baseline_overrides
+from spadegym.designers.sampler import baseline_overrides
 from spadegym.loop import RunConfig, run
 
 ARMS = {
@@ -64,7 +64,7 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
         else:
             settings[key] = value
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
-        intended = baseline_overrides(SamplerDesigner(settings["designer"], rounds=rounds))
+        intended = baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds, "seed": heldout_seed}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round

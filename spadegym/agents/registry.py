@@ -71,13 +71,14 @@ def _scripted(argument: str, seed: int, options: dict[str, Any]) -> Agent:
 
 
 def _learner(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+    config = options.pop("config", None)  # a LearnerConfig or a dict of its fields (a run's ``learner`` section)
     _no_options("learner", options)
     try:
         from .learner import make_learner
     except ImportError as exc:
         raise AgentSpecError(f"the built-in learner is not available in this installation ({exc}).") from None
     try:
-        return make_learner(argument or None, seed)
+        return make_learner(argument or None, seed, config)
     except (OSError, ValueError) as exc:  # CheckpointError is a ValueError
         message = str(exc).rstrip(".")
         raise AgentSpecError(f"cannot load the learner from '{argument}': {message}.") from None

@@ -36,6 +36,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
 from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage
 
@@ -45,26 +47,21 @@ OPERATORS = ("new", "harder", "easier", "variant", "reshape")
 _UNORDERED = (*FREE_KNOBS, "reward_shaping")
 
 
-@dataclass
-class MutationConfig:
-    """Settings of the mutation designer."""
+class MutationConfig(BaseModel):
+    """Settings of the mutation designer (the ``mutation`` section of a run's config)."""
 
-    learning_rate: float = 0.3  # step size of the operator preferences
-    baseline_rate: float = 0.1  # how fast the reward baseline follows the rewards
-    exploration: float = 0.1  # share of the operator policy that stays uniform
-    parent_temperature: float = 0.5  # rank prioritisation: lower = prefer the best-scored parents more
-    per_skill: bool = False  # separate operator preferences for each skill
-    max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
-    new_max_level: int = 0  # fresh draws start at the easiest level(s) 0..new_max_level (ACCEL); edits climb
-    # Each slot goes to the skill's least-proposed family, then mutates that family's best parents.
-    # Rank-prioritised parents alone concentrate on a few families (one run proposed 63 levels of
-    # one family and none of another), and a learner that never sees a family cannot learn it.
-    balance_families: bool = True
-    directed: bool = True  # edit direction follows the parent's win rate (see the module docstring)
-    # No-hint win rates: below the band only easier edits, above it only harder. The top is where the
-    # band reward's plateau ends (0.6): this learner's easiest levels stall near it (a fixed pool of
-    # them gained little held-out success from 36 to 72 rounds), so waiting for 0.8 kept families there.
-    band: tuple[float, float] = (0.2, 0.6)
+    model_config = {"extra": "forbid"}
+
+    learning_rate: float = Field(0.3, gt=0, description="Step size of the operator preferences.")
+    baseline_rate: float = Field(0.1, gt=0, le=1, description="How fast the reward baseline follows the rewards.")
+    exploration: float = Field(0.1, ge=0, le=1, description="Share of the operator policy that stays uniform.")
+    parent_temperature: float = Field(0.5, gt=0, description="Rank prioritisation of parents: lower prefers the best-scored more.")
+    per_skill: bool = Field(False, description="Separate operator preferences for each skill.")
+    max_attempts: int = Field(50, ge=1, description="Draws per slot before giving up on a level not proposed yet.")
+    new_max_level: int = Field(0, ge=0, description="Fresh draws start at levels 0..new_max_level (ACCEL); edits climb.")
+    balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
+    directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
+    band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder; its top is where the band reward's plateau ends.")
 
 
 @dataclass
@@ -83,7 +80,7 @@ class MutationDesigner:
     name = "mutation"
 
     def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None):
-        self.config = MutationConfig(**config) if isinstance(config, dict) else (config or MutationConfig())
+        self.config = MutationConfig.model_validate(config or {})
         self.rng = random.Random(seed)
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
@@ -243,7 +240,7 @@ class MutationDesigner:
         version, internal, gauss = self.rng.getstate()
         return {
             "version": VERSION,
-            "config": self.config.__dict__.copy(),
+            "config": self.config.model_dump(),
             "serial": self.serial,
             "rng": [version, list(internal), gauss],
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
@@ -252,7 +249,7 @@ class MutationDesigner:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.config = MutationConfig(**state.get("config", {}))
+        self.config = MutationConfig.model_validate(state.get("config", {}))
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
             version, internal, gauss = state["rng"]

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import difflib
-import inspect
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,14 @@ class UnknownDesigner(UserError, ValueError):
 def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     """Build a designer from its spec.
 
-    Options the LLM designer reads: ``sandbox``, ``validation`` (a ValidationConfig
-    or a dict of its fields), ``corpus`` (a JSONL path; None = the shipped corpus,
-    False = no grounding), ``llm`` (a dict of EndpointConfig fields, e.g.
-    temperature, max_tokens, concurrency), ``config`` (an LLMDesignerConfig or a
-    dict), ``validator``. The mutation designer gets the options its constructor
-    accepts; the rest are ignored. The ``staged`` sampler reads ``rounds`` (the
-    run's length, which its stages divide).
+    Each kind reads the options it needs and ignores the rest, so a caller can
+    pass every section of a run's config. The LLM designer reads ``sandbox``,
+    ``validation`` (a ValidationConfig or a dict of its fields), ``corpus`` (a
+    JSONL path; None = the shipped corpus, False = no grounding), ``llm`` (a dict
+    of EndpointConfig fields, e.g. temperature, max_tokens, concurrency),
+    ``llm_designer`` (an LLMDesignerConfig or a dict) and ``validator``. The
+    mutation designer reads ``mutation`` (a MutationConfig or a dict). The
+    ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide).
     """
     spec = spec.strip()
     if spec == "mutation":
@@ -56,10 +56,7 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
 def _mutation(seed: int, options: dict[str, Any]) -> Designer:
     from .mutation import MutationDesigner
 
-    accepted = inspect.signature(MutationDesigner).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-    kwargs = {k: v for k, v in options.items() if takes_any or k in accepted}
-    return MutationDesigner(seed=seed, **kwargs)
+    return MutationDesigner(seed=seed, config=options.get("mutation"))
 
 
 def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
@@ -88,9 +85,7 @@ def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
     else:
         corpus = Corpus.default()
 
-    config = options.get("config")
-    if isinstance(config, dict):
-        config = LLMDesignerConfig(**config)
+    config = LLMDesignerConfig.model_validate(options.get("llm_designer") or {})
     validation = options.get("validation")
     if isinstance(validation, dict):
         from ..validate import ValidationConfig

@@ -100,10 +100,10 @@ def _jsonable(state: tuple) -> tuple:
     return version, list(internal), gauss
 
 
-def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
-    """Buffer settings that make the loop play a sampler's levels as its baseline intends."""
-    if designer.pool:
-        n = designer.pool_size()
+def baseline_overrides(spec: str) -> dict[str, Any]:
+    """Buffer settings that make the loop play a sampler's levels as its baseline intends (a pure function of the spec)."""
+    if spec.startswith("fixed:"):
+        n = len(_pool(spec.split(":")[1]))
         return {"capacity": max(n, 1), "replay_fraction": 1.0, "min_fill": n, "staleness_coef": 1.0,
                 "balance": "none", "retire_after": 0}
     return {"replay_fraction": 0.0}

@@ -17,13 +17,17 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from ..agents.learner.agent import LearnerConfig
 from ..curriculum import BufferConfig
+from ..designers.llm_config import LLMDesignerConfig
+from ..designers.mutation import MutationConfig
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
 from ..families import SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
+from ..validate.config import ValidationConfig
 
 try:  # Python >= 3.11
     import tomllib
@@ -73,16 +77,18 @@ class RunConfig(BaseModel):
     hint_plays: int = Field(16, ge=0, description="Plays per environment with the hint (H).")
     group_size: int = Field(8, ge=1, description="Plays sharing one instance seed (a GRPO group).")
     train_on_hint: bool | None = Field(None, description="Train the agent on hint plays too (default: yes for the learner, no for LLMs).")
-    mutation: dict[str, Any] = Field(default_factory=dict, description="Mutation designer settings, e.g. {directed = false} (see spadegym.designers.mutation.MutationConfig).")
+    mutation: MutationConfig = Field(default_factory=MutationConfig, description="The mutation designer's settings (designer = \"mutation\").")
+    llm_designer: LLMDesignerConfig = Field(default_factory=LLMDesignerConfig, description="The LLM designer's prompting, repair and hint settings (designer = \"openai:...\").")
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
-    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for LLM roles.")
+    learner: LearnerConfig = Field(default_factory=LearnerConfig, description="The built-in learner's model and optimiser (agent = \"learner\").")
+    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Sampling and connection settings for roles played by an OpenAI-compatible model.")
     heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
     executor: str = Field("local", pattern=f"^({'|'.join(EXECUTORS)})$", description="Where validation and rollouts run: local (one sandbox in this process) or ray (actors that each own a sandbox; see ray).")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
-    validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+    validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
     tensorboard: bool = Field(True, description="Write round scalars to <run>/tensorboard/ (needs the tensorboard package; skipped without it).")
 
     @field_validator("skills")
@@ -90,19 +96,6 @@ class RunConfig(BaseModel):
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
-        return value
-
-    @field_validator("mutation")
-    @classmethod
-    def _known_mutation_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from dataclasses import fields
-
-        from ..designers.mutation import MutationConfig
-
-        known = [f.name for f in fields(MutationConfig)]
-        unknown = sorted(set(value) - set(known))
-        if unknown:
-            raise ValueError(f"unknown mutation setting '{unknown[0]}'; known: {', '.join(known)}")
         return value
 
     @field_validator("designer_reward")
@@ -117,10 +110,10 @@ class RunConfig(BaseModel):
     def _baseline_buffer(self) -> RunConfig:
         """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
         whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""
-        from ..designers.sampler import SAMPLER_SPECS, SamplerDesigner, baseline_overrides
+        from ..designers.sampler import SAMPLER_SPECS, baseline_overrides
 
         if self.designer in SAMPLER_SPECS:
-            intended = baseline_overrides(SamplerDesigner(self.designer, rounds=self.rounds))
+            intended = baseline_overrides(self.designer)
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:
                 self.buffer = self.buffer.model_copy(update=update)

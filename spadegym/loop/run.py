@@ -7,6 +7,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -38,6 +39,16 @@ def versions() -> dict[str, str]:
     return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
 
 
+def agent_options(config: RunConfig) -> dict[str, Any]:
+    """The section of the config the agent's kind reads: ``learner`` for the learner, ``llm`` for a model."""
+    kind = config.agent.partition(":")[0]
+    if kind == "learner":
+        return {"config": config.learner}
+    if kind == "openai":
+        return config.llm.model_dump()
+    return {}
+
+
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents import make_agent
     from ..designers.registry import make_designer
@@ -45,10 +56,11 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     llm = config.llm.model_dump()
     # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
     sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
-    designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus,
-                             llm=llm, validation=config.validation, rounds=config.rounds,
-                             **({"config": config.mutation} if config.designer == "mutation" else {}))
-    agent = make_agent(config.agent, seed=config.seed, **(llm if config.agent.startswith("openai:") else {}))
+    # Each kind picks its own section (mutation, llm_designer, learner, llm) and ignores the others.
+    designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus, llm=llm,
+                             validation=config.validation, rounds=config.rounds, mutation=config.mutation,
+                             llm_designer=config.llm_designer)
+    agent = make_agent(config.agent, seed=config.seed, **agent_options(config))
     return SelfPlay(config, store, executor, designer, agent)  # a resumed learner restores its checkpoint there
 
 

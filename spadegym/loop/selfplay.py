@@ -205,7 +205,7 @@ class SelfPlay:
         # The gate runs on every candidate not validated yet at once (the executor may spread them out).
         unchecked = [i for i, (_name, c) in enumerate(drafts) if c.verdict is None]
         jobs = [ValidationJob(drafts[i][1].source, f"{drafts[i][0]}.py", drafts[i][1].hint) for i in unchecked]
-        checked = dict(zip(unchecked, self.executor.validate(jobs, self._validation_config())))
+        checked = dict(zip(unchecked, self.executor.validate(jobs, self.config.validation)))
         judge = Judge(known=self.buffer.duplicate_of)
         proposals: list[Proposal] = []
         for i, (name, cand) in enumerate(drafts):
@@ -214,11 +214,6 @@ class SelfPlay:
             if proposal.valid:
                 self._register(name, EnvSpec(name, cand.source, f"{name}.py", cand.hint))
         return proposals
-
-    def _validation_config(self) -> Any:
-        from ..validate import ValidationConfig
-
-        return ValidationConfig(**self.config.validation)
 
     def context(self, n: int, skill: str, count: int) -> DesignContext:
         """The difficulty picture the designer sees for one skill."""

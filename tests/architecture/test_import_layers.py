@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"sandbox"},
     {"validate"},
     {"signals"},
+    {"executor"},
     {"rollout"},
     {"agents"},
     {"families"},

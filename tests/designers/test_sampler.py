@@ -19,7 +19,7 @@ def test_fixed_easy_proposes_every_family_once_at_level_zero():
     assert {c.family for c in proposed} == {f.name for f in list_families()}
     assert all(c.knobs == next(f for f in list_families() if f.name == c.family).level_knobs(0) for c in proposed)
     assert asyncio.run(designer.propose(DesignContext(skill="Optimization", count=5))) == []  # the pool is spent
-    overrides = baseline_overrides(designer)
+    overrides = baseline_overrides(designer.spec)
     assert overrides["min_fill"] == len(list_families()) and overrides["replay_fraction"] == 1.0
     assert overrides["retire_after"] == 0  # a fixed pool is replayed for the whole run
 
@@ -30,7 +30,7 @@ def test_uniform_draws_stay_in_the_skill_and_are_seeded():
     assert [c.knobs for c in a] == [c.knobs for c in b]
     assert {c.skill for c in a} == {"Spatial Reasoning"}
     assert len({c.candidate_id for c in a}) == 6
-    assert baseline_overrides(SamplerDesigner("uniform")) == {"replay_fraction": 0.0}
+    assert baseline_overrides("uniform") == {"replay_fraction": 0.0}
 
 
 def test_state_round_trip_resumes_the_same_draws():
@@ -67,7 +67,7 @@ def test_staged_climbs_one_level_per_equal_share_of_the_rounds():
     assert levels_by_round[0] == {0} and levels_by_round[-1] == {top}
     flat = [min(levels) for levels in levels_by_round]
     assert flat == sorted(flat)  # never back down
-    assert baseline_overrides(designer) == {"replay_fraction": 0.0}  # fresh levels every round
+    assert baseline_overrides(designer.spec) == {"replay_fraction": 0.0}  # fresh levels every round
 
 
 def test_staged_without_a_run_length_says_what_it_needs():

@@ -112,7 +112,11 @@ def test_config_errors_are_one_sentence(tmp_path):
                                "--print-config").stdout)["buffer"]
     assert pool["replay_fraction"] == 1.0 and pool["balance"] == "none" and pool["retire_after"] == 2  # by hand wins
     typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
-    assert typo.returncode == 2 and "unknown mutation setting 'directd'" in typo.stderr and "directed" in typo.stderr
+    assert typo.returncode == 2 and "'mutation.directd' is not a known setting" in typo.stderr
+    assert "did you mean 'directed'" in typo.stderr and "Traceback" not in typo.stderr
+    for bad in ("validation.random_episode=3", "llm_designer.repair_turn=1", "learner.hiden=8"):
+        refused = spadegym("run", "--set", bad, "--print-config")
+        assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
 
@@ -175,6 +179,21 @@ def test_mutation_settings_reach_the_designer(tmp_path):
     with RunStore.open(tmp_path / "run") as store:
         saved = store.load_state("designer")["config"]
     assert saved["directed"] is False and saved["new_max_level"] == 3
+
+
+def test_every_component_picks_its_own_section(tmp_path):
+    from spadegym.executor import make_executor
+    from spadegym.loop.run import build_parts
+
+    config = RunConfig(designer="openai:m@http://127.0.0.1:9/v1", llm_designer={"repair_turns": 0},
+                       validation={"random_episodes": 3}, learner={"hidden": 4}, seed=5)
+    with make_executor("local", config.sandbox) as box, RunStore.create(tmp_path / "run", config.model_dump(mode="json"), {}) as store:
+        loop = build_parts(config, store, box)
+        try:
+            assert loop.designer.config.repair_turns == 0 and loop.designer._validation.random_episodes == 3
+            assert loop.agent.config.hidden == 4 and loop.agent.config.seed == 5  # unset seed: the run's
+        finally:
+            loop.close()
 
 
 def test_fresh_levels_are_shared_evenly_over_the_skills():

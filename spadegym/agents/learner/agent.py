@@ -52,7 +52,7 @@ class LearnerConfig(BaseModel):
     clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
     distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
     cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
-    seed: int = Field(0, description="Seeds the initial weights and the action sampling.")
+    seed: int | None = Field(None, description="Seeds the initial weights and the action sampling; unset: the run's seed (0 outside a run).")
 
 
 class Learner:
@@ -66,6 +66,8 @@ class Learner:
 
     def __init__(self, config: LearnerConfig | None = None):
         self.config = config or LearnerConfig()
+        if self.config.seed is None:
+            self.config = self.config.model_copy(update={"seed": 0})
         c = self.config
         self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries)
         self.scorer = Scorer(c.hash_bits, c.hidden, c.seed, c.init_scale)
@@ -251,8 +253,14 @@ class Learner:
         return learner
 
 
-def make_learner(path: str | None = None, seed: int = 0) -> Learner:
-    """The learner for the agent specs ``learner`` (fresh, seeded) and ``learner:DIR`` (a checkpoint)."""
+def make_learner(path: str | None = None, seed: int = 0, config: LearnerConfig | dict[str, Any] | None = None) -> Learner:
+    """The learner for the agent specs ``learner`` (fresh) and ``learner:DIR`` (a checkpoint, with its own config).
+
+    A fresh learner takes ``config``; its ``seed`` is the run's ``seed`` unless the config sets one.
+    """
     if path:
         return Learner.load(path)
-    return Learner(LearnerConfig(seed=seed))
+    settings = LearnerConfig.model_validate(config or {})
+    if settings.seed is None:
+        settings = settings.model_copy(update={"seed": seed})
+    return Learner(settings)
