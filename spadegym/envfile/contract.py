@@ -110,9 +110,9 @@ def episode_return(last_reward: float, terminated: bool) -> float:
     return clip_reward(last_reward) if terminated else 0.0
 
 
-def is_success(ret: float) -> bool:
-    """An episode counts as a win when its return is positive."""
-    return ret > 0.0
+def is_success(ret: float, failure: str | None = None) -> bool:
+    """An episode counts as a win when it ran clean (no failure) and its return is positive."""
+    return failure is None and ret > 0.0
 
 
 def hint_line(hint: str) -> str:

@@ -11,6 +11,15 @@ A round reads like the algorithm (``SelfPlay.round``):
 
 Rule of the curriculum: a level earns its designer reward from how the agent
 does on it *now*, so the designer keeps proposing levels at the frontier.
+
+An environment's life, in the words the code uses:
+
+    candidate    what a designer proposes: a source file, its hint, skill and lineage (``Candidate``)
+    proposal     a candidate with the judge's verdict and refusal, if any (``Proposal``)
+    spec         an accepted file as the runner plays it (``EnvSpec``); its id makes it a level
+    level        an accepted environment in the buffer, with its scores and plays (``LevelRecord``)
+    statistics   what one round of plays says about a level (``EnvStats``: win rates, regret)
+    summary      what the designer is shown of a level (``LevelSummary``); a round's figures are a ``RoundSummary``
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from ..envfile import EnvFileInfo, inspect_source
 from ..executor import Executor, ValidationJob
 from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
-from ..signals import get_designer_reward
+from ..signals import bands, get_designer_reward
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
 from . import steps
@@ -225,12 +234,12 @@ class SelfPlay:
                                 source=source, depth=r.depth, retired=self.buffer.retired(r))
 
         ranked = self.buffer.ranked(skill)
-        lo, hi = 0.15, 0.85
+        lo, hi = bands.FRONTIER
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "design", n, skill),
             frontier=[summary(r) for r in ranked if lo <= r.win_rate <= hi][:8],
-            mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
-            hopeless=[summary(r) for r in ranked if r.win_rate_hint < 0.1][:4],
+            mastered=[summary(r) for r in ranked if r.win_rate > bands.MASTERED][:4],
+            hopeless=[summary(r) for r in ranked if r.win_rate_hint < bands.HOPELESS][:4],
             parents=[summary(r) for r in _best_per_family(ranked, 8)],
         )
 

@@ -16,11 +16,8 @@ from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..envfile import EnvFileInfo
 from ..rollout import Episode
-from ..signals import EnvStats, center_by_skill, invalid_reward, pearson
+from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
-
-#: Learnable band of the summary's "band fraction": levels the agent wins sometimes, not always.
-LEARNABLE_BAND = (0.2, 0.8)
 
 
 def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFileInfo],
@@ -90,7 +87,7 @@ def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mappin
         played=len(record.chosen), replayed=len(record.replayed),
         win_rate=mean(win), win_rate_hint=mean([s.win_rate_hint for s in stats]),
         regret_mean=mean([s.regret for s in stats]), designer_reward_mean=mean(list(record.rewards.values())),
-        band_fraction=mean([float(LEARNABLE_BAND[0] <= w <= LEARNABLE_BAND[1]) for w in win]),
+        band_fraction=mean([float(bands.LEARNABLE[0] <= w <= bands.LEARNABLE[1]) for w in win]),
         difficulty_mean=mean(difficulty), difficulty_new_mean=mean(new_difficulty),
         skill_mix=dict(Counter(skills[e] for e in record.chosen if e in skills)),
         hint_oracle_corr=pearson([a for a, _ in oracle], [b for _, b in oracle]),

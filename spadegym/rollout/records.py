@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..envfile.contract import is_success
+
 
 @dataclass
 class Turn:
@@ -44,7 +46,8 @@ class Episode:
 
     @property
     def success(self) -> bool:
-        return self.failure is None and self.ret > 0.0
+        """The contract's success rule (``envfile.is_success``)."""
+        return is_success(self.ret, self.failure)
 
     @property
     def scored(self) -> bool:

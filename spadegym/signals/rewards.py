@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import bands
+
 
 @dataclass
 class EnvStats:
@@ -46,8 +48,8 @@ class EnvStats:
 
 DesignerReward = Callable[[EnvStats], float]
 
-#: Band limits of the paper's "plateau" reward.
-BAND_LOW, BAND_HIGH, BAND_FALLOFF = 0.4, 0.6, 0.25
+#: Band limits of the paper's "plateau" reward (see ``bands``).
+(BAND_LOW, BAND_HIGH), BAND_FALLOFF = bands.PLATEAU, bands.PLATEAU_FALLOFF
 #: Regret that saturates the blend's regret term (paper: 0.15).
 REGRET_SCALE = 0.15
 

@@ -30,8 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..envfile.contract import is_success
 from ..errors import UserError
-from ..rollout.records import Episode
 from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
 
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 DB_NAME = "run.sqlite"
 SPLITS = ("train", "heldout")
-_EPISODE_FIELDS = {f.name for f in dataclasses.fields(Episode)}
 _SCORE_REALS = ("win_rate", "win_rate_hint", "regret", "oracle_regret", "designer_reward")
 _SCORE_COUNTS = ("plays", "plays_hint")
 
@@ -173,9 +172,8 @@ class RoundTransaction:
             if split not in SPLITS:
                 raise ValueError(f"episode split must be one of {SPLITS}, not {split!r}")
             success = ep.get("success")
-            if success is None:  # the one success rule lives on Episode
-                fields = {k: v for k, v in ep.items() if k in _EPISODE_FIELDS and k != "turns"}
-                success = Episode.from_dict({"seed": 0, "hinted": False, **fields}).success
+            if success is None:  # the contract's one success rule
+                success = is_success(float(ep.get("ret", 0.0)), ep.get("failure"))
             rows.append(
                 (
                     int(ep.get("round", self.round)),
