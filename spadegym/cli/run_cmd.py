@@ -38,6 +38,8 @@ def run_command(
 
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
+    from rich.console import Console
+
     from ..loop import load_config, run
     from ..loop.run import check_resume_dir
 
@@ -52,10 +54,10 @@ def run_command(
                 with RunStore.open(resume) as store:
                     typer.echo(json.dumps(store.config, indent=2))
                 return
-            run(resume=resume, rounds=rounds, report=not no_report)
+            run(resume=resume, rounds=rounds, report=not no_report, console=Console())
             return
         cfg = load_config(config, overrides, sets)
         if print_config:
             typer.echo(json.dumps(cfg.model_dump(mode="json"), indent=2))
             return
-        run(cfg, out, report=not no_report)
+        run(cfg, out, report=not no_report, console=Console())

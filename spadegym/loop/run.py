@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import UserError
 from ..executor import Executor, make_executor
@@ -18,9 +18,9 @@ from ..llm.client import LLMError
 from ..sandbox import Sandbox
 from ..store import RunStore
 from ..store.record import RoundSummary
+from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
 from .config import RunConfig, validate_config
 from .selfplay import SelfPlay
-from .tensorboard import ScalarBoard
 
 
 @dataclass
@@ -65,9 +65,13 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,
-        rounds: int | None = None, console: Console | None = None, report: bool = True) -> RunResult:
-    """Run (or resume) self-play; every round is committed to ``out/run.sqlite`` as it finishes."""
-    console = console or Console()
+        rounds: int | None = None, callbacks: Sequence[RunCallback] = (), console: Console | None = None,
+        report: bool = True) -> RunResult:
+    """Run (or resume) self-play; every round is committed to ``out/run.sqlite`` as it finishes.
+
+    It prints nothing itself: ``callbacks`` see the run as it goes, and ``console``
+    attaches the console line and progress bar (``ConsoleCallback``) as the CLI does.
+    """
     if resume is not None:
         store = RunStore.open(resume)
         config = validate_config(store.config, source=f"{resume}/run.sqlite")
@@ -77,63 +81,53 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         config = config or RunConfig()
         run_dir = Path(out) if out else Path("runs") / time.strftime("run-%Y%m%d-%H%M%S")
         store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
+    hooks = [*([TensorBoardCallback()] if config.tensorboard else []), *callbacks,
+             *([ConsoleCallback(console)] if console is not None else [])]
+
+    def note(message: str) -> None:
+        for hook in hooks:
+            hook.on_note(message)
+
     summaries: list[RoundSummary] = []
     try:
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
-            console.print(f"[bold]spadegym run[/] → {store.dir}  ({executor.describe()}, "
-                          f"designer: {config.designer}, agent: {config.agent}, reward: {config.designer_reward})",
-                          highlight=False, soft_wrap=True)
             loop = build_parts(config, store, executor)
             stack.callback(loop.close)
-            board = stack.enter_context(ScalarBoard(store.dir if config.tensorboard else None))
-            if board.active:
-                console.print(f"TensorBoard scalars → {board.logdir}", highlight=False, soft_wrap=True)
             first = loop.state.next_round
+            start = RunStart(store.dir, executor.describe(), config.designer, config.agent, config.designer_reward,
+                             first, config.rounds)
+            for hook in hooks:
+                stack.callback(hook.on_end)
+                hook.on_start(start)
+            for hook in hooks:
+                if isinstance(hook, TensorBoardCallback) and hook.board.active:
+                    note(f"TensorBoard scalars → {hook.board.logdir}")
             if first >= config.rounds:
-                console.print(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
-            columns = (TextColumn("[progress.description]{task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn())
-            with Progress(*columns, console=console, transient=True) as progress:
-                task = progress.add_task("self-play rounds", total=config.rounds, completed=first)
-                for n in range(first, config.rounds):
-                    summary = loop.round(n)
-                    summaries.append(summary)
-                    board.add(summary.to_dict())  # after the round is committed, so the board never runs ahead
-                    console.print(summary_line(summary), highlight=False, soft_wrap=True)
-                    progress.update(task, advance=1)
-                    if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
-                        console.print(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
-                        break
+                note(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
+            for n in range(first, config.rounds):
+                summary = loop.round(n)
+                summaries.append(summary)
+                for hook in hooks:  # after the round is committed, so nothing shown runs ahead of the store
+                    hook.on_round(summary)
+                if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
+                    note(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
+                    break
     except LLMError as exc:  # a model server that is down or refuses: stop cleanly, keep the rounds
         raise UserError(f"{exc} Completed rounds are saved; resume with: spadegym run --resume {store.dir}") from None
     except KeyboardInterrupt:
-        console.print(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
+        note(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
         raise
     finally:
         last = store.last_complete_round()
         store.close()
-    console.print(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)",
-                  highlight=False, soft_wrap=True)
+    note(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
     report_path = None
     if report:
         from ..report import write_report
 
         report_path = write_report(store.dir)
-        console.print(f"Report: {report_path}", highlight=False, soft_wrap=True)
+        note(f"Report: {report_path}")
     return RunResult(store.dir, (last + 1) if last is not None else 0, summaries, report_path)
-
-
-def summary_line(s: RoundSummary) -> str:
-    """One line per round: what the designer made, how the agent did, what the curriculum holds."""
-    def f(value: float | None, fmt: str = ".2f") -> str:
-        return "  -  " if value is None else format(value, fmt)
-
-    held = f"  heldout {s.heldout['heldout_success']:.2f}/{s.heldout.get('heldout_success_hint', 0):.2f}" \
-        if "heldout_success" in s.heldout else ""
-    return (f"round {s.round:>3}  valid {s.valid}/{s.proposals}  played {s.played} "
-            f"(replay {s.replayed})  win {f(s.win_rate)}  hint {f(s.win_rate_hint)}  "
-            f"regret {f(s.regret_mean, '+.2f')}  band {f(s.band_fraction)}  "
-            f"difficulty {f(s.difficulty_mean)}{held}  {s.seconds:.1f}s")
 
 
 def check_resume_dir(path: str | Path) -> Path:

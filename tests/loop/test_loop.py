@@ -238,3 +238,29 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
     assert own != shared_b
     # The suite's ends (level 0 and each family's top level) are also scored level by level.
     assert "0" in summary["heldout_by_level"] and len(summary["heldout_by_level"]) >= 2
+
+
+def test_run_prints_nothing_and_calls_back_in_order(tmp_path, capsys):
+    from spadegym.loop import RunCallback
+
+    class Record(RunCallback):
+        def __init__(self):
+            self.calls = []
+
+        def on_start(self, start):
+            self.calls.append(("start", start.first_round, start.rounds))
+
+        def on_round(self, summary):
+            self.calls.append(("round", summary.round))
+
+        def on_note(self, message):
+            self.calls.append(("note", message.split()[0]))
+
+        def on_end(self):
+            self.calls.append(("end",))
+
+    hook = Record()
+    config = RunConfig(rounds=2, **{**TINY_CONFIG, "tensorboard": False})
+    run(config, tmp_path / "run", callbacks=[hook], report=False)
+    assert capsys.readouterr().out == ""  # the library loop prints nothing by itself
+    assert hook.calls == [("start", 0, 2), ("round", 0), ("round", 1), ("end",), ("note", "Run")]
