@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import UserError
+from ..plugins import import_object, is_import_path
 from .base import Agent
 
 #: Spec forms, as the error messages and `--help` show them.
@@ -25,6 +26,7 @@ SPEC_FORMS = {
     "scripted": "scripted:FILE",
     "learner": "learner[:DIR]",
     "openai": "openai:MODEL[@BASE_URL]",
+    "own": "package.module:Class",
 }
 
 
@@ -113,6 +115,18 @@ def _openai(argument: str, seed: int, options: dict[str, Any]) -> Agent:
     return OpenAIAgent(endpoint, config)
 
 
+def _own(spec: str, seed: int, options: dict[str, Any]) -> Agent:
+    try:
+        cls = import_object(spec, "agent")
+    except ValueError as exc:
+        raise AgentSpecError(str(exc)) from None
+    agent = cls(seed=seed, **options)
+    if not isinstance(agent, Agent):
+        raise AgentSpecError(f"agent '{spec}' does not implement the Agent protocol (name, keeps_history, "
+                             "needs_valid_actions, lockstep, act, end_episodes, aclose); see spadegym.rollout.agent.")
+    return agent
+
+
 _FACTORIES: dict[str, Callable[[str, int, dict[str, Any]], Agent]] = {
     "random": _random, "human": _human, "scripted": _scripted, "learner": _learner, "openai": _openai,
 }
@@ -124,7 +138,13 @@ def agent_kinds() -> list[str]:
 
 
 def make_agent(spec: str, *, seed: int = 0, **options: Any) -> Agent:
-    """Build the agent a spec names; ``options`` are the kind's settings (e.g. temperature for openai)."""
+    """Build the agent a spec names; ``options`` are the kind's settings (e.g. temperature for openai).
+
+    ``package.module:Class`` names your own: it is built as ``Class(seed=seed, **options)``
+    and must implement ``Agent`` (and ``LearningAgent`` to be trained).
+    """
+    if is_import_path(spec.strip()):
+        return _own(spec.strip(), seed, options)
     kind, _, argument = spec.strip().partition(":")
     factory = _FACTORIES.get(kind)
     if factory is None:

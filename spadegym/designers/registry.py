@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..plugins import import_object, is_import_path
 from .base import Designer
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all", "staged")
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all", "staged",
+                  "package.module:Class")
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
 
@@ -35,6 +37,15 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide).
     """
     spec = spec.strip()
+    if is_import_path(spec):  # your own: built as Class(seed=seed), must implement Designer
+        try:
+            designer = import_object(spec, "designer")(seed=seed)
+        except ValueError as exc:
+            raise UnknownDesigner(str(exc)) from None
+        if not isinstance(designer, Designer):
+            raise UnknownDesigner(f"designer '{spec}' does not implement the Designer protocol (name, async propose, "
+                                  "state_dict, load_state_dict); see spadegym.designers.base.")
+        return designer
     if spec == "mutation":
         return _mutation(seed, options)
     if spec.startswith("openai:"):

@@ -11,7 +11,6 @@ valid one: see ``invalid_reward``.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plugins import import_object
 from . import bands
 
 
@@ -111,12 +111,7 @@ def get_designer_reward(name: str) -> DesignerReward:
     if name in DESIGNER_REWARDS:
         return DESIGNER_REWARDS[name]
     if ":" in name:
-        module_name, _, attr = name.partition(":")
-        try:
-            fn = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"designer_reward '{name}' cannot be imported ({exc}); "
-                             "give module:function of an importable function.") from None
+        fn = import_object(name, "designer_reward")
         if not callable(fn):
             raise ValueError(f"designer_reward '{name}' is not callable.")
         return fn

@@ -34,3 +34,47 @@ def test_adaptive_designers_learn_and_baselines_do_not() -> None:
     assert isinstance(make_designer("openai:m@http://127.0.0.1:9/v1"), LearningDesigner)
     baseline = make_designer("fixed:easy")
     assert isinstance(baseline, Designer) and not isinstance(baseline, LearningDesigner)
+
+
+OWN_PARTS = '''
+from spadegym.rollout.agent import Reply
+
+
+class EchoAgent:
+    name, keeps_history, needs_valid_actions, lockstep = "echo", False, False, True
+
+    def __init__(self, seed=0, word="go"):
+        self.seed, self.word = seed, word
+
+    async def act(self, views):
+        return [Reply(self.word, self.word) for _ in views]
+
+    def end_episodes(self, keys):
+        pass
+
+    async def aclose(self):
+        pass
+
+
+class NoDesigner:
+    def __init__(self, seed=0):
+        self.seed = seed
+'''
+
+
+def test_your_own_parts_are_named_module_colon_class(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from spadegym.agents.registry import AgentSpecError
+    from spadegym.designers.registry import UnknownDesigner
+
+    (tmp_path / "ownpkg").mkdir()
+    (tmp_path / "ownpkg" / "__init__.py").write_text("")
+    (tmp_path / "ownpkg" / "parts.py").write_text(OWN_PARTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = make_agent("ownpkg.parts:EchoAgent", seed=4, word="left")
+    assert (agent.name, agent.seed, agent.word) == ("echo", 4, "left") and not isinstance(agent, LearningAgent)
+    with pytest.raises(AgentSpecError, match="cannot be imported"):
+        make_agent("ownpkg.parts:Missing")
+    with pytest.raises(UnknownDesigner, match="does not implement the Designer protocol"):
+        make_designer("ownpkg.parts:NoDesigner")
