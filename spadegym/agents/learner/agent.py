@@ -138,8 +138,7 @@ class Learner:
         from each turn's recorded observation and valid actions.
 
         The decisions are read ``epochs`` times in minibatches (PPO-clipped after
-        the first pass): one Adam step per round taught the policy too little per
-        episode (key-and-door 0.31 after 16k episodes; 0.86 with 8 passes).
+        the first pass), since one Adam step per round teaches the policy too little per episode.
         With ``distill`` > 0, the decisions of won hinted episodes are also
         imitated on the observation without its hint line: the hint acts as a
         teacher for the no-hint policy, which is what the held-out suite (and an
