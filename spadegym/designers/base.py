@@ -7,6 +7,7 @@ candidate's designer reward through ``update``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -125,3 +126,15 @@ class LearningDesigner(Designer, Protocol):
     def update(self, feedback: list[Feedback]) -> None:
         """This round's rewards, one per candidate (refused ones get less than any valid one)."""
         ...
+
+
+def random_state(rng: random.Random) -> list[Any]:
+    """A ``random.Random``'s state as plain JSON (saved with a designer's state for resume)."""
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def set_random_state(rng: random.Random, state: list[Any]) -> None:
+    """Put back what ``random_state`` saved."""
+    version, internal, gauss = state
+    rng.setstate((version, tuple(internal), gauss))

@@ -63,7 +63,7 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
            sandbox: Any = None, *, seed: int = 0, validation: Any = None,
            on_judged: OnJudged | None = None) -> DesignSummary:
     """Propose ``count`` environments over ``skills`` (default: all six), validate and write them."""
-    from ..sandbox import Sandbox
+    from ..sandbox import sandbox_or_own
 
     out = Path(out_dir)
     (out / "rejected").mkdir(parents=True, exist_ok=True)
@@ -72,12 +72,10 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
     contexts = [DesignContext(skill=s, count=k, round=0, seed=seed) for s, k in split_count(count, skills)]
     candidates = _propose_all(designer, contexts)
 
-    own = sandbox is None
-    box = sandbox or Sandbox(getattr(validation, "sandbox", None))
-    summary = DesignSummary(designer=getattr(designer, "name", type(designer).__name__), out_dir=str(out))
+    summary = DesignSummary(designer=designer.name, out_dir=str(out))
     refused: Counter[str] = Counter()
-    judge = Judge(box, validation)
-    try:
+    with sandbox_or_own(sandbox, validation.sandbox if validation is not None else None) as box:
+        judge = Judge(box, validation)
         for index, cand in enumerate(candidates):
             judged = judge(cand, _file_name(index, cand))
             summary.proposals += 1
@@ -91,9 +89,6 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
                 _write(out / "rejected", judged)
             if on_judged is not None:
                 on_judged(cand, judged.valid, judged.refusal)
-    finally:
-        if own:
-            box.close()
     summary.refused = dict(sorted(refused.items()))
     stats = getattr(designer, "stats", None)
     if hasattr(stats, "to_dict"):

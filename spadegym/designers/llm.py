@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from ..envfile import inspect_source, strip_thinking
+from ..figures import finite_or_none
 from ..llm.client import ChatResult, EndpointConfig, LLMClient
 from ..validate.verdict import Verdict
 from . import prompts
@@ -156,17 +157,17 @@ class LLMDesigner:
 
     def update(self, feedback: list[Feedback]) -> None:
         """Remember how the loop scored earlier candidates (``details``: win_rate, regret, env_id)."""
-        for fb in feedback:
-            known = self._pending.get(fb.candidate_id)
-            if known is None or not fb.valid:
+        for earned in feedback:
+            known = self._pending.get(earned.candidate_id)
+            if known is None or not earned.valid:
                 continue
-            details = fb.details or {}
+            details = earned.details or {}
             if details.get("win_rate") is None:
                 continue  # nothing to learn about difficulty; context lists may still bring it
             self.memory.add(MemoryEntry(
-                env_id=str(details.get("env_id") or fb.candidate_id), skill=known["skill"],
+                env_id=str(details.get("env_id") or earned.candidate_id), skill=known["skill"],
                 code_excerpt=known["excerpt"], win_rate=_maybe_float(details.get("win_rate")),
-                regret=_maybe_float(details.get("regret")), score=fb.reward))
+                regret=_maybe_float(details.get("regret")), score=earned.reward))
 
     def state_dict(self) -> dict[str, Any]:
         return {"counter": self._counter, "memory": self.memory.state_dict(), "stats": self.stats.to_dict(),
@@ -338,8 +339,4 @@ def _replayed(reply: ChatResult) -> str:
     return strip_thinking(reply.text).strip() or reply.text
 
 
-def _maybe_float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
+_maybe_float = finite_or_none

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
-from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage
+from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage, random_state, set_random_state
 
 VERSION = "mutation-1"
 OPERATORS = ("new", "harder", "easier", "variant", "reshape")
@@ -108,19 +108,19 @@ class MutationDesigner:
 
     def update(self, feedback: list[Feedback]) -> None:
         """Move operator preferences toward the operators whose levels earned more reward."""
-        for fb in feedback:
-            op, scope = self.pending.pop(fb.candidate_id, [fb.operator, "global"])
+        for earned in feedback:
+            op, scope = self.pending.pop(earned.candidate_id, [earned.operator, "global"])
             if op not in OPERATORS:
                 continue  # not one of ours (e.g. a candidate from another designer)
             stats = self._stats(scope)
             probs = self._policy(scope)
-            advantage = fb.reward - stats.baseline
+            advantage = earned.reward - stats.baseline
             for o in OPERATORS:
                 step = (1 - probs[o]) if o == op else -probs[o]
                 stats.preferences[o] += self.config.learning_rate * advantage * step
-            stats.baseline += self.config.baseline_rate * (fb.reward - stats.baseline)
+            stats.baseline += self.config.baseline_rate * (earned.reward - stats.baseline)
             stats.uses[op] += 1
-            stats.reward_sum[op] += fb.reward
+            stats.reward_sum[op] += earned.reward
 
     # -- proposals -------------------------------------------------------------
     async def propose(self, context: DesignContext) -> list[Candidate]:
@@ -237,12 +237,11 @@ class MutationDesigner:
 
     # -- resume ----------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        version, internal, gauss = self.rng.getstate()
         return {
             "version": VERSION,
             "config": self.config.model_dump(),
             "serial": self.serial,
-            "rng": [version, list(internal), gauss],
+            "rng": random_state(self.rng),
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
             "pending": {k: list(v) for k, v in self.pending.items()},
             "proposed": dict(self.proposed),
@@ -252,8 +251,7 @@ class MutationDesigner:
         self.config = MutationConfig.model_validate(state.get("config", {}))
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
-            version, internal, gauss = state["rng"]
-            self.rng.setstate((version, tuple(internal), gauss))
+            set_random_state(self.rng, state["rng"])
         self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
         self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}

@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from ..families import list_families
-from .base import Candidate, DesignContext, Lineage
+from .base import Candidate, DesignContext, Lineage, random_state, set_random_state
 
 SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
 VERSION = "sampler-1"
@@ -83,21 +83,15 @@ class SamplerDesigner:
                          candidate_id=f"{self.spec}-{self.serial:05d}")
 
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.cursor, "serial": self.serial, "rng": list(_jsonable(self.rng.getstate()))}
+        return {"cursor": self.cursor, "serial": self.serial, "rng": random_state(self.rng)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.cursor, self.serial = state.get("cursor", 0), state.get("serial", 0)
         if "rng" in state:
-            version, internal, gauss = state["rng"]
-            self.rng.setstate((version, tuple(internal), gauss))
+            set_random_state(self.rng, state["rng"])
 
     def pool_size(self) -> int:
         return len(self.pool)
-
-
-def _jsonable(state: tuple) -> tuple:
-    version, internal, gauss = state
-    return version, list(internal), gauss
 
 
 def baseline_overrides(spec: str) -> dict[str, Any]:

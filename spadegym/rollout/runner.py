@@ -86,7 +86,9 @@ class RolloutError(ValueError):
 
 
 @dataclass
-class _Live:
+class _LiveEpisode:
+    """An episode in flight: its play, its worker, and what the agent has seen so far."""
+
     play: Play
     key: str
     handle: EnvHandle
@@ -187,7 +189,7 @@ class EpisodeRun:
         self.hint_every_step = not agent.keeps_history
         self.lockstep = agent.lockstep  # declared by the agent (see the module docstring)
 
-    def finish(self, item: _Live, failure: str | None = None, message: str = "") -> None:
+    def finish(self, item: _LiveEpisode, failure: str | None = None, message: str = "") -> None:
         ep = item.episode
         ep.failure = failure if failure else ep.failure
         ep.failure_message = message or ep.failure_message
@@ -199,9 +201,9 @@ class EpisodeRun:
         if self.on_episode is not None:
             self.on_episode(ep)
 
-    def start(self, room: int) -> list[_Live]:
+    def start(self, room: int) -> list[_LiveEpisode]:
         """Take up to ``room`` plays from the queue and reset them in one pipelined round."""
-        starting: list[_Live] = []
+        starting: list[_LiveEpisode] = []
         while self.queue and len(starting) < room:
             i, play = self.queue.popleft()
             if play.env_id not in self.envs:
@@ -210,10 +212,10 @@ class EpisodeRun:
             self.index_of[key] = i
             handle = self.pool.take(play.env_id, self.envs[play.env_id])
             episode = Episode(env_id=play.env_id, seed=play.seed, hinted=play.hinted, group=play.group)
-            starting.append(_Live(play, key, handle, episode, started=time.perf_counter()))
+            starting.append(_LiveEpisode(play, key, handle, episode, started=time.perf_counter()))
         if not starting:
             return []
-        started: list[_Live] = []
+        started: list[_LiveEpisode] = []
         want = ["valid_actions", "hint", "tools"]
         pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
         for item, outcome in zip(starting, self.sandbox.gather(pendings)):
@@ -239,7 +241,7 @@ class EpisodeRun:
             started.append(item)
         return started
 
-    def view(self, item: _Live) -> View:
+    def view(self, item: _LiveEpisode) -> View:
         shown = item.observation
         if item.hint and (self.hint_every_step or not item.history):
             shown = with_hint(shown, item.hint)
@@ -256,12 +258,12 @@ class EpisodeRun:
         replies = await self.agent.act(views)
         return replies, (time.perf_counter() - t0) / max(1, len(views))
 
-    def record(self, answered: list[tuple[_Live, View, Reply, float]]) -> list[_Live]:
+    def record(self, answered: list[tuple[_LiveEpisode, View, Reply, float]]) -> list[_LiveEpisode]:
         """Record the replies, send the actions (pipelined across workers); return the episodes that go on."""
-        stepping: list[tuple[_Live, Turn]] = []
+        stepping: list[tuple[_LiveEpisode, Turn]] = []
         pendings = []
-        going: list[_Live] = []
-        ended: list[_Live] = []
+        going: list[_LiveEpisode] = []
+        ended: list[_LiveEpisode] = []
         for item, view, reply, agent_seconds in answered:
             turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
                         valid_actions=item.valid_actions, seconds=agent_seconds)
@@ -322,8 +324,8 @@ class EpisodeRun:
     async def play(self) -> list[Episode]:
         """Play every play; the episodes in the order of the plays."""
         # Episodes waiting for the agent, and agent calls in flight (with the episodes they answer).
-        ready: list[_Live] = []
-        calls: dict[asyncio.Future, tuple[list[_Live], list[View]]] = {}
+        ready: list[_LiveEpisode] = []
+        calls: dict[asyncio.Future, tuple[list[_LiveEpisode], list[View]]] = {}
         try:
             while self.queue or ready or calls:
                 # 1. Fill free slots with new episodes.

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sqlite3
 import threading
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..envfile.contract import is_success
 from ..errors import UserError
+from ..figures import finite_or_none
 from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
 
@@ -68,11 +68,7 @@ def to_json(value: Any) -> str:
     return storable(json.dumps(value, default=_plain, separators=(",", ":"), ensure_ascii=False))
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
+_number = finite_or_none  # a stored figure is a finite number or NULL
 
 
 def _count(value: Any) -> int | None:
@@ -366,9 +362,9 @@ class RunStore:
                             "class_name": inspect_source(c.source).class_name, **c.meta}
                     tx.add_environment(p.name, c.source, c.hint, c.skill, c.family, c.knobs, dataclasses.asdict(c.lineage),
                                        p.code_hash, meta)
-            for fb in record.feedback:
-                if fb.candidate_id:
-                    tx.set_proposal_reward(fb.candidate_id, fb.reward)
+            for earned in record.feedback:
+                if earned.candidate_id:
+                    tx.set_proposal_reward(earned.candidate_id, earned.reward)
             tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "train"} for e in record.episodes])
             tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "heldout"}
                              for e in record.heldout_episodes])

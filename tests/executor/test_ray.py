@@ -127,7 +127,7 @@ class _KillsAnActorAt:
 
     def __init__(self, pid: int, turn: int, still_running):
         self.inner, self.pid, self.turn, self.calls = make_agent("random", seed=5), pid, turn, 0
-        self.name, self.keeps_history, self.needs_valid_actions = "random", False, False
+        self.name, self.keeps_history, self.needs_valid_actions, self.lockstep = "random", False, False, True
         self.still_running = still_running
 
     async def act(self, views):

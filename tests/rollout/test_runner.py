@@ -105,12 +105,12 @@ def test_a_choice_agent_refuses_an_environment_without_valid_actions(sandbox: Sa
 @pytest.mark.parametrize("keeps_history", [True, False])
 def test_the_view_step_alone_puts_the_hint_line_where_the_agent_reads_it(keeps_history: bool) -> None:
     from spadegym.rollout import Episode
-    from spadegym.rollout.runner import EpisodeRun, _Live
+    from spadegym.rollout.runner import EpisodeRun, _LiveEpisode
 
     agent = make_agent("random")
     agent.keeps_history = keeps_history
     run = EpisodeRun(None, {}, [], agent)  # no sandbox: the view step needs none
-    item = _Live(Play("e", 1, hinted=True), "k", None, Episode("e", 1, True), observation="obs", hint="go left")
+    item = _LiveEpisode(Play("e", 1, hinted=True), "k", None, Episode("e", 1, True), observation="obs", hint="go left")
     first = run.view(item)
     item.history.append(("obs", "x"))
     later = run.view(item)
