@@ -191,7 +191,7 @@ def _known_fields(loc: tuple) -> list[str]:
     model: Any = RunConfig
     for part in loc:
         field = model.model_fields.get(part)
-        if field is None or not hasattr(field.annotation, "model_fields"):
+        if field is None or not (isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)):
             return []
         model = field.annotation
     return list(model.model_fields)
