@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..agents.learner.agent import LearnerConfig
+from ..agents.openai_config import OpenAIAgentConfig
 from ..curriculum import BufferConfig
 from ..designers.llm_config import LLMDesignerConfig
 from ..designers.mutation import MutationConfig
@@ -82,6 +83,7 @@ class RunConfig(BaseModel):
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
     learner: LearnerConfig = Field(default_factory=LearnerConfig, description="The built-in learner's model and optimiser (agent = \"learner\").")
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Sampling and connection settings for roles played by an OpenAI-compatible model.")
+    openai_agent: OpenAIAgentConfig = Field(default_factory=OpenAIAgentConfig, description="How the LLM agent plays: episode deadline, system prompt (agent = \"openai:...\").")
     heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")

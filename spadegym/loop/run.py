@@ -40,12 +40,12 @@ def versions() -> dict[str, str]:
 
 
 def agent_options(config: RunConfig) -> dict[str, Any]:
-    """The section of the config the agent's kind reads: ``learner`` for the learner, ``llm`` for a model."""
+    """The sections of the config the agent's kind reads: ``learner``; ``llm`` and ``openai_agent`` for a model."""
     kind = config.agent.partition(":")[0]
     if kind == "learner":
         return {"config": config.learner}
     if kind == "openai":
-        return config.llm.model_dump()
+        return {**config.llm.model_dump(), **config.openai_agent.model_dump()}
     return {}
 
 
