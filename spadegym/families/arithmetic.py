@@ -262,16 +262,16 @@ class TakeAwayEnv(EpisodeCore):
 register_family(Family(
     name="button_lock", skill=SKILL, env_class=ButtonLockEnv,
     description="Reach a target number by pressing buttons whose arithmetic effects are hidden until pressed.",
-    own_knobs={"buttons": [3, 4, 5, 5], "depth": [2, 3, 4, 5], "turns": [10, 9, 8, 7]},
+    own_knobs={"buttons": [4, 5, 5, 5], "depth": [3, 3, 4, 5], "turns": [8, 8, 8, 7]},
 ))
 register_family(Family(
     name="water_jugs", skill=SKILL, env_class=WaterJugsEnv,
     description="Measure an exact amount of water with jugs whose capacities are revealed only when filled.",
-    own_knobs={"jugs": [2, 2, 3, 3], "capacity": [5, 7, 9, 11], "depth": [2, 3, 4, 5], "slack": [6, 4, 2, 1]},
+    own_knobs={"jugs": [2, 2, 3, 3], "capacity": [5, 7, 9, 11], "depth": [2, 3, 4, 5], "slack": [3, 3, 2, 1]},
 ))
 register_family(Family(
     name="take_away", skill=SKILL, env_class=TakeAwayEnv,
     description="Win a take-away stone game (nim with a take limit) against an opponent of hidden skill.",
-    own_knobs={"piles": [2, 2, 3, 3], "stones": [5, 7, 9, 11], "max_take": [2, 3, 3, 3],
-               "opponent": [0.8, 0.9, 1.0, 1.0]},
+    own_knobs={"piles": [2, 2, 3, 3], "stones": [7, 7, 9, 11], "max_take": [2, 3, 3, 3],
+               "opponent": [0.9, 0.9, 1.0, 1.0]},
 ))

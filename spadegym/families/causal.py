@@ -87,11 +87,18 @@ class DeviceChainEnv(EpisodeCore):
     def setup(self):
         self.chain = self.rng.sample(range(1, self.k["devices"] + 1), self.k["length"])
         self.powered = []
+        self.failed = {}  # chain position -> devices that sputtered there (what a player has seen)
+        self.longest = 0  # the longest prefix of the chain ever powered (what a player has seen run)
 
     def observe(self):
         on = ", ".join(f"device {d}" for d in self.powered) or "none"
-        return [f"devices: {self.k['devices']}", f"powered: {on}",
-                f"chain length: {self.k['length']} devices end with the gate"]
+        lines = [f"devices: {self.k['devices']}", f"powered: {on}",
+                 f"chain length: {self.k['length']} devices end with the gate",
+                 "chain found so far: " + (", ".join(f"device {d}" for d in self.chain[:self.longest]) or "none")]
+        failed = self.failed.get(len(self.powered))
+        if failed:
+            lines.append("sputtered as the next device: " + ", ".join(f"device {d}" for d in sorted(failed)))
+        return lines
 
     def actions(self):
         return [f"activate {d}" for d in range(1, self.k["devices"] + 1)]
@@ -102,9 +109,11 @@ class DeviceChainEnv(EpisodeCore):
             return f"device {d} is already running", 0.0, None
         if d == self.chain[len(self.powered)]:
             self.powered.append(d)
+            self.longest = max(self.longest, len(self.powered))
             if len(self.powered) == len(self.chain):
                 return f"device {d} runs and the gate opens", 1.0, "win"
             return f"device {d} starts humming", 1.0 / len(self.chain), None
+        self.failed.setdefault(len(self.powered), set()).add(d)
         broke = bool(self.powered) and self.k.get("strict", 1)
         self.powered = [] if broke else self.powered
         return f"device {d} sputters" + ("; the chain breaks and every device stops" if broke else ""), -1.0, None
@@ -113,8 +122,15 @@ class DeviceChainEnv(EpisodeCore):
         return f"activate {self.chain[len(self.powered)]}"
 
     def advice(self):
-        d = self.chain[len(self.powered)]
-        return f"device {d} is the next cause in the chain: activate {d}"
+        # What a player who sees only what ran and what sputtered does: re-run the chain found so far,
+        # then try the lowest device not yet seen to sputter in the next place.
+        k = len(self.powered)
+        if k < self.longest:
+            d = self.chain[k]
+            return f"device {d} is next in the chain found so far: activate device {d}"
+        tried = self.failed.get(k, set())
+        d = min(d for d in range(1, self.k["devices"] + 1) if d not in tried and d not in self.powered)
+        return f"device {d} has not sputtered in the next place yet: activate device {d}"
 
 
 class GardenCausesEnv(EpisodeCore):
@@ -185,16 +201,16 @@ class GardenCausesEnv(EpisodeCore):
 register_family(Family(
     name="lamp_wiring", skill=SKILL, env_class=LampWiringEnv,
     description="Work out which lamps each switch toggles and reach a target lamp pattern.",
-    own_knobs={"switches": [4, 5, 6, 8], "lamps": [3, 4, 5, 6], "depth": [2, 3, 3, 4], "turns": [4, 5, 5, 6]},
+    own_knobs={"switches": [5, 6, 7, 8], "lamps": [5, 5, 6, 6], "depth": [2, 3, 4, 4], "turns": [3, 5, 5, 6]},
 ))
 register_family(Family(
     name="device_chain", skill=SKILL, env_class=DeviceChainEnv,
     description="Discover the hidden causal order of devices; a wrong activation breaks the chain.",
-    own_knobs={"devices": [4, 5, 6, 8], "length": [2, 3, 3, 4], "slack": [6, 6, 5, 4]},
+    own_knobs={"devices": [6, 6, 7, 8], "length": [2, 3, 3, 4], "slack": [4, 4, 4, 4]},
 ))
 register_family(Family(
     name="garden_causes", skill=SKILL, env_class=GardenCausesEnv,
     description="Find which conditions make a plant grow and which stunt it, then grow it to full bloom.",
-    own_knobs={"factors": [2, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
-               "growth": [1, 2, 2, 3], "slack": [4, 2, 1, 0]},
+    own_knobs={"factors": [3, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
+               "growth": [2, 2, 2, 3], "slack": [4, 2, 1, 0]},
 ))

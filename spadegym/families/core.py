@@ -6,7 +6,9 @@ whose module constants bind ``DIFFICULTY``. A family class only describes its
 game: ``setup`` (draw the hidden instance from ``self.rng``), ``observe``
 (labelled observation lines), ``actions`` (the legal actions now), ``apply``
 (one legal action -> event text, progress, outcome), ``policy`` (the best next
-action, using the hidden state) and ``advice`` (why, for the hint).
+action, using the hidden state: it makes ``solution()``) and ``advice`` (the hint:
+where a family can, the move a player who sees only the observations would make
+next and why, never a move read off the hidden state).
 
 The core adds what must be identical everywhere: the turn budget, the reward
 rule (1 for a win, 0 for a loss; under ``partial`` shaping, small progress
@@ -75,7 +77,7 @@ class EpisodeCore:
         return [] if self.done else list(self.actions())
 
     def hint(self):
-        # The concrete next step in words that contain the action's words (policy() names it).
+        # The concrete next step in words that contain the action's words (advice() names it).
         return "the episode is over" if self.done else self.advice()
 
     def solution(self):

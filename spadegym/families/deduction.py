@@ -6,6 +6,8 @@ Each class is rendered into a standalone file (see ``core``); it uses only
 
 from __future__ import annotations
 
+import itertools
+
 from .core import EpisodeCore
 from .registry import Family, register_family
 
@@ -26,15 +28,24 @@ class CodeBreakerEnv(EpisodeCore):
             self.secret = [self.rng.choice(self.COLOURS[:c]) for _ in range(n)]
         self.history = []
 
-    def _feedback(self):
-        exact = sum(g == s for g, s in zip(self.guess, self.secret))
-        common = sum(min(self.guess.count(c), self.secret.count(c)) for c in self.COLOURS)
+    def _feedback(self, guess=None, code=None):
+        guess, code = guess or self.guess, code or self.secret
+        exact = sum(g == s for g, s in zip(guess, code))
+        common = sum(min(guess.count(c), code.count(c)) for c in self.COLOURS)
         return exact, common - exact
+
+    def _fitting(self):
+        # The first code, in the listed colour order, that agrees with the feedback of every checked guess.
+        for code in itertools.product(self.COLOURS[: self.k["colors"]], repeat=self.k["slots"]):
+            if all(self._feedback(guess.split(), list(code)) == (exact, near)
+                   for guess, exact, near in self.history):
+                return list(code)
+        return list(self.guess)
 
     def observe(self):
         lines = [f"slots: {self.k['slots']}, colours: {', '.join(self.COLOURS[: self.k['colors']])}",
                  "current guess: " + " ".join(self.guess)]
-        for guess, exact, near in self.history[-4:]:
+        for guess, exact, near in self.history:
             lines.append(f"checked {guess}: {exact} exact, {near} right colour wrong slot")
         return lines
 
@@ -60,11 +71,12 @@ class CodeBreakerEnv(EpisodeCore):
         return "check"
 
     def advice(self):
-        action = self.policy()
-        if action == "check":
-            return "the current guess is the code: check it"
-        _, s, c = action.split()
-        return f"slot {s} should be {c}: {action}"
+        # What a player who sees only the checked guesses does: try the first code that fits them all.
+        code = self._fitting()
+        for i, (g, c) in enumerate(zip(self.guess, code)):
+            if g != c:
+                return f"the code {' '.join(code)} fits every feedback so far: set {i + 1} {c}"
+        return "the current guess fits every feedback so far: check it"
 
 
 class SuspectGridEnv(EpisodeCore):
@@ -126,12 +138,18 @@ class SuspectGridEnv(EpisodeCore):
         return "accuse"
 
     def advice(self):
-        action = self.policy()
-        if action.startswith("suspect"):
-            return f"{self.culprit} has no alibi: mark suspect {self.culprit}"
-        if action.startswith("weapon"):
-            return f"the {self.weapon} was used: mark weapon {self.weapon}"
-        return "both marks are right: accuse now"
+        # What a player who sees only the clues read so far does: read until one pair is left, mark it, accuse.
+        read = " ".join(self.clues[i - 1] for i in self.read)
+        people = [p for p in self.people if f"{p} has an alibi" not in read]
+        tools = [t for t in self.tools if f"the {t} is untouched" not in read]
+        unread = [i for i in range(1, len(self.clues) + 1) if i not in self.read]
+        if (len(people) > 1 or len(tools) > 1) and unread:
+            return f"the clues read so far leave more than one suspect or weapon: read clue {unread[0]}"
+        if self.marked["suspect"] != people[0]:
+            return f"only {people[0]} has no alibi in the clues: mark suspect {people[0]}"
+        if self.marked["weapon"] != tools[0]:
+            return f"only the {tools[0]} is not cleared by the clues: mark weapon {tools[0]}"
+        return "the marks are the only pair the clues leave: accuse"
 
 
 class HiddenOrderEnv(EpisodeCore):
@@ -152,7 +170,7 @@ class HiddenOrderEnv(EpisodeCore):
     def observe(self):
         lines = [f"items: {', '.join(f'item {i}' for i in sorted(self.weight))}",
                  "placed so far: " + (", ".join(f"item {i}" for i in self.placed) or "none")]
-        lines += self.known[-6:]
+        lines += self.known
         lines.append(f"mistakes allowed: {self.strikes}")
         return lines
 
@@ -185,14 +203,23 @@ class HiddenOrderEnv(EpisodeCore):
         return f"place {min(self._left(), key=self.weight.get)}"
 
     def advice(self):
-        i = self.policy().split()[1]
-        return f"item {i} is the lightest item not yet placed: place {i}"
+        # What a player who sees only the comparisons made so far does: find the lightest left item
+        # by comparing a candidate with every other left item, then place it.
+        left = self._left()
+        best = left[0]
+        for other in left[1:]:
+            if f"item {other} is lighter than item {best}" in self.known:
+                best = other
+            elif f"item {best} is lighter than item {other}" not in self.known:
+                a, b = sorted((best, other))
+                return f"no comparison of item {a} and item {b} yet: compare {a} {b}"
+        return f"item {best} is lighter than every other item left: place {best}"
 
 
 register_family(Family(
-    name="code_breaker", skill=SKILL, env_class=CodeBreakerEnv,
+    name="code_breaker", skill=SKILL, env_class=CodeBreakerEnv, imports=("itertools",),
     description="Break a hidden colour code from exact / right-colour feedback on checked guesses.",
-    own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [16, 16, 14, 12]},
+    own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [12, 12, 12, 12]},
 ))
 register_family(Family(
     name="suspect_grid", skill=SKILL, env_class=SuspectGridEnv,
@@ -203,5 +230,5 @@ register_family(Family(
 register_family(Family(
     name="hidden_order", skill=SKILL, env_class=HiddenOrderEnv,
     description="Discover the hidden weight order of items by comparisons and place them lightest first.",
-    own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [12, 12, 14, 16]},
+    own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [8, 12, 14, 16]},
 ))

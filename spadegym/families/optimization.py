@@ -216,15 +216,15 @@ class FuelRouteEnv(EpisodeCore):
 register_family(Family(
     name="knapsack", skill=SKILL, env_class=KnapsackEnv,
     description="Pack items whose values are hidden until inspected into a bag of limited capacity.",
-    own_knobs={"items": [4, 5, 6, 8], "target_pct": [70, 85, 100, 100]},
+    own_knobs={"items": [5, 5, 6, 8], "target_pct": [90, 90, 100, 100]},
 ))
 register_family(Family(
     name="job_schedule", skill=SKILL, env_class=JobScheduleEnv,
     description="Order jobs of hidden duration so that each finishes before its deadline.",
-    own_knobs={"jobs": [3, 4, 5, 6], "slack": [2, 1, 0, 0], "aid": [1, 0, 0, 0]},
+    own_knobs={"jobs": [4, 4, 5, 6], "slack": [2, 1, 0, 0], "aid": [1, 0, 0, 0]},
 ))
 register_family(Family(
     name="fuel_route", skill=SKILL, env_class=FuelRouteEnv,
     description="Reach a destination town on limited fuel; road costs show only where you stand.",
-    own_knobs={"towns": [4, 6, 9, 12], "slack": [3, 2, 1, 0]},
+    own_knobs={"towns": [6, 6, 9, 12], "slack": [3, 2, 1, 0]},
 ))

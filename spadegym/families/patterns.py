@@ -212,7 +212,7 @@ register_family(Family(
     name="number_sequence", skill=SKILL, env_class=NumberSequenceEnv,
     description="Find the rule of a number sequence and say its next terms one at a time.",
     own_knobs={"complexity": [1, 2, 3, 4], "shown": [5, 4, 4, 3], "terms": [2, 2, 3, 3],
-               "options": [3, 4, 5, 6], "mistakes": [1, 1, 0, 0], "turns": [8, 8, 8, 8]},
+               "options": [5, 5, 5, 6], "mistakes": [1, 1, 0, 0], "turns": [8, 8, 8, 8]},
 ))
 register_family(Family(
     name="rule_sorter", skill=SKILL, env_class=RuleSorterEnv,
@@ -223,6 +223,6 @@ register_family(Family(
 register_family(Family(
     name="motif_fill", skill=SKILL, env_class=MotifFillEnv,
     description="Complete a row of symbols that repeats a hidden motif, some tiles smudged.",
-    own_knobs={"period": [2, 3, 4, 5], "alphabet": [2, 3, 4, 6], "blanks": [2, 2, 3, 3],
+    own_knobs={"period": [2, 3, 4, 5], "alphabet": [3, 3, 4, 6], "blanks": [2, 2, 3, 3],
                "noise": [0.0, 0.1, 0.2, 0.3], "turns": [8, 8, 8, 8]},
 ))

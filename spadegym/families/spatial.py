@@ -234,7 +234,7 @@ class SonarDigEnv(EpisodeCore):
 register_family(Family(
     name="grid_maze", skill=SKILL, env_class=GridMazeEnv,
     description="Navigate a grid with hidden walls (only the open directions around you show) to a goal.",
-    own_knobs={"size": [3, 4, 5, 6], "walls": [0.1, 0.2, 0.25, 0.3], "slack": [4, 3, 2, 2],
+    own_knobs={"size": [4, 4, 5, 6], "walls": [0.1, 0.2, 0.25, 0.3], "slack": [3, 3, 2, 2],
                "compass": [1, 1, 0, 0]},
 ))
 register_family(Family(
@@ -245,5 +245,5 @@ register_family(Family(
 register_family(Family(
     name="sonar_dig", skill=SKILL, env_class=SonarDigEnv,
     description="Use distance readings to locate and dig up buried treasure with few digs.",
-    own_knobs={"size": [3, 4, 5, 7], "shovels": [5, 3, 2, 1], "slack": [8, 4, 2, 0]},
+    own_knobs={"size": [3, 4, 5, 7], "shovels": [4, 3, 2, 1], "slack": [6, 4, 2, 0]},
 ))

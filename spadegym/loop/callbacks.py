@@ -111,7 +111,9 @@ def summary_line(s: RoundSummary) -> str:
 
     held = f"  heldout {s.heldout['heldout_success']:.2f}/{s.heldout.get('heldout_success_hint', 0):.2f}" \
         if "heldout_success" in s.heldout else ""
+    pool = s.diversity.get("pool_code")
+    div = "" if pool is None else f"  diversity {pool:.2f}" + (" (pool collapsed)" if s.diversity.get("collapsed") else "")
     return (f"round {s.round:>3}  valid {s.valid}/{s.proposals}  played {s.played} "
             f"(replay {s.replayed})  win {f(s.win_rate)}  hint {f(s.win_rate_hint)}  "
             f"regret {f(s.regret_mean, '+.2f')}  band {f(s.band_fraction)}  "
-            f"difficulty {f(s.difficulty_mean)}{held}  {s.seconds:.1f}s")
+            f"difficulty {f(s.difficulty_mean)}{held}{div}  {s.seconds:.1f}s")

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..agents.base import Agent, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
+from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
 from ..designers.judge import Judge, Proposal, share
 from ..envfile import EnvFileInfo, inspect_source
@@ -99,6 +100,7 @@ class SelfPlay:
         self.state = LoopState()
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
+        self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
@@ -136,10 +138,16 @@ class SelfPlay:
             row = self.store.environment(env_id)
             if row is not None:
                 self._register(env_id, EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint")))
+            first = self.store.episodes(env_id=env_id, split="train", hinted=False, limit=1)
+            if first:
+                turns = first[0]["turns"]
+                self.diversity.add_play(env_id, transcript_text([t["observation"] for t in turns],
+                                                                [t["action"] for t in turns]))
 
     def _register(self, env_id: str, spec: EnvSpec) -> None:
         self.specs[env_id] = spec
         self.infos[env_id] = inspect_source(spec.source)
+        self.diversity.add_code(env_id, spec.source)
 
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> RoundSummary:
@@ -161,6 +169,10 @@ class SelfPlay:
 
         with clock("play"):
             record.episodes = self.play(n, record.chosen)
+        new_ids = {p.name for p in new}
+        for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
+            if not ep.hinted and ep.env_id in new_ids:
+                self.diversity.add_play(ep.env_id, _transcript(ep))
         record.stats = steps.score(record.chosen, record.episodes, self.infos, self.state.skill_ema)
         with clock("learn"):
             learned = self.learn(record.episodes)
@@ -180,6 +192,7 @@ class SelfPlay:
         record.summary = steps.summarize(
             record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner=learned,
             heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
+            diversity=self.diversity.summary([e for e in record.chosen if e not in record.replayed], list(levels)),
             seconds=time.perf_counter() - started)
         record.summary.timings = clock.seconds
         record.summary.infrastructure = self._infrastructure_events()
@@ -280,6 +293,7 @@ class SelfPlay:
         # Levels that left the buffer are never replayed: forget their sources.
         self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
         self.infos = {k: v for k, v in self.infos.items() if k in self.buffer}
+        self.diversity.keep(set(self.specs))
         for skill, rates in by_skill.items():
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
@@ -339,6 +353,10 @@ def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
     """
     cycle = skills // math.gcd(skills, active)  # rounds until the same skills are active again
     return share(count, active, turn=n // cycle)  # turn: times this set of skills was active before
+
+
+def _transcript(episode: Episode) -> str:
+    return transcript_text([t.observation for t in episode.turns], [t.action for t in episode.turns])
 
 
 def resume_checkpoint(store: RunStore) -> Path | None:

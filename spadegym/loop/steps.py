@@ -69,7 +69,7 @@ def feedback(proposals: list[Proposal], stats: Mapping[str, EnvStats],
 
 def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mapping[str, object],
               heldout: Mapping[str, object], buffer: Mapping[str, object], buffer_size: int,
-              seconds: float) -> RoundSummary:
+              seconds: float, diversity: Mapping[str, object] | None = None) -> RoundSummary:
     """The round's figures; ``skills`` names the skill of each level played that the buffer still holds."""
     stats = record.stats.values()
     win = [s.win_rate for s in stats]
@@ -92,7 +92,7 @@ def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mappin
         skill_mix=dict(Counter(skills[e] for e in record.chosen if e in skills)),
         hint_oracle_corr=pearson([a for a, _ in oracle], [b for _, b in oracle]),
         episode_failures=dict(Counter(e.failure for e in record.episodes if e.failure)),
-        buffer=dict(buffer), buffer_size=buffer_size,
+        buffer=dict(buffer), buffer_size=buffer_size, diversity=dict(diversity or {}),
         learner={k: v for k, v in learner.items() if isinstance(v, (int, float))},
         heldout=dict(heldout),
     )

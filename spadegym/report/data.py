@@ -117,6 +117,13 @@ class RunData:
         scalar = self.summary_series("difficulty_mean", "mean difficulty")
         return [scalar] if scalar else self.summary_dict_series("difficulty_mean")
 
+    def diversity(self) -> list[Series]:
+        """Vendi score per level of each round's new levels and of the pool, over code and transcripts."""
+        labels = (("new_code", "new levels, code"), ("new_play", "new levels, transcripts"),
+                  ("pool_code", "pool, code"), ("pool_play", "pool, transcripts"))
+        found = (self.summary_series(f"diversity.{key}", label) for key, label in labels)
+        return [s for s in found if s is not None]
+
     def validity(self) -> Series | None:
         """Share of proposals that passed validation, per round."""
         pts = []

@@ -218,7 +218,16 @@ def _curriculum(data: RunData) -> str | None:
     if buffer:
         retired = data.summary_series("buffer.retired", "retired (out of replay)")
         figures.append(("Level buffer size", plots.lines([buffer, *([retired] if retired else [])], "environments")))
-    return _grid(*figures) if figures else None
+    diversity = data.diversity()
+    if diversity:
+        figures.append(("Diversity: Vendi score per level (n-gram kernel)",
+                        plots.lines(diversity, "effective share of distinct levels", unit_range=True)))
+    collapsed = [s["round"] for s in data.summaries if (s.get("diversity") or {}).get("collapsed")]
+    note = (f'<div class="note"><b>The pool collapsed</b> in {len(collapsed)} round(s) (first: round '
+            f"{collapsed[0]}): the code of its levels is so alike that they count as few distinct games "
+            "(Vendi score per level below 0.1). A designer without grounding repeats itself; give it a "
+            "corpus, more families or more varied parents.</div>") if collapsed else ""
+    return note + _grid(*figures) if figures else note or None
 
 
 def _validity(data: RunData) -> str | None:

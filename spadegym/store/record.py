@@ -40,6 +40,7 @@ class RoundSummary:
     episode_failures: dict[str, int] = field(default_factory=dict)  # failure -> count
     buffer: dict[str, Any] = field(default_factory=dict)  # LevelBuffer.stats()
     buffer_size: int = 0
+    diversity: dict[str, Any] = field(default_factory=dict)  # Vendi scores of new levels and the pool (curriculum.diversity)
     learner: dict[str, float] = field(default_factory=dict)  # the learner's update figures
     heldout: dict[str, Any] = field(default_factory=dict)  # heldout_* figures, in rounds that evaluate
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase

@@ -21,7 +21,7 @@ def test_families_json_lists_every_family_with_levels_and_knobs() -> None:
     assert len(fams) >= 18
     maze = next(f for f in fams if f["name"] == "grid_maze")
     assert maze["skill"] == "Spatial Reasoning" and maze["levels"] == 4
-    assert maze["knobs"]["size"] == [3, 4, 5, 6] and "reward_shaping" in maze["knobs"]
+    assert maze["knobs"]["size"] == [4, 4, 5, 6] and "reward_shaping" in maze["knobs"]
 
 
 def test_new_writes_the_hardest_level_with_overrides(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_new_user_errors_are_one_sentence(tmp_path: Path) -> None:
     for args, expected in [
         (("new", "grid_mase", "-o", out), "did you mean 'grid_maze'"),
         (("new", "grid_maze", "--set", "siz=3", "-o", out), "did you mean 'size'"),
-        (("new", "grid_maze", "--set", "size=9", "-o", out), "levels: 3, 4, 5, 6"),
+        (("new", "grid_maze", "--set", "size=9", "-o", out), "levels: 4, 4, 5, 6"),
         (("new", "grid_maze", "--set", "size", "-o", out), "knob=value"),
         (("new", "grid_maze", "--level", "7", "-o", out), "levels 0 to 3"),
     ]:

@@ -45,6 +45,10 @@ def test_run_command_writes_rounds_store_and_report(tmp_path):
         assert store.episode_count(split="train") == sum(r["episodes"] for r in rounds)
         assert len(store.environments()) == sum(r["valid"] for r in rounds)
         assert store.config["seed"] == 1
+        diversity = rounds[-1]["diversity"]  # Vendi score per level of new levels and pool, code and play
+        assert all(0 < diversity[k] <= 1 for k in ("new_code", "new_play", "pool_code", "pool_play"))
+        assert diversity["collapsed"] is False
+    assert f"diversity {diversity['pool_code']:.2f}" in proc.stdout
     assert (out / "report.html").stat().st_size > 10_000
 
 
@@ -53,7 +57,8 @@ def test_resume_continues_exactly(tmp_path):
     run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
     resumed = run(resume=tmp_path / "b", rounds=3, console=quiet(), report=False)
     assert [s.round for s in resumed.summaries] == [2]
-    keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner")
+    keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner",
+            "diversity")
     last, resumed_last = straight.summaries[-1].to_dict(), resumed.summaries[-1].to_dict()
     assert {k: last.get(k) for k in keys} == {k: resumed_last.get(k) for k in keys}
 

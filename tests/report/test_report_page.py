@@ -65,10 +65,22 @@ def test_report_has_every_section_and_plot_for_a_full_run(full_report):
         "Valid share of proposals",
         "Refusal reasons (all rounds)",
         "Level buffer size",
+        "Diversity: Vendi score per level (n-gram kernel)",
     ):
         assert caption in captions
     assert "Learnable-band fraction (no-hint win rate in [0.2, 0.8])" in captions
     assert len(re.findall(r"<img ", html)) == len(captions)
+
+
+def test_a_pool_that_collapses_onto_a_few_games_is_flagged(full_report, tmp_path):
+    _, healthy = full_report
+    assert "The pool collapsed" not in healthy
+    build_run(tmp_path / "run", rounds=8).close()  # three near-identical games, more of them every round
+    with RunStore.open(tmp_path / "run") as store:
+        flagged = [s["round"] for s in store.rounds() if s["diversity"]["collapsed"]]
+    assert flagged and flagged == list(range(flagged[0], 9))
+    html = write_report(tmp_path / "run").read_text(encoding="utf-8")
+    assert f"<b>The pool collapsed</b> in {len(flagged)} round(s) (first: round {flagged[0]})" in html
 
 
 def test_oracle_correlation_is_shown_as_a_number(full_report):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from spadegym.curriculum.diversity import PoolDiversity, transcript_text
 from spadegym.rollout.records import Episode, Turn
 from spadegym.store import RunStore
 
@@ -74,6 +75,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
         versions={"spadegym": "0.1.0", "python": "3.11"},
     )
     buffer: list[str] = []
+    diversity = PoolDiversity()
     for n in range(1, rounds + 1):
         with store.round(n) as tx:
             refusals: dict[str, int] = {}
@@ -113,6 +115,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                     {"designer": "mutation"},
                 )
                 new_ids.append(env_id)
+                diversity.add_code(env_id, source)
             buffer.extend(new_ids)
             played = buffer[-2 * envs_per_round :]
             episodes, scores = [], []
@@ -122,9 +125,10 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                 wins = [rnd.random() < p_win for _ in range(plays)]
                 wins_h = [rnd.random() < p_hint for _ in range(plays)]
                 for g, won in enumerate(wins):
-                    episodes.append(
-                        {**_episode(env_id, 100 + g, False, won, rnd).to_dict(), "round": n, "split": "train"}
-                    )
+                    episode = _episode(env_id, 100 + g, False, won, rnd)
+                    episodes.append({**episode.to_dict(), "round": n, "split": "train"})
+                    diversity.add_play(env_id, transcript_text([t.observation for t in episode.turns],
+                                                               [t.action for t in episode.turns]))
                 for g, won in enumerate(wins_h):
                     episodes.append(
                         {**_episode(env_id, 100 + g, True, won, rnd).to_dict(), "round": n, "split": "train"}
@@ -179,6 +183,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                     "refusals": refusals,
                     "skill_mix": {FAMILIES[f][0]: sum(f"-{f}-" in e for e in new_ids) for f in FAMILIES},
                     "buffer_size": len(buffer),
+                    "diversity": diversity.summary(new_ids, buffer),
                     "episodes": len(episodes),
                     "seconds": round(rnd.uniform(5, 20), 2),
                 }

@@ -1,0 +1,123 @@
+"""How different the levels of a pool are: the Vendi score over an n-gram kernel.
+
+The Vendi score of n items is exp(entropy of the eigenvalues of K / n), where K
+is their similarity matrix (K_ii = 1): n for n unrelated items, 1 for n copies
+of one. Divided by n it is the share of the pool that is effectively distinct
+(the SPADE paper: 0.68 with corpus grounding, 0.04 without). The kernel is the
+cosine of TF-IDF weighted word 1- to 3-gram counts, so it needs no model and
+no download; the IDF weight lets what sets a level apart within the pool count
+more than what every level shares (the built-in families share their episode
+machinery, which would otherwise make 18 different games look like 4):
+
+    per_item([ngrams(a), ngrams(a)])     # 0.5: two copies are one level
+    per_item([ngrams(t) for t in sources])
+
+Code is compared on its text; a level's play on a transcript (observations and
+actions), which tells apart levels whose code differs only in a knob that
+changes nothing the agent sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+#: Word n-grams of these sizes make up a text's features; 1-grams alone miss structure.
+NGRAM_SIZES = (1, 2, 3)
+#: A pool of at least ``COLLAPSE_MIN_SIZE`` levels whose code Vendi score per level is below
+#: ``COLLAPSE_THRESHOLD`` has collapsed onto a few games (the paper's collapsed pool: 0.04).
+COLLAPSE_THRESHOLD = 0.1
+COLLAPSE_MIN_SIZE = 8
+
+_TOKENS = re.compile(r"[A-Za-z_]+|\d+|[^\sA-Za-z_\d]")
+
+Grams = Counter  # n-gram (a tuple of tokens) -> count
+
+
+def ngrams(text: str) -> Grams:
+    """The counts of the text's word 1- to 3-grams (numbers and symbols are tokens too)."""
+    tokens = _TOKENS.findall(text.lower())
+    counts: Grams = Counter()
+    for n in NGRAM_SIZES:
+        counts.update(zip(*(tokens[i:] for i in range(n))))
+    return counts
+
+
+def similarity(items: Sequence[Grams]) -> np.ndarray:
+    """The TF-IDF cosine similarity of the items (log-damped counts, smoothed IDF), unit diagonal."""
+    vocab: dict[tuple[str, ...], int] = {}
+    for counts in items:
+        for gram in counts:
+            vocab.setdefault(gram, len(vocab))
+    x = np.zeros((len(items), len(vocab)))
+    for row, counts in enumerate(items):
+        x[row, [vocab[g] for g in counts]] = np.log1p(list(counts.values()))
+    x *= np.log((1 + len(items)) / (1 + (x > 0).sum(axis=0))) + 1.0
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    k = x @ x.T
+    np.fill_diagonal(k, 1.0)  # an empty text is still itself, and like no other
+    return k
+
+
+def vendi(k: np.ndarray) -> float:
+    """The Vendi score of a similarity matrix with unit diagonal: the effective number of distinct items."""
+    n = k.shape[0]
+    if n == 0:
+        return 0.0
+    eig = np.clip(np.linalg.eigvalsh(k / n), 0.0, None)
+    eig = eig[eig > 1e-12]
+    return float(np.exp(-np.sum(eig * np.log(eig))))
+
+
+def per_item(items: Sequence[Grams]) -> float | None:
+    """Vendi score divided by the number of items (None for none): 1 when all differ, 1/n for copies."""
+    return round(vendi(similarity(items)) / len(items), 4) if items else None
+
+
+def collapsed(code_per_item: float | None, size: int) -> bool:
+    """Whether a pool of ``size`` levels with this code diversity per level has collapsed."""
+    return code_per_item is not None and size >= COLLAPSE_MIN_SIZE and code_per_item < COLLAPSE_THRESHOLD
+
+
+def transcript_text(observations: Sequence[str], actions: Sequence[str | None]) -> str:
+    """One play as text: each observation followed by the action taken on it."""
+    return "\n".join(f"{obs}\n> {act or ''}" for obs, act in zip(observations, actions))
+
+
+class PoolDiversity:
+    """The n-grams of each level's code and of one transcript of it, kept while the level is in the pool.
+
+    A level's transcript is its first no-hint play (the round it was added), so the
+    figures of a resumed run equal those of an uninterrupted one.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, Grams] = {}
+        self.play: dict[str, Grams] = {}
+
+    def add_code(self, env_id: str, source: str) -> None:
+        self.code[env_id] = ngrams(source)
+
+    def add_play(self, env_id: str, transcript: str) -> None:
+        self.play.setdefault(env_id, ngrams(transcript))
+
+    def keep(self, env_ids: set[str]) -> None:
+        """Forget the levels that left the pool."""
+        self.code = {k: v for k, v in self.code.items() if k in env_ids}
+        self.play = {k: v for k, v in self.play.items() if k in env_ids}
+
+    def summary(self, new: Sequence[str], pool: Sequence[str]) -> dict[str, float | bool | None]:
+        """Vendi score per level of the round's new levels and of the pool, over code and transcripts."""
+        def score(grams: dict[str, Grams], ids: Sequence[str]) -> float | None:
+            return per_item([grams[i] for i in ids if i in grams])
+
+        pool_code = score(self.code, pool)
+        return {
+            "new_code": score(self.code, new), "new_play": score(self.play, new),
+            "pool_code": pool_code, "pool_play": score(self.play, pool),
+            "collapsed": collapsed(pool_code, len(pool)),
+        }

@@ -1,0 +1,49 @@
+"""The diversity figures: Vendi score per level over a TF-IDF n-gram kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.curriculum.diversity import (
+    COLLAPSE_THRESHOLD,
+    PoolDiversity,
+    collapsed,
+    ngrams,
+    per_item,
+    transcript_text,
+)
+from spadegym.families import get_family, list_families
+
+
+def test_copies_count_as_one_level_and_unrelated_texts_as_all():
+    text = ngrams("the quick brown fox jumps over the lazy dog")
+    assert per_item([text] * 5) == pytest.approx(1 / 5, abs=1e-3)
+    unrelated = [ngrams(t) for t in ("alpha beta gamma", "delta epsilon zeta", "eta theta iota")]
+    assert per_item(unrelated) == pytest.approx(1.0, abs=1e-3)
+    assert per_item([]) is None
+
+
+def test_the_builtin_families_are_diverse_and_one_family_repeated_is_a_collapse():
+    families = [ngrams(f.render(f.level_knobs(0))) for f in list_families()]
+    assert per_item(families) > 0.5  # 18 games, though they share their episode machinery
+    maze = get_family("grid_maze")
+    same = [ngrams(maze.render({**maze.level_knobs(i % 4), "variant": i % 8})) for i in range(24)]
+    score = per_item(same)
+    assert score < COLLAPSE_THRESHOLD  # the paper's collapsed pool: the same maze game again and again
+    assert collapsed(score, len(same)) and not collapsed(per_item(families), len(families))
+    assert not collapsed(0.01, 3)  # a pool too small to call collapsed
+
+
+def test_pool_diversity_scores_new_levels_and_the_pool_and_forgets_levels_that_left():
+    pool = PoolDiversity()
+    fams = list_families()[:4]
+    for i, fam in enumerate(fams):
+        pool.add_code(f"e{i}", fam.render(fam.level_knobs(0)))
+        pool.add_play(f"e{i}", transcript_text([f"game: {fam.name}\nactions: a, b"], ["a"]))
+    pool.add_play("e0", "a later play does not replace the first")
+    summary = pool.summary(["e3"], ["e0", "e1", "e2", "e3"])
+    assert summary["new_code"] == summary["new_play"] == 1.0  # one level is one distinct level
+    assert 0.5 < summary["pool_code"] <= 1.0 and 0.5 < summary["pool_play"] <= 1.0
+    assert summary["collapsed"] is False
+    pool.keep({"e1"})
+    assert set(pool.code) == set(pool.play) == {"e1"}
