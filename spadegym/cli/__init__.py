@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 
 # Command modules, in the order `spadegym --help` lists them.
-COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "doctor")
+COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval", "doctor")
 
 
 def _register() -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 import typer
 
 from . import app
-from .errors import user_errors
+from .errors import UserError, user_errors
 
 
 @app.command("export")
 def export(
-    run_dir: Path = typer.Argument(..., help="A run directory (the --out of `spadegym run`)."),
+    run_dir: Path = typer.Argument(..., help="A run directory (the --out of `spadegym run`), or a suite (`spadegym redteam`)."),
     format: str = typer.Option(
         "jsonl",
         "--format",
@@ -27,15 +27,23 @@ def export(
         help="Output file (directory for hf/spade, or when --what is omitted); default RUN_DIR/exports.",
     ),
 ) -> None:
-    """Export a run as datasets.
+    """Export a run as datasets (a red-team suite: its cases, as a run's environments).
 
     Examples:
       spadegym export runs/demo --format jsonl
       spadegym export runs/demo --format hf --what episodes --out data/episodes
       spadegym export runs/demo --format spade --out pools/demo
+      spadegym export suites/qwen --format parquet
     """
     from ..store.export import export_run
 
     with user_errors():
+        if (run_dir / "manifest.json").exists() and not (run_dir / "run.sqlite").exists():
+            from ..redteam.suite import export_suite
+
+            if what not in (None, "envs"):
+                raise UserError("a suite holds environments only; use --what envs (its search is a run in SUITE/hunt).")
+            typer.echo(str(export_suite(run_dir, format=format, out=out)))
+            return
         for path in export_run(run_dir, format=format, what=what, out=out):
             typer.echo(str(path))

@@ -62,6 +62,8 @@ class MutationConfig(BaseModel):
     balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
     directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
     band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder; its top is where the band reward's plateau ends.")
+    families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
+    fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
 
 
 @dataclass
@@ -124,7 +126,7 @@ class MutationDesigner:
 
     # -- proposals -------------------------------------------------------------
     async def propose(self, context: DesignContext) -> list[Candidate]:
-        families = list_families(context.skill) or list_families()
+        families = _allowed(list_families(context.skill) or list_families(), self.config.families)
         parents = self._usable_parents(context, {f.name for f in families})
         taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
         out: list[Candidate] = []
@@ -181,8 +183,11 @@ class MutationDesigner:
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
-                knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
-                knobs["variant"] = self.rng.choice(family.knobs["variant"])
+                if self.config.fresh_uniform:
+                    knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
+                else:
+                    knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
+                    knobs["variant"] = self.rng.choice(family.knobs["variant"])
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}
             else:
@@ -291,6 +296,12 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     if direction > 0 and level_up:
         edits["harder"] = [level_up]
     return edits
+
+
+def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:
+    """``families`` limited to ``names`` (all of them when ``names`` is None, or when none is left)."""
+    kept = [f for f in families if not names or f.name in names]
+    return kept or families
 
 
 def _key(family: str | None, knobs: dict[str, Any]) -> str:

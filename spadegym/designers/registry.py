@@ -34,7 +34,8 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     of EndpointConfig fields, e.g. temperature, max_tokens, concurrency),
     ``llm_designer`` (an LLMDesignerConfig or a dict) and ``validator``. The
     mutation designer reads ``mutation`` (a MutationConfig or a dict). The
-    ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide).
+    ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide);
+    ``uniform`` and ``staged`` read ``families`` (only these).
     """
     spec = spec.strip()
     if is_import_path(spec):  # your own: built as Class(seed=seed), must implement Designer
@@ -56,7 +57,7 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
                               "use it with spadegym run, or give make_designer rounds=N.")
     if spec in SAMPLER_SPECS:  # non-adaptive baselines
-        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"))
+        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"), families=options.get("families"))
     names = ["mutation", *SAMPLER_SPECS]
     near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \
         difflib.get_close_matches(spec.split(":")[0], ["openai"], n=1, cutoff=0.6)

@@ -35,12 +35,14 @@ def _pool(kind: str) -> list[tuple[str, dict[str, Any]]]:
 class SamplerDesigner:
     """Proposes built-in family levels without looking at the agent."""
 
-    def __init__(self, spec: str = "uniform", seed: int = 0, rounds: int | None = None):
+    def __init__(self, spec: str = "uniform", seed: int = 0, rounds: int | None = None,
+                 families: list[str] | None = None):
         if spec not in SAMPLER_SPECS:
             raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(SAMPLER_SPECS)}")
         if spec == "staged" and not rounds:
             raise ValueError("the staged sampler needs the run's number of rounds to lay out its stages")
         self.name, self.spec, self.rounds = spec, spec, rounds
+        self.families = families  # only these built-in families (None: all)
         self.rng = random.Random(seed)
         self.pool = _pool(spec.split(":")[1]) if spec.startswith("fixed:") else []
         self.cursor = 0  # next pool item to propose (fixed pools)
@@ -57,15 +59,19 @@ class SamplerDesigner:
             items = [self._draw(context.skill) for _ in range(context.count)]
         return [self._candidate(name, knobs) for name, knobs in items]
 
-    def _draw(self, skill: str) -> tuple[str, dict[str, Any]]:
+    def _families(self, skill: str) -> list[Any]:
         families = list_families(skill) or list_families()
+        return [f for f in families if not self.families or f.name in self.families] or families
+
+    def _draw(self, skill: str) -> tuple[str, dict[str, Any]]:
+        families = self._families(skill)
         family = self.rng.choice(families)
         knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
         return family.name, knobs
 
     def _staged(self, skill: str, round_: int) -> tuple[str, dict[str, Any]]:
         """A family of the skill at this round's stage level, in a fresh variant."""
-        families = list_families(skill) or list_families()
+        families = self._families(skill)
         family = self.rng.choice(families)
         stages = family.max_level + 1
         level = min(family.max_level, round_ * stages // (self.rounds or 1))  # rounds: checked at init

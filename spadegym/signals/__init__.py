@@ -8,6 +8,8 @@ from .rewards import (
     band,
     blend,
     center_by_skill,
+    failure,
+    feasibility,
     get_designer_reward,
     hint_regret,
     invalid_reward,
@@ -19,7 +21,7 @@ from .rewards import (
 )
 
 __all__ = [
-    "DESIGNER_REWARDS", "DesignerReward", "EnvStats", "band", "blend", "center_by_skill",
+    "DESIGNER_REWARDS", "DesignerReward", "EnvStats", "band", "blend", "center_by_skill", "failure", "feasibility",
     "get_designer_reward", "group_advantages", "hint_regret", "invalid_reward", "learnability",
     "learning_potential", "oracle_regret", "pearson", "regret_floored",
 ]

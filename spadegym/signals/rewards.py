@@ -95,6 +95,18 @@ def oracle_regret(s: EnvStats) -> float:
     return s.regret if s.oracle_regret is None else s.oracle_regret
 
 
+def feasibility(s: EnvStats) -> float:
+    """How surely the level can be won: 1 with a winning ``solution()`` (the gate played it), else the hinted win rate."""
+    if s.oracle_return is not None and s.oracle_return > 0:
+        return 1.0
+    return s.win_rate_hint
+
+
+def failure(s: EnvStats) -> float:
+    """Red-team reward: the agent's no-hint failure rate times feasibility (failing a level nobody can win earns 0)."""
+    return (1.0 - s.win_rate) * feasibility(s)
+
+
 DESIGNER_REWARDS: dict[str, DesignerReward] = {
     "regret": hint_regret,
     "regret_floored": regret_floored,
@@ -103,6 +115,7 @@ DESIGNER_REWARDS: dict[str, DesignerReward] = {
     "learning_potential": learning_potential,
     "learnability": learnability,
     "oracle_regret": oracle_regret,
+    "failure": failure,
 }
 
 

@@ -146,6 +146,14 @@ def _write(store: RunStore, what: str, format: str, target: Path) -> Path:
         "episodes": lambda: episode_rows(store),
         "rounds": lambda: round_rows(store),
     }[what]()
+    return write_rows(what, rows, format, target)
+
+
+def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path) -> Path:
+    """Write rows shaped like ``environment_rows`` / ``episode_rows`` / ``round_rows`` in one format."""
+    if format not in FORMATS:
+        raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
+    _require(format)
     target.parent.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":
         with target.open("w", encoding="utf-8") as f:

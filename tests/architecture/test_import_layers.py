@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
     {"store"},
     {"report"},
     {"loop"},
+    {"redteam"},
     {"cli"},
     {"__main__"},
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from spadegym.errors import UserError
@@ -25,3 +27,11 @@ def test_the_local_executor_returns_one_verdict_per_job_in_order(fixtures_dir):
         verdicts = executor.validate(jobs, None)
         assert executor.counters() == {}
     assert [(v.file, v.valid) for v in verdicts] == [("broken.py", False), ("key_door.py", True)]
+
+
+def test_the_ray_executor_without_ray_says_how_to_install_it(monkeypatch):
+    from spadegym.executor import make_executor
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
+    with pytest.raises(UserError, match=r"executor 'ray' needs the ray package; install it with: pip install 'spadegym\[ray\]'"):
+        make_executor("ray")

@@ -1,0 +1,93 @@
+"""`spadegym eval`: score agents on a regression suite (or a pool directory), for people and CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import app
+from .design_cmd import _is_llm_error
+from .errors import UserError, err_console, user_errors
+
+
+@app.command("eval")
+def eval_command(
+    suite: Path = typer.Argument(..., help="A suite written by `spadegym redteam`, or a folder of environment files."),
+    agents: list[str] = typer.Option(..., "--agent", "-a", help="Agent spec; repeat to compare agents side by side."),
+    plays: int = typer.Option(1, "--plays", min=1, help="Plays per case seed."),
+    seed: int = typer.Option(0, "--seed", help="Seeds the agents' sampling (instance seeds come from the manifest)."),
+    concurrency: int = typer.Option(64, "--concurrency", min=1, help="Episodes in flight (sandbox workers / LLM requests)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object (save it for --baseline)."),
+    junit: Path = typer.Option(None, "--junit", help="Write JUnit XML here (one test case per suite case)."),
+    html: Path = typer.Option(None, "--html", help="Write the HTML scorecard here."),
+    baseline: Path = typer.Option(None, "--baseline", help="Earlier --json results: exit 1 if a case it passed is failed now."),
+    min_pass_rate: float = typer.Option(None, "--min-pass-rate", min=0, max=1, help="Exit 1 if an agent's pass rate is below this."),
+) -> None:
+    """Score agents on a suite with the seeds its manifest fixes.
+
+    Exit status: 0 when every agent passes the gates, 1 when a case the
+    baseline passed is failed now or a pass rate is below --min-pass-rate,
+    2 on a usage error.
+
+    Examples:
+      spadegym eval suites/qwen --agent openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --junit results.xml
+      spadegym eval suites/qwen --agent openai:a@URL --agent openai:b@URL --html scorecard.html
+      spadegym eval suites/qwen --agent openai:new@URL --baseline old.json --min-pass-rate 0.8 --json
+    """
+    from ..redteam import evaluate_suite, load_results, load_suite, regressions, write_junit, write_scorecard
+    from ..rollout import RolloutConfig
+
+    with user_errors():
+        loaded = load_suite(suite)
+        base = load_results(baseline) if baseline else None
+        total = sum(len(c.seeds) for c in loaded.cases) * plays * len(agents)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err_console, transient=True) as progress:
+            task = progress.add_task(f"eval {loaded.name}", total=total)
+            try:
+                results = evaluate_suite(loaded, list(agents), plays=plays, seed=seed,
+                                         rollout=RolloutConfig(concurrency=concurrency),
+                                         on_episode=lambda _: progress.advance(task))
+            except Exception as exc:
+                if _is_llm_error(exc):
+                    raise UserError(str(exc)) from None
+                raise
+    broken = regressions(results, base) if base else {}
+    low = {a: r["pass_rate"] for a, r in results["agents"].items()
+           if min_pass_rate is not None and r["pass_rate"] < min_pass_rate}
+    results["regressions"] = broken
+    results["below_min_pass_rate"] = low
+    if junit:
+        write_junit(results, junit)
+    if html:
+        write_scorecard(results, html)
+    if as_json:
+        typer.echo(json.dumps(results))
+    else:
+        _print(results, junit, html)
+    gates = [f"{a}: {len(ids)} regression(s) against the baseline ({', '.join(ids[:5])})"
+             for a, ids in broken.items() if ids]
+    gates += [f"{a}: pass rate {rate:.2f} below --min-pass-rate {min_pass_rate:g}" for a, rate in low.items()]
+    if gates:
+        for line in gates:
+            err_console.print(f"[bold red]gate:[/] {line}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+
+
+def _print(results: dict, junit: Path | None, html: Path | None) -> None:
+    table = Table(title=f"spadegym eval {results['suite']} ({len(results['cases'])} cases)")
+    table.add_column("agent")
+    table.add_column("passed")
+    table.add_column("pass rate")
+    for spec, r in results["agents"].items():
+        table.add_row(spec, f"{r['passed']}/{len(r['cases'])}", f"{r['pass_rate']:.2f}")
+    console = Console(highlight=False)
+    console.print(table)
+    for label, path in (("JUnit", junit), ("Scorecard", html)):
+        if path:
+            console.print(f"{label}: {path}", soft_wrap=True)

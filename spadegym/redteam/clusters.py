@@ -1,0 +1,96 @@
+"""Failure clusters: which found failures are the same bug.
+
+A failure of a built-in family level is named by its family and the knob
+values of its minimal form (``variant`` left out: it only picks instances), so
+two failures that shrink to the same level are one cluster. A file written by
+a model is named by the normalised hash of its minimal code and the target's
+failure pattern (how it lost). The memory counts the failures of each cluster,
+so the designer's novelty bonus falls as a cluster fills.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..envfile import normalized_code_hash
+from ..families import FREE_KNOBS, FamilyError, get_family
+from ..rollout import Episode
+
+#: How an episode the target did not win ended.
+PATTERNS = ("agent_error", "format", "invalid_actions", "out_of_turns", "lost")
+
+
+def failure_pattern(episodes: list[Episode]) -> str:
+    """The commonest way the target's lost episodes ended (``won`` when it lost none)."""
+    kinds = Counter(_how_lost(e) for e in episodes if e.scored and not e.success)
+    return kinds.most_common(1)[0][0] if kinds else "won"
+
+
+def _how_lost(episode: Episode) -> str:
+    if episode.failure:
+        return "agent_error"
+    if episode.format_failures * 2 >= max(1, len(episode.turns)):
+        return "format"
+    if any("invalid action" in t.observation.lower() for t in episode.turns[1:]) or \
+            "invalid action" in episode.final_observation.lower():
+        return "invalid_actions"
+    return "out_of_turns" if episode.truncated else "lost"
+
+
+def level_signature(family: str, knobs: dict[str, Any]) -> dict[str, Any]:
+    """The knobs that define a family level's difficulty (completed, ``variant`` left out)."""
+    try:
+        full = get_family(family).check_knobs(knobs)
+    except FamilyError:
+        full = dict(knobs)
+    return {k: v for k, v in sorted(full.items()) if k not in FREE_KNOBS}
+
+
+def cluster_key(family: str | None, knobs: dict[str, Any], source: str, pattern: str) -> str:
+    """The cluster of a minimal failure (see the module docstring)."""
+    if family:
+        signature = level_signature(family, knobs)
+        return f"{family}:" + ",".join(f"{k}={v}" for k, v in signature.items())
+    return f"code:{normalized_code_hash(source)[:12]}:{pattern}"
+
+
+def dominates(family: str, knobs: dict[str, Any], minimal: dict[str, Any]) -> bool:
+    """Whether a level is at least as hard as a known minimal failure of its family on every knob."""
+    fam = get_family(family)
+    try:
+        mine, theirs = fam.level_index(knobs), fam.level_index(minimal)
+    except FamilyError:
+        return False
+    return all(mine[k] >= theirs[k] for k in theirs if k not in FREE_KNOBS)
+
+
+@dataclass
+class ClusterMemory:
+    """The failures found so far, by cluster (the designer is pushed away from full ones)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    minimal: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # key -> (family, knobs)
+
+    def known_cluster(self, family: str | None, knobs: dict[str, Any]) -> str | None:
+        """A cluster whose minimal level this family level dominates (it holds the same bug, as far as
+        knob-wise shrinking can tell), so it need not be shrunk again."""
+        if not family:
+            return None
+        for key, (fam, minimal) in self.minimal.items():
+            if fam == family and dominates(family, knobs, minimal):
+                return key
+        return None
+
+    def novelty(self, key: str) -> float:
+        """1 for a new cluster, 1 / (1 + k) for one that already holds k failures."""
+        return 1.0 / (1.0 + self.counts[key])
+
+    def add(self, key: str, family: str | None = None, knobs: dict[str, Any] | None = None) -> None:
+        self.counts[key] += 1
+        if family and key not in self.minimal:
+            self.minimal[key] = (family, dict(knobs or {}))
+
+    def __len__(self) -> int:
+        return len(self.counts)

@@ -1,0 +1,114 @@
+"""The red-team configuration: one validated model, every knob with a help line.
+
+    config = RedTeamConfig(target="openai:qwen3-8b@http://127.0.0.1:8000/v1", budget=200)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from ..designers.base import SKILLS
+from ..errors import UserError
+from ..executor.base import RayConfig
+from ..loop.config import LLMRoleConfig
+from ..rollout import RolloutConfig
+from ..sandbox import SandboxConfig
+
+
+class RedTeamConfig(BaseModel):
+    """Everything ``redteam`` needs; the target is frozen, the designer hunts its failures."""
+
+    model_config = {"extra": "forbid"}
+
+    target: str = Field(..., description="The agent under test (any agent spec: openai:MODEL@URL, learner:DIR, scripted:FILE, ...).")
+    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | uniform (draws levels uniformly: the baseline).")
+    reward: str = Field("failure", description="Designer reward by name (signals registry) or module:function; 'failure' = failure rate x feasibility.")
+    novelty: float = Field(1.0, ge=0, description="Weight of the novelty bonus: a failure in a cluster with k earlier failures earns x (1 + novelty / (1 + k)).")
+    avoid_known: bool = Field(True, description="Memory of found failures: a family level at or above a known minimal failure is proposed again (it would only repeat that failure) before it costs a validation or a play.")
+    budget: int = Field(64, ge=1, description="Designer proposals in all (the search budget).")
+    per_round: int = Field(8, ge=1, description="Proposals per round (the designer learns from its rewards between rounds).")
+    skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
+    families: list[str] | None = Field(None, description="Only these built-in families (for family designers); default: every family of the skills.")
+    plays: int = Field(4, ge=1, description="No-hint plays of the target per level, one instance seed each.")
+    hint_plays: int = Field(4, ge=0, description="Hinted plays of levels without solution(): the hint arm must win for the level to count as solvable.")
+    max_win_rate: float = Field(0.5, ge=0, lt=1, description="A level is failed when the target wins at most this share of its plays.")
+    min_feasibility: float = Field(0.5, gt=0, le=1, description="Levels without solution() count as solvable when the hinted arm wins at least this share.")
+    minimise: bool = Field(True, description="Shrink each new failure to the simplest level that still fails.")
+    simplify_turns: int = Field(2, ge=0, description="'Make it simpler, keep the failure' turns for LLM-written files.")
+    confirm_seeds: int = Field(6, ge=1, description="Fresh instance seeds each kept failure is replayed on (flakiness).")
+    confirm_plays: int = Field(2, ge=1, description="Plays per confirmation seed.")
+    min_failure_rate: float = Field(0.3, ge=0, le=1, description="A case enters the suite only if the lower end of the 95% interval of its failure rate reaches this (else it failed by chance).")
+    case_seeds: int = Field(4, ge=1, description="Instance seeds a case is scored on in `spadegym eval` (failing ones first).")
+    pass_at: float = Field(0.5, gt=0, le=1, description="In eval, a case is passed when the agent wins at least this share of its plays.")
+    max_cases: int = Field(100, ge=1, description="Stop adding cases to the suite after this many.")
+    seed: int = Field(0, description="Seeds the designer, the instance seeds and the target's sampling.")
+    mutation: dict[str, Any] = Field(default_factory=lambda: {"fresh_uniform": True, "directed": False}, description="Mutation designer settings (see spadegym.designers.mutation.MutationConfig); here fresh draws take any knob values and edits move one knob either way, since a search needs no curriculum.")
+    corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
+    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for roles played by a model server.")
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
+    executor: str = Field("local", pattern="^(local|ray)$", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
+    ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor's settings (executor = ray).")
+    validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+
+    @field_validator("skills")
+    @classmethod
+    def _known_skills(cls, value: list[str]) -> list[str]:
+        unknown = [s for s in value if s not in SKILLS]
+        if not value or unknown:
+            raise ValueError(f"skills must be among {', '.join(SKILLS)}" + (f" (got {unknown[0]!r})" if unknown else ""))
+        return value
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, value: list[str] | None) -> list[str] | None:
+        from ..families import get_family
+
+        for name in value or []:
+            get_family(name)  # FamilyError (a ValueError) names the nearest family
+        return value
+
+    @field_validator("reward")
+    @classmethod
+    def _known_reward(cls, value: str) -> str:
+        from ..signals import get_designer_reward
+
+        get_designer_reward(value)
+        return value
+
+    @model_validator(mode="after")
+    def _families_match_skills(self) -> RedTeamConfig:
+        if self.families:
+            from ..families import get_family
+
+            self.skills = sorted({get_family(f).skill for f in self.families}, key=SKILLS.index)
+        return self
+
+
+def load_redteam_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                        sets: list[str] | None = None) -> RedTeamConfig:
+    """A config file (TOML, YAML or JSON; optional), then command-line values, then ``--set key=value``."""
+    from ..loop.config import _read, _set_path
+
+    data: dict[str, Any] = _read(Path(path)) if path else {}
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    for item in sets or []:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UserError(f"--set '{item}' must look like key=value (e.g. --set confirm_seeds=8).")
+        _set_path(data, key.strip(), raw.strip())
+    try:
+        return RedTeamConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(RedTeamConfig.model_fields) if len(err["loc"]) == 1 else "see --help"
+            raise UserError(f"red-team setting '{where}' is not a known setting; known: {known}.") from None
+        if err["type"] == "missing":
+            raise UserError(f"red-team setting '{where}' is required (e.g. --target openai:MODEL@URL).") from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise UserError(f"red-team setting '{where}': {message}.") from None

@@ -1,0 +1,356 @@
+"""Red-teaming: the self-play loop turned against a frozen agent.
+
+One round, as the algorithm reads:
+
+    propose    the designer proposes levels for every skill (rewarded for earlier failures)
+    judge      each passes the gate, then the target plays it (``Prober``): failed and solvable?
+    cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
+               shrunk to its minimal form (``minimise``), which names its cluster
+    confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
+    reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
+               centred per skill, invalid proposals below any valid one -> the designer learns
+    remember   the level buffer keeps scored levels as parents; the store keeps everything
+
+Rule: the designer earns reward only for solvable levels the target fails, and
+less for a bug it has already found, so the search spreads over distinct failures.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import Agent
+from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
+from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
+from ..envfile import normalized_code_hash
+from ..executor import Executor, make_executor
+from ..loop.selfplay import fresh_slots
+from ..rollout import derive_seed
+from ..sandbox import Sandbox
+from ..signals import center_by_skill, get_designer_reward, invalid_reward
+from ..store import RunStore
+from ..validate import ValidationConfig
+from .clusters import ClusterMemory, cluster_key, failure_pattern
+from .config import RedTeamConfig
+from .flakiness import confirm
+from .minimise import Minimal, code_size, level_size, shrink_level, simplify_file
+from .probe import Probe, Prober
+from .suite import Case, write_suite
+
+HUNT_DIR = "hunt"  # the search's run store, inside the suite directory (not part of the suite's checksums)
+TRANSCRIPT_CHARS = 1200
+
+
+@dataclass
+class Proposal:
+    candidate: Candidate
+    probe: Probe
+    code_hash: str
+    env_id: str | None = None
+    cluster: str | None = None
+    reward: float = 0.0
+
+
+@dataclass
+class RedTeamResult:
+    suite: Path
+    cases: int
+    clusters: int
+    proposals: int
+    failures: int
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"suite": str(self.suite), "cases": self.cases, "clusters": self.clusters,
+                "proposals": self.proposals, "failures": self.failures}
+
+
+class RedTeam:
+    """Owns a search: the designer, the prober (gate + frozen target), the cluster memory, the cases."""
+
+    def __init__(self, config: RedTeamConfig, executor: Executor, target: Agent, designer: Designer,
+                 store: RunStore | None = None):
+        self.config, self.target, self.designer, self.store = config, target, designer, store
+        self.reward_fn = get_designer_reward(config.reward)
+        self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
+                             max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
+                             rollout=config.rollout, validation=ValidationConfig(**config.validation))
+        self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
+        self.memory = ClusterMemory()
+        self.cases: list[tuple[Case, str, str]] = []
+        self.proposals = 0
+        self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
+        self.avoided = 0  # proposals replaced before judging because they repeated a known failure
+
+    # -- one round ------------------------------------------------------------
+    async def round(self, n: int, count: int) -> dict[str, Any]:
+        started = time.perf_counter()
+        skills = self.config.skills
+        props: list[Proposal] = []
+        for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(skills))):
+            if k:
+                for cand in await self.propose(self.context(n, skill, k)):
+                    props.append(await self.judge(n, len(props), cand))
+        self.proposals += len(props)
+        for p in props:
+            if self.prober.fails(p.probe):
+                self.failures += 1
+                p.cluster, novelty = await self.cluster(p)
+                p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
+            elif p.probe.stats is not None:
+                p.reward = self.reward_fn(p.probe.stats)
+        self.reward_designer(props)
+        self.remember(n, props)
+        summary = {
+            "round": n, "proposals": len(props), "valid": sum(p.probe.valid for p in props),
+            "failed": sum(p.cluster is not None for p in props), "clusters": len(self.memory),
+            "cases": len(self.cases), "seconds": round(time.perf_counter() - started, 3),
+            "validations": self.prober.validations, "episodes": self.prober.episodes, "avoided": self.avoided,
+        }
+        self.write(n, props, summary)
+        return summary
+
+    def context(self, n: int, skill: str, count: int) -> DesignContext:
+        """The buffer's picture of one skill: the levels closest to failing (most reward) rank first as parents."""
+        def summary(r: LevelRecord) -> LevelSummary:
+            return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
+                                family=r.family, knobs=r.knobs, depth=r.depth)
+
+        # Levels in a filled cluster are no parents: every edit of them that still fails repeats that failure.
+        ranked = [r for r in self.buffer.ranked(skill) if self.memory.known_cluster(r.family, r.knobs) is None]
+        return DesignContext(
+            skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "redteam", n, skill),
+            frontier=[summary(r) for r in ranked if r.win_rate <= self.config.max_win_rate][:8],
+            mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
+            parents=[summary(r) for r in ranked][:16],
+        )
+
+    async def propose(self, context: DesignContext, attempts: int = 8) -> list[Candidate]:
+        """The designer's candidates; with ``avoid_known``, ones that repeat a known failure are asked for again."""
+        out = []
+        for cand in await _propose(self.designer, context):
+            for _ in range(attempts if self.config.avoid_known else 0):
+                if self.memory.known_cluster(cand.family, cand.knobs) is None:
+                    break
+                self.avoided += 1
+                again = await _propose(self.designer, replace(context, count=1))
+                if not again:
+                    break
+                cand = again[0]
+            out.append(cand)
+        return out
+
+    async def judge(self, n: int, i: int, cand: Candidate) -> Proposal:
+        code_hash = normalized_code_hash(cand.source) if cand.source else ""
+        if code_hash and self.buffer.duplicate_of(code_hash):
+            probe = Probe(cand.source, False, None, "duplicate")
+        elif not cand.source:
+            verdict = cand.verdict.to_dict() if cand.verdict is not None else None
+            probe = Probe("", False, verdict, cand.refusal or "no_code")
+        else:
+            verdict = cand.verdict.to_dict() if cand.verdict is not None else None
+            probe = await self.prober.probe(cand.source, cand.hint, verdict=verdict)
+        env_id = f"r{n:03d}-{i:02d}" if probe.valid else None
+        return Proposal(cand, probe, code_hash, env_id)
+
+    # -- cluster, shrink, confirm ----------------------------------------------
+    async def cluster(self, p: Proposal) -> tuple[str, float]:
+        """The failure's cluster and its novelty; a new cluster's minimal form is confirmed as a case."""
+        cand = p.candidate
+        known = self.memory.known_cluster(cand.family, cand.knobs)
+        if known is not None:
+            novelty = self.memory.novelty(known)
+            self.memory.add(known)
+            return known, novelty
+        minimal = await self.minimise(p)
+        pattern = failure_pattern(minimal.probe.episodes)
+        key = cluster_key(cand.family, minimal.knobs, minimal.source, pattern)
+        novelty = self.memory.novelty(key)
+        if novelty == 1.0 and len(self.cases) < self.config.max_cases:
+            await self.confirm_case(p, minimal, key, pattern)
+        self.memory.add(key, cand.family, minimal.knobs)
+        return key, novelty
+
+    async def minimise(self, p: Proposal) -> Minimal:
+        cand, probe = p.candidate, p.probe
+
+        async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+            tried = await self.prober.probe(source, hint)
+            return tried, self.prober.fails(tried)
+
+        if cand.family and self.config.minimise:
+            return await shrink_level(cand.family, cand.knobs, probe, judge)
+        endpoint = getattr(self.designer, "endpoint", None)
+        if endpoint is not None and self.config.minimise and self.config.simplify_turns:
+            return await simplify_file(cand.source, cand.hint, probe, judge, endpoint, self.config.simplify_turns)
+        size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
+        return Minimal(cand.source, dict(cand.knobs), probe, size=size)
+
+    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> None:
+        cfg, cand = self.config, p.candidate
+        check = await confirm(self.prober, minimal.source, cand.hint, key=key, seeds=cfg.confirm_seeds,
+                              plays=cfg.confirm_plays, min_failure_rate=cfg.min_failure_rate)
+        if not check.kept:
+            return
+        stats = minimal.probe.stats
+        family = cand.family
+        case = Case(
+            id=f"c{len(self.cases) + 1:03d}-{family or 'written'}", file="", skill=cand.skill,
+            seeds=check.case_seeds(cfg.case_seeds), family=family, knobs=dict(minimal.knobs),
+            original_knobs=dict(cand.knobs), size=minimal.size,
+            original_size=level_size(family, cand.knobs) if family else code_size(cand.source),
+            cluster=key, failure_pattern=pattern, failure_rate=round(check.failure_rate, 4),
+            failure_interval=list(check.interval), failure_plays=check.plays,
+            solution_return=stats.oracle_return if stats else None,
+            hint_win_rate=stats.win_rate_hint if stats and stats.plays_hint else None,
+            transcript=transcript(minimal.probe), hint=cand.hint,
+            minimise_steps=len(minimal.steps),
+        )
+        self.cases.append((case, minimal.source, cand.source))
+
+    # -- reward and memory ---------------------------------------------------------
+    def reward_designer(self, props: list[Proposal]) -> None:
+        valid = [p for p in props if p.probe.valid]
+        centred = center_by_skill([p.reward for p in valid], [p.candidate.skill for p in valid])
+        floor = invalid_reward(centred)
+        feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
+                             {"raw": p.reward, "env_id": p.env_id, "win_rate": p.probe.stats.win_rate,
+                              "regret": p.probe.stats.mean_return_hint - p.probe.stats.mean_return,
+                              "cluster": p.cluster})
+                    for p, r in zip(valid, centred) if p.probe.stats is not None]
+        feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
+                              {"reason": p.probe.reason}) for p in props if not p.probe.valid]
+        if isinstance(self.designer, LearningDesigner):  # the baselines do not learn
+            self.designer.update(feedback)
+
+    def remember(self, n: int, props: list[Proposal]) -> None:
+        for p in props:
+            if not (p.probe.valid and p.env_id and p.probe.stats):
+                continue
+            c, s = p.candidate, p.probe.stats
+            self.buffer.add(LevelRecord(env_id=p.env_id, skill=c.skill, code_hash=p.code_hash, added_round=n,
+                                        depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family,
+                                        knobs=dict(c.knobs)))
+            self.buffer.record_play(p.env_id, n, p.reward, s.win_rate, s.win_rate_hint,
+                                    s.mean_return_hint - s.mean_return)
+
+    def write(self, n: int, props: list[Proposal], summary: dict[str, Any]) -> None:
+        if self.store is None:
+            return
+        with self.store.round(n) as tx:
+            for p in props:
+                c = p.candidate
+                tx.add_proposal(c.to_dict(), p.probe.verdict, p.env_id, p.probe.valid)
+                if p.env_id:
+                    tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs, c.lineage.__dict__,
+                                       p.code_hash, {"cluster": p.cluster})
+                    tx.add_episodes([{**e.to_dict(), "env_id": p.env_id, "round": n, "split": "train"}
+                                     for e in p.probe.episodes])
+                    s = p.probe.stats
+                    if s is not None:
+                        tx.add_scores([{"env_id": p.env_id, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
+                                        "regret": s.mean_return_hint - s.mean_return, "designer_reward": p.reward,
+                                        "plays": s.plays, "plays_hint": s.plays_hint, "cluster": p.cluster}])
+            tx.save_state("redteam", {"proposals": self.proposals, "failures": self.failures,
+                                      "clusters": dict(self.memory.counts)})
+            tx.finish(summary)
+
+    # -- the whole search ------------------------------------------------------------
+    async def run(self, on_round: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        summaries = []
+        n = 0
+        while self.proposals < self.config.budget:
+            summary = await self.round(n, min(self.config.per_round, self.config.budget - self.proposals))
+            summaries.append(summary)
+            if on_round is not None:
+                on_round(summary)
+            n += 1
+            if summary["proposals"] == 0:
+                break  # the designer has nothing left to propose
+        return summaries
+
+    def suite_info(self) -> dict[str, Any]:
+        cfg = self.config
+        return {"target": cfg.target, "designer": cfg.designer, "seed": cfg.seed, "pass_at": cfg.pass_at,
+                "reward": cfg.reward, "skills": cfg.skills, "families": cfg.families,
+                "search": {"proposals": self.proposals, "failures": self.failures, "clusters": len(self.memory),
+                           "validations": self.prober.validations, "episodes": self.prober.episodes,
+                           "avoided": self.avoided, "cluster_failures": dict(self.memory.counts)}}
+
+
+def transcript(probe: Probe, limit: int = TRANSCRIPT_CHARS) -> str:
+    """The target's first lost no-hint episode, turn by turn, cut to ``limit`` characters."""
+    lost = next((e for e in probe.episodes if not e.hinted and e.scored and not e.success), None)
+    if lost is None:
+        return ""
+    lines = [f"seed {lost.seed}: return {lost.ret:g} after {len(lost.turns)} turns"]
+    for i, turn in enumerate(lost.turns):
+        shown = " | ".join(line for line in turn.observation.splitlines()[:6] if line.strip())
+        lines.append(f"[{i + 1}] {shown}\n    -> {turn.action!r}")
+    lines.append(f"end: {' | '.join(lost.final_observation.splitlines()[:3])}")
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _propose(designer: Designer, context: DesignContext) -> list[Candidate]:
+    """The designer's proposals (``Designer.propose`` is a coroutine)."""
+    return list(await designer.propose(context))
+
+
+def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
+    from ..designers.registry import make_designer
+
+    # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
+    sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
+    options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
+                               "validation": config.validation, "families": config.families}
+    if config.designer == "mutation":
+        options["mutation"] = {**config.mutation, "families": config.families}
+    return make_designer(config.designer, seed=config.seed, **options)
+
+
+def build_target(config: RedTeamConfig) -> Agent:
+    from ..agents import make_agent
+
+    spec = config.target
+    options = config.llm.model_dump() if spec.startswith("openai:") else {}
+    return make_agent(spec, seed=config.seed, **options)
+
+
+async def redteam_async(config: RedTeamConfig, out: str | Path,
+                        on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
+    out = Path(out)
+    with make_executor(config.executor, config.sandbox, config.ray) as executor, \
+            RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), _versions()) as store:
+        target = build_target(config)
+        designer = build_designer(config, executor)
+        team = RedTeam(config, executor, target, designer, store)
+        try:
+            summaries = await team.run(on_round)
+        finally:
+            await target.aclose()
+            close = getattr(designer, "close", None)
+            if close is not None:
+                close()
+        write_suite(out, team.cases, team.suite_info())
+    return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
+                         team.failures, summaries)
+
+
+def redteam(config: RedTeamConfig, out: str | Path,
+            on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
+    """Hunt the target's failures and write the regression suite to ``out`` (see the module docstring)."""
+    import asyncio
+
+    return asyncio.run(redteam_async(config, out, on_round))
+
+
+def _versions() -> dict[str, str]:
+    from .. import __version__
+
+    return {"spadegym": __version__, "python": platform.python_version()}

@@ -1,0 +1,107 @@
+"""Judge one level against the frozen target: the gate first, then the target's plays.
+
+Every part of red-teaming asks the same question of a file (does the target
+fail it, and can it be won?): the hunt for each proposal, minimisation for
+each smaller version, confirmation on fresh seeds. ``Prober.probe`` answers it
+once, with the validation gate in front: a broken, degenerate or unwinnable
+file is never counted as the target's failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..agents.base import Agent
+from ..envfile import inspect_source
+from ..executor import Executor, ValidationJob
+from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
+from ..signals import EnvStats, feasibility
+from ..validate import ValidationConfig
+
+
+@dataclass
+class Probe:
+    """What one level showed: the gate's verdict and, when valid, the target's plays."""
+
+    source: str
+    valid: bool
+    verdict: dict[str, Any] | None
+    reason: str | None = None  # why it is not judged: a verdict category
+    episodes: list[Episode] = field(default_factory=list)
+    stats: EnvStats | None = None
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def feasibility(self) -> float:
+        return feasibility(self.stats) if self.stats else 0.0
+
+    def lost_seeds(self) -> list[int]:
+        """Instance seeds of the no-hint plays the target did not win, in play order."""
+        return [e.seed for e in self.episodes if not e.hinted and e.scored and not e.success]
+
+
+class Prober:
+    """Validates files and plays the target on them (through the run's executor), on seeds fixed by the red-team seed."""
+
+    def __init__(self, executor: Executor, target: Agent, *, seed: int, plays: int, hint_plays: int,
+                 max_win_rate: float, min_feasibility: float, rollout: RolloutConfig | None = None,
+                 validation: ValidationConfig | None = None):
+        self.executor, self.target, self.seed = executor, target, seed
+        self.plays, self.hint_plays = plays, hint_plays
+        self.max_win_rate, self.min_feasibility = max_win_rate, min_feasibility
+        self.rollout = rollout or RolloutConfig()
+        self.validation = validation or ValidationConfig()
+        self.validations = 0  # gate calls (the cost of a search)
+        self.episodes = 0
+
+    def hunt_seeds(self, count: int | None = None, salt: str = "hunt") -> list[int]:
+        """The same instance seeds for every level, so a smaller version is compared on like terms."""
+        return [derive_seed(self.seed, salt, i) for i in range(count or self.plays)]
+
+    def check(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None) -> Probe:
+        """The gate's verdict (reused when the designer already validated the file)."""
+        if verdict is None:
+            self.validations += 1
+            verdict = self.executor.validate([ValidationJob(source, "level.py", hint)], self.validation)[0].to_dict()
+        valid = bool(verdict.get("valid"))
+        return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"))
+
+    async def probe(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None,
+                    seeds: list[int] | None = None, repeat: int = 1) -> Probe:
+        """Validate, then play the target ``repeat`` times per seed without the hint (and with it, if needed)."""
+        probe = self.check(source, hint, verdict)
+        if not probe.valid:
+            return probe
+        probe.seeds = list(seeds or self.hunt_seeds())
+        has_solution = inspect_source(source).has_solution
+        hinted_seeds = [] if has_solution else probe.seeds[: self.hint_plays]
+        plays = [Play("level", s, hinted=False, group=i) for i, s in enumerate(probe.seeds) for _ in range(repeat)]
+        plays += [Play("level", s, hinted=True, group=i) for i, s in enumerate(hinted_seeds)]
+        spec = EnvSpec("level", source, "level.py", hint)
+        probe.episodes = await run_episodes(self.executor.sandbox, {"level": spec}, plays, self.target, self.rollout)
+        self.episodes += len(probe.episodes)
+        probe.stats = _stats(probe.episodes, has_solution)
+        return probe
+
+    def fails(self, probe: Probe) -> bool:
+        """Valid, solvable, and the target wins at most ``max_win_rate`` of its no-hint plays."""
+        return bool(probe.valid and probe.stats and probe.stats.plays
+                    and probe.feasibility >= self.min_feasibility and probe.stats.win_rate <= self.max_win_rate)
+
+
+def _stats(episodes: list[Episode], has_solution: bool) -> EnvStats:
+    def mean(values: list[float]) -> float:
+        return float(np.mean(values)) if values else 0.0
+
+    plain = [e for e in episodes if e.scored and not e.hinted]
+    hinted = [e for e in episodes if e.scored and e.hinted]
+    return EnvStats(
+        win_rate=mean([float(e.success) for e in plain]), win_rate_hint=mean([float(e.success) for e in hinted]),
+        mean_return=mean([e.ret for e in plain]), mean_return_hint=mean([e.ret for e in hinted]),
+        plays=len(plain), plays_hint=len(hinted),
+        # The gate played solution() and saw it win, so its return is the maximal reward.
+        oracle_return=1.0 if has_solution else None,
+    )

@@ -1,0 +1,243 @@
+"""The regression suite: a directory that stands alone and can be committed anywhere.
+
+    SUITE/
+      manifest.json          one entry per case (see ``Case``), the search's figures, the format
+      README.md              the card for humans: target, what was found, how to score an agent
+      SHA256SUMS             checksums of every file above and below (sha256sum -c SHA256SUMS)
+      cases/<id>.py          the minimal environment (standard library only)
+      cases/<id>.original.py the environment as first found
+
+``load_suite`` reads a suite (checking the checksums) or, for ``spadegym
+eval``, a plain pool directory of environment files, whose cases get seeds
+0..3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..envfile import SourceError, inspect_source, read_source
+from ..errors import UserError
+
+FORMAT = "spadegym-suite/1"
+MANIFEST, CARD, SUMS, CASES = "manifest.json", "README.md", "SHA256SUMS", "cases"
+#: Seeds of the cases of a plain pool directory (a suite's manifest fixes its own).
+POOL_SEEDS = (0, 1, 2, 3)
+_FAMILY = re.compile(r"^FAMILY = ['\"]([\w-]+)['\"]", re.M)  # rendered family files name their family
+
+
+class SuiteError(UserError):
+    """A suite or pool directory that cannot be used (missing, altered, malformed)."""
+
+
+@dataclass
+class Case:
+    """One regression case: the environment the target failed, and how it failed."""
+
+    id: str
+    file: str  # relative to the suite directory
+    skill: str
+    seeds: list[int]
+    family: str | None = None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    original_file: str | None = None
+    original_knobs: dict[str, Any] = field(default_factory=dict)
+    size: int | None = None  # family levels: sum of knob level indices; files: lines of code
+    original_size: int | None = None
+    cluster: str = ""
+    failure_pattern: str = ""
+    failure_rate: float | None = None  # the target's, on fresh seeds
+    failure_interval: list[float] | None = None  # 95% Wilson interval
+    failure_plays: int = 0
+    solution_return: float | None = None  # return of the file's solution() (None: it has none)
+    hint_win_rate: float | None = None  # hinted arm, for files without solution()
+    transcript: str = ""  # a short failing transcript of the target
+    hint: str | None = None
+    minimise_steps: int = 0
+    sha256: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Suite:
+    """A suite read back: where it lives, its manifest, and each case's source."""
+
+    path: Path
+    manifest: dict[str, Any]
+    cases: list[Case]
+    sources: dict[str, str]  # case id -> source
+
+    @property
+    def pass_at(self) -> float:
+        return float(self.manifest.get("pass_at", 0.5))
+
+    @property
+    def name(self) -> str:
+        return self.manifest.get("name") or self.path.name
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any]) -> Path:
+    """Write a suite: ``cases`` are (case, minimal source, original source); ``info`` goes into the manifest."""
+    path.mkdir(parents=True, exist_ok=True)
+    folder = path / CASES
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.py"):
+        stale.unlink()
+    entries = []
+    for case, minimal, original in cases:
+        case.file = f"{CASES}/{case.id}.py"
+        (path / case.file).write_text(minimal, encoding="utf-8")
+        case.sha256 = sha256(minimal)
+        if original and original != minimal:
+            case.original_file = f"{CASES}/{case.id}.original.py"
+            (path / case.original_file).write_text(original, encoding="utf-8")
+        entries.append(case.to_dict())
+    manifest = {"format": FORMAT, "name": path.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **info, "cases": entries}
+    (path / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (path / CARD).write_text(card(manifest), encoding="utf-8")
+    files = [MANIFEST, CARD, *sorted(p.relative_to(path).as_posix() for p in folder.glob("*.py"))]
+    lines = [f"{hashlib.sha256((path / f).read_bytes()).hexdigest()}  {f}" for f in files]
+    (path / SUMS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def card(manifest: dict[str, Any]) -> str:
+    """The suite's README: what it tests, what was found, how to use it."""
+    cases = manifest["cases"]
+    search = manifest.get("search", {})
+    rows = []
+    for c in cases:
+        low, high = c.get("failure_interval") or (None, None)
+        rate = "-" if c.get("failure_rate") is None else f"{c['failure_rate']:.2f} [{low:.2f}, {high:.2f}]"
+        shrunk = "" if c.get("original_size") in (None, c.get("size")) else f" (from {c['original_size']})"
+        rows.append(f"| `{c['id']}` | {c['skill']} | {c.get('family') or 'written'} | "
+                    f"{c.get('size')}{shrunk} | {rate} | {c.get('failure_pattern')} | `{c['cluster']}` |")
+    return "\n".join([
+        f"# Regression suite `{manifest['name']}`",
+        "",
+        f"Found by `spadegym redteam` against `{manifest.get('target')}` with the designer "
+        f"`{manifest.get('designer')}` ({search.get('proposals', '?')} proposals, seed {manifest.get('seed')}). "
+        f"Each case is an environment the target failed although it can be won, shrunk to its simplest "
+        f"failing form and replayed on fresh seeds; cases it failed only by chance were left out.",
+        "",
+        f"{len(cases)} cases in {len({c['cluster'] for c in cases})} clusters. Failure rates are the target's "
+        "on fresh seeds, with their 95% interval; size is how far a level sits above its family's easiest "
+        "(sum of knob levels) or, for written files, its lines of code.",
+        "",
+        "| case | skill | family | size | failure rate | how it failed | cluster |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "## Use",
+        "",
+        "```bash",
+        f"spadegym eval {manifest['name']} --agent openai:MODEL@URL --junit results.xml --json",
+        f"spadegym eval {manifest['name']} --agent A --agent B --html scorecard.html",
+        f"spadegym eval {manifest['name']} --agent A --baseline old.json --min-pass-rate 0.8   # CI gate",
+        "```",
+        "",
+        f"A case passes when the agent wins at least {manifest.get('pass_at', 0.5):g} of its plays on the "
+        "seeds the manifest fixes. The environment files need only the Python standard library; "
+        "`sha256sum -c SHA256SUMS` checks that nothing was altered.",
+        "",
+    ])
+
+
+def load_suite(path: str | Path) -> Suite:
+    """A suite directory (checksums checked) or a pool directory of environment files."""
+    path = Path(path)
+    if not path.is_dir():
+        raise SuiteError(f"{path} is not a directory; pass a suite written by `spadegym redteam` or a folder of "
+                         "environment files.")
+    if not (path / MANIFEST).exists():
+        return _pool(path)
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        cases = [Case(**c) for c in manifest["cases"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SuiteError(f"{path / MANIFEST} is not a suite manifest ({exc}); regenerate it with spadegym redteam.") \
+            from None
+    _check_sums(path)
+    sources = {}
+    for case in cases:
+        try:
+            sources[case.id] = read_source(path / case.file)
+        except SourceError as exc:
+            raise SuiteError(f"case {case.id}: {exc}") from None
+    return Suite(path, manifest, cases, sources)
+
+
+def _check_sums(path: Path) -> None:
+    sums = path / SUMS
+    if not sums.exists():
+        return
+    for line in sums.read_text(encoding="utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        target = path / name
+        if not target.exists():
+            raise SuiteError(f"{target} is listed in {SUMS} but missing; restore it or regenerate the suite.")
+        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
+            raise SuiteError(f"{target} does not match its checksum in {SUMS}; it was altered after the suite "
+                             "was written (restore it, or remove SHA256SUMS to score the edited suite).")
+
+
+def _pool(path: Path) -> Suite:
+    files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+    if not files:
+        raise SuiteError(f"{path} holds no {MANIFEST} and no .py environment files; pass a suite or a pool.")
+    cases, sources = [], {}
+    for file in files:
+        try:
+            source = read_source(file)
+            info = inspect_source(source, file.name)
+        except SourceError as exc:
+            raise SuiteError(str(exc)) from None
+        family = _FAMILY.search(source)
+        case = Case(id=file.stem, file=file.name, skill=info.skill or "unknown", seeds=list(POOL_SEEDS),
+                    family=family.group(1) if family else None, knobs=dict(info.difficulty), cluster=file.stem,
+                    sha256=sha256(source))
+        cases.append(case)
+        sources[case.id] = source
+    return Suite(path, {"format": "pool", "name": path.name, "pass_at": 0.5}, cases, sources)
+
+
+def suite_rows(suite: Suite) -> list[dict[str, Any]]:
+    """The cases as environment rows, in the shape a run's environments export in."""
+    from ..envfile import normalized_code_hash
+
+    rows = []
+    for case in suite.cases:
+        rate = case.failure_rate
+        rows.append({
+            "env_id": case.id, "code": suite.sources[case.id], "hint": case.hint, "skill": case.skill,
+            "family": case.family, "knobs": case.knobs, "lineage": {"original_knobs": case.original_knobs},
+            "meta": {k: v for k, v in case.to_dict().items() if k not in ("id", "hint", "knobs", "original_knobs")},
+            "code_hash": normalized_code_hash(suite.sources[case.id]), "round": None,
+            "scores": None if rate is None else {"round": None, "win_rate": 1.0 - rate, "win_rate_hint": case.hint_win_rate,
+                                                 "regret": None, "oracle_regret": None, "designer_reward": None,
+                                                 "plays": case.failure_plays, "plays_hint": None},
+        })
+    return rows
+
+
+def export_suite(path: str | Path, format: str = "jsonl", out: str | Path | None = None) -> Path:
+    """Export a suite's cases as a run's environments export (jsonl, parquet, hf or a spade pool)."""
+    from ..store.export import write_rows
+
+    suite = load_suite(path)
+    name = {"jsonl": "envs.jsonl", "parquet": "envs.parquet", "hf": "envs", "spade": "pool"}.get(format, "envs")
+    target = Path(out) if out is not None else suite.path / "exports" / name
+    return write_rows("envs", suite_rows(suite), format, target)
