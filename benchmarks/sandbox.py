@@ -16,7 +16,10 @@ Figures, in one run:
   forked child's last write to ``waitpid`` returning, bare and with the private
   scratch tmpfs, whose mount namespace the kernel tears down at exit (the host
   never waits for this: it kills a worker and moves on);
-- inprocess_calls_per_s: ``step`` called directly in this process (reference).
+- inprocess_calls_per_s: ``step`` called directly in this process (reference);
+- reply_check_us: the host's whole check of one typical step reply (envelope,
+  strict schema, safe text; with an 8-action menu), and reply_check_vs_decode:
+  that time over a plain ``json`` decode of the same line (what checking adds).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ import tempfile
 import time
 
 from spadegym.envfile.loader import instantiate, load_env_class
-from spadegym.sandbox import Sandbox, SandboxConfig, gather, hardening, landlock, probe, seccomp
+from spadegym.sandbox import Sandbox, SandboxConfig, gather, hardening, landlock, probe, schema, seccomp
+from spadegym.sandbox import protocol as P
 
 N_ENVS = 8
 
@@ -300,6 +304,25 @@ def exit_ms(repeats: int) -> dict[str, float]:
     return {kind: round(statistics.median(v), 3) for kind, v in samples.items()}
 
 
+def reply_check_us(seconds: float) -> tuple[float, float]:
+    """Microseconds the host spends checking one step reply, and the same over a plain decode."""
+    value = {"observation": "You are in room 3. Doors lead north and east.\nWhat now?", "reward": 0.0,
+             "terminated": False, "truncated": False, "info": {"room": 3},
+             "valid_actions": ["north", "east", "look", "take key", "open door", "wait", "south", "west"]}
+    line = P.encode({"id": 7, "ok": True, "value": value, "output": "", "seconds": 0.001})[:-1]
+    limits = SandboxConfig().reply_limits()
+
+    def checked() -> None:
+        outcome = P.parse_reply(line, 7)
+        schema.check_value("step", None, outcome.value, limits)
+
+    def decoded() -> None:
+        _DECODE(line.decode())
+
+    per_call = N_ENVS * 1e6  # rate() counts N_ENVS steps per call
+    return per_call / rate(checked, seconds), per_call / rate(decoded, seconds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -324,6 +347,9 @@ def main() -> None:
         "cpus": os.cpu_count(),
     }
     figures["start_speedup"] = round(figures["fresh_start_ms"] / figures["zygote_start_ms"], 2)
+    checked, decoded = reply_check_us(args.seconds)
+    figures["reply_check_us"] = round(checked, 2)
+    figures["reply_check_vs_decode"] = round(checked / decoded, 2)
     if args.json:
         print(json.dumps(figures))
         return

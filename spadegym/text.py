@@ -20,6 +20,8 @@ _UNSAFE = re.compile(
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
     r"|[\ud800-\udfff]"
 )
+# One character class: a quick test that most text passes, so the sequences above are parsed only when needed.
+_SUSPECT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
@@ -34,9 +36,14 @@ def safe_text(text: str) -> str:
     >>> safe_text("ok\\x1b[31m red\\x1b]52;c;cGF3bmVk\\x07 \\ud800")
     'ok red \\ufffd'
     """
-    if text.isprintable() or _UNSAFE.search(text) is None:
+    if _SUSPECT.search(text) is None:
         return text
     return _UNSAFE.sub(_replace, text)
+
+
+def is_safe(text: str) -> bool:
+    """Whether ``safe_text`` would leave ``text`` as it is."""
+    return _SUSPECT.search(text) is None
 
 
 def storable(text: str) -> str:

@@ -21,7 +21,8 @@ app = typer.Typer(
 )
 
 # Command modules, in the order `spadegym --help` lists them.
-COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval", "doctor")
+COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval",
+            "doctor", "serve", "import")
 
 
 def _register() -> None:

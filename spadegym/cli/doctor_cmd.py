@@ -1,4 +1,4 @@
-"""`spadegym doctor`: what this machine supports (sandbox tier, optional extras)."""
+"""`spadegym doctor`: what this machine supports (sandbox tier, optional extras, framework integrations)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,18 @@ from .errors import user_errors
 def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
 ) -> None:
-    """Show the sandbox isolation tier, each layer available or why not, Python and extras.
+    """Show the sandbox isolation tier, each layer available or why not, Python, extras and integrations.
 
     Examples:
       spadegym doctor
       spadegym doctor --json | jq .sandbox.tier
     """
+    from ..adapters.integrations import integrations
     from ..sandbox import doctor as run_doctor
 
     with user_errors():
         facts = run_doctor()
+        facts["integrations"] = integrations()
     if as_json:
         typer.echo(json.dumps(facts))
         return
@@ -43,3 +45,9 @@ def doctor(
     for name, version in facts["extras"].items():
         shown = f"[green]{escape(version)}[/]" if version else "[dim]not installed[/]"
         console.print(f"  {name:<12} {shown}")
+    console.print("integrations:")
+    for name, item in facts["integrations"].items():
+        if item["available"]:
+            console.print(f"  [green]yes[/] {name:<10} {escape(str(item['version']))}: {escape(str(item['what']))}")
+        else:
+            console.print(f"  [red]no[/]  {name:<10} {escape(str(item['why_missing']))}")

@@ -110,5 +110,5 @@ def load_redteam_config(path: str | Path | None = None, overrides: dict[str, Any
             raise UserError(f"red-team setting '{where}' is not a known setting; known: {known}.") from None
         if err["type"] == "missing":
             raise UserError(f"red-team setting '{where}' is required (e.g. --target openai:MODEL@URL).") from None
-        message = str(err["msg"]).removeprefix("Value error, ")
+        message = str(err["msg"]).removeprefix("Value error, ").rstrip(".")
         raise UserError(f"red-team setting '{where}': {message}.") from None

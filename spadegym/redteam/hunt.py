@@ -28,6 +28,7 @@ from ..agents.base import Agent
 from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
 from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
 from ..envfile import normalized_code_hash
+from ..errors import UserError
 from ..executor import Executor, make_executor
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
@@ -325,6 +326,8 @@ def build_target(config: RedTeamConfig) -> Agent:
 async def redteam_async(config: RedTeamConfig, out: str | Path,
                         on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
     out = Path(out)
+    if (out / HUNT_DIR).exists() or (out / "manifest.json").exists():
+        raise UserError(f"{out} already holds a suite or a search; choose a new --out (a suite is never overwritten).")
     with make_executor(config.executor, config.sandbox, config.ray) as executor, \
             RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), _versions()) as store:
         target = build_target(config)

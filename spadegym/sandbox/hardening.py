@@ -55,7 +55,7 @@ _CAP_DAC_READ_SEARCH = 2
 _CAP_VERSION_3 = 0x20080522
 #: Worker uids come from ``UID_BASE`` on, ``UID_BLOCK`` to a sandbox (group ids alike): a sandbox
 #: locks a block of its own (``claim_uid_block``), so two sandboxes never share a uid.
-UID_BASE, UID_SLOTS, UID_BLOCK = 61000, 1000, 100
+UID_BASE, UID_SLOTS, UID_BLOCK = 61000, 4096, 128
 #: Threads plus processes one worker uid may own (fork is already blocked by seccomp).
 _NPROC_PER_UID = 64
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])

@@ -64,6 +64,7 @@ class Worker:
                  exit_status: Callable[[int], str | None] | None = None):
         self.pid, self.to_worker, self.from_worker = pid, to_worker, from_worker
         self.scratch, self.config = scratch, config
+        self.limits = config.reply_limits()  # built once: every reply is checked against it
         self._exit_status = exit_status
         self._buf = bytearray()
         self._next_id = 0
@@ -281,7 +282,7 @@ def _finish(p: _Pending, line: bytes) -> P.Outcome:
     outcome.seconds = time.perf_counter() - p.started
     if outcome.ok:
         try:
-            outcome.value = schema.check_value(p.op, p.method, outcome.value, config.reply_limits())
+            outcome.value = schema.check_value(p.op, p.method, outcome.value, p.worker.limits)
         except schema.Rejected as exc:
             outcome = P.failure(exc.category, f"{p.op}: {exc}", outcome.seconds, outcome.output)
     if outcome.status in (P.PROTOCOL, P.TOO_LARGE) or p.worker._buf:

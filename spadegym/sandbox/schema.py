@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..text import safe_text
+from ..text import is_safe, safe_text
 from . import protocol as P
 
 #: Characters of an observation a worker sends at most (longer ones are cut in the worker).
@@ -78,14 +78,18 @@ def _flag(value: Any, what: str) -> bool:
 
 
 def _text_list(value: Any, what: str, count: int, chars: int) -> list[str]:
-    if type(value) is not list or any(type(v) is not str for v in value):
+    if type(value) is not list:
         raise _bad(what)
     if len(value) > count:
         raise Rejected(P.TOO_LARGE, f"{what} lists {len(value):,} entries, above the limit of {count:,}")
-    total = sum(map(len, value))
+    try:
+        joined = "\n".join(value)  # one pass in C: the type check, the size and the text check
+    except TypeError:
+        raise _bad(what) from None
+    total = len(joined) - max(0, len(value) - 1)
     if total > chars:
         raise Rejected(P.TOO_LARGE, f"{what} holds {total:,} characters, above the limit of {chars:,}")
-    return [safe_text(v) for v in value]
+    return value if is_safe(joined) else [safe_text(v) for v in value]
 
 
 def structure(value: Any, what: str, chars: int, depth: int = MAX_DEPTH) -> Any:
@@ -135,21 +139,25 @@ def _tools(value: Any, limits: Limits) -> list[dict[str, Any]]:
     return structure(value, "the tool list", limits.structure_chars)
 
 
+_RESET_FIELDS = frozenset({"observation", "info", "valid_actions", "hint", "tools"})
+_MOVE_ONLY = frozenset({"reward", "terminated", "truncated"})
+_MOVE_FIELDS = _RESET_FIELDS | _MOVE_ONLY
+
+
 def _observation_reply(value: Any, limits: Limits, moved: bool) -> dict[str, Any]:
     """The reply to reset (``moved`` False) or to step and tool (True)."""
     if type(value) is not dict:
         raise _bad("reply value")
-    allowed = {"observation", "info", "valid_actions", "hint", "tools"}
-    if moved:
-        allowed |= {"reward", "terminated", "truncated"}
-    if not value.keys() <= allowed or "observation" not in value or "info" not in value:
+    keys = value.keys()
+    if not keys <= (_MOVE_FIELDS if moved else _RESET_FIELDS) or "observation" not in value or "info" not in value:
         raise _bad("set of fields")
     out: dict[str, Any] = {"observation": _text(value["observation"], "the observation", limits.text_chars)}
-    if type(value["info"]) is not dict:
+    info = value["info"]
+    if type(info) is not dict:
         raise _bad("info")
-    out["info"] = structure(value["info"], "info", 2 * INFO_CHARS)
+    out["info"] = structure(info, "info", 2 * INFO_CHARS) if info else {}
     if moved:
-        if not {"reward", "terminated", "truncated"} <= value.keys():
+        if not keys >= _MOVE_ONLY:
             raise _bad("set of fields")
         out["reward"] = _number(value["reward"], "reward")
         out["terminated"] = _flag(value["terminated"], "terminated flag")

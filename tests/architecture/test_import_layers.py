@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"report"},
     {"loop"},
     {"redteam"},
+    {"adapters"},
     {"cli"},
     {"__main__"},
 ]

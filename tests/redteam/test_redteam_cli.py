@@ -78,6 +78,8 @@ def test_redteam_finds_clusters_and_shrinks_the_planted_weakness(suite: Path) ->
     assert "manifest.json" in sums and "README.md" in sums and first["file"] in sums
     assert first["id"] in (suite / "README.md").read_text()
     assert (suite / "hunt" / "run.sqlite").exists()
+    again = spadegym("redteam", "--target", "random", "--families", "take_away", "--out", str(suite))
+    assert again.returncode == 2 and "already holds a suite" in again.stderr  # never overwritten
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ layer off. An attack that a tier cannot contain is skipped with the reason.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import os
@@ -24,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from spadegym.agents import make_agent
 from spadegym.envfile import parse_tool_call
+from spadegym.rollout.play import play_file
 from spadegym.sandbox import Outcome, Sandbox, SandboxConfig, probe
 from spadegym.validate import ValidationConfig, validate_source
 
@@ -220,9 +223,11 @@ def test_files_kept_past_the_quota_cost_the_worker(box: Sandbox) -> None:
 
 
 def test_a_tree_deeper_than_the_recursion_limit_is_removed(box: Sandbox) -> None:
-    outcome, scratch = attack(box, "deep_dirs", "go")
-    assert outcome.ok, outcome
-    assert not os.path.exists(scratch)
+    # 1,500 mkdirs on a loaded machine's disk (the process tier has no tmpfs) can take seconds.
+    with Sandbox(box.config.model_copy(update={"step_timeout_s": 20.0})) as patient:
+        outcome, scratch = attack(patient, "deep_dirs", "go")
+        assert outcome.ok, outcome
+        assert not os.path.exists(scratch)
     still_works(box)
 
 
@@ -533,6 +538,8 @@ def test_two_sandboxes_hand_out_different_worker_uids() -> None:
         pytest.skip("uids are per worker only on a root host")
     config = SandboxConfig(**LIMITS, seccomp=False, landlock=False, namespaces=False)
     with Sandbox(config) as first, Sandbox(config) as second:
+        if first._uid_lock is None or second._uid_lock is None:
+            pytest.skip("every uid block is held by other sandboxes on this machine right now")
         uids = []
         for sandbox in (first, second):
             env = sandbox.open(BENIGN, "echo.py")
@@ -570,7 +577,7 @@ FIXTURES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 VALID = {"deep_tool_call", "surrogates", "terminal_escapes"}
 #: Fixtures that fill host memory wherever no layer contains them: run only where one does.
 CONTAINED_BY = {"memfd_fill": ("seccomp",)}
-VERDICT_BUDGET_S = 3.0
+VERDICT_BUDGET_S = 2.0
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -590,3 +597,18 @@ def test_the_gate_gives_every_fixture_a_verdict_in_bounded_time(box: Sandbox, na
     text.encode("utf-8")  # storable
     assert "\x1b" not in text
     still_works(box)
+
+
+@pytest.mark.parametrize(("name", "ends"), [("huge_max_turns", "truncated"), ("big_observations", "too_large"),
+                                            ("slow_steps", "timeout")])
+def test_play_ends_every_episode_of_an_unbounded_file(name: str, ends: str) -> None:
+    config = SandboxConfig(**{**LIMITS, "step_timeout_s": 0.6}, episode_budget_s=1.5, max_episode_turns=200,
+                           seccomp=False, landlock=False, namespaces=False)
+    started = time.perf_counter()
+    (episode,) = asyncio.run(play_file(HOSTILE / f"{name}.py", make_agent("random"), sandbox_config=config))
+    assert time.perf_counter() - started < 10.0
+    if ends == "truncated":
+        assert episode.failure is None and episode.truncated and len(episode.turns) == 200
+    else:
+        assert episode.failure == ends, episode.failure_message
+    json.dumps(episode.to_dict())  # what the store keeps can be serialised

@@ -1,0 +1,127 @@
+"""Where adapters get their levels: a fixed pool of environment files, or a live run's buffer.
+
+A level is an environment file plus what the curriculum knows about it (hint,
+skill, knobs, replay weight). Every adapter draws levels through one
+``LevelSource``; ``open_levels`` reads what the user passed (a file, a folder
+of files, or a run directory) and says in one sentence when it is neither.
+
+A run directory is read live: each ``levels()`` call re-reads the run's store,
+so a trainer that keeps drawing from a running ``spadegym run`` follows its
+curriculum (new levels appear, retired ones leave) without a restart.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+from typing import Protocol
+
+from ..envfile import SourceError, read_source
+from ..store import DB_NAME, RunStore, StoreError
+from .level import Level, LevelSourceError
+
+
+class LevelSource(Protocol):
+    """Anything that lists the levels to play now."""
+
+    def levels(self) -> list[Level]: ...
+
+
+def draw(levels: list[Level], rng: random.Random) -> Level:
+    """One level, with chance proportional to its weight."""
+    if not levels:
+        raise LevelSourceError("the level source holds no levels; add environment files or let the run design some.")
+    return rng.choices(levels, weights=[max(level.weight, 0.0) or 1e-9 for level in levels])[0]
+
+
+def find_level(levels: list[Level], level_id: str) -> Level:
+    for level in levels:
+        if level.level_id == level_id:
+            return level
+    names = ", ".join(sorted(level.level_id for level in levels)[:10])
+    raise LevelSourceError(f"no level named {level_id!r}; levels here: {names}")
+
+
+class PoolLevels:
+    """A fixed pool: environment files, or folders of them (``game_*.py`` SPADE pools included)."""
+
+    def __init__(self, paths: list[str | Path]):
+        files: list[Path] = []
+        for path in map(Path, paths):
+            if path.is_dir():
+                found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+                if not found:
+                    raise LevelSourceError(f"{path}: no environment files (*.py) in this folder.")
+                files += found
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise LevelSourceError(f"{path} does not exist; pass an environment file, a folder of them "
+                                       "or a run directory.")
+        self._levels: list[Level] = []
+        seen: set[str] = set()
+        for file in files:
+            try:
+                source = read_source(file)
+            except SourceError as exc:
+                raise LevelSourceError(str(exc)) from None
+            if file.stem in seen:
+                raise LevelSourceError(f"two environment files are named '{file.stem}.py'; rename one.")
+            seen.add(file.stem)
+            self._levels.append(Level(file.stem, source, file.name))
+
+    def levels(self) -> list[Level]:
+        return list(self._levels)
+
+
+class RunLevels:
+    """A live run's level buffer: the levels the curriculum replays now, weighted by their replay score.
+
+    Retired levels (``buffer.retire_after`` plays) leave, as they leave the run's own replay.
+    """
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        with RunStore.open(self.run_dir) as store:  # fails now, in one sentence, if it is no run
+            self.retire_after = int(store.config.get("buffer", {}).get("retire_after", 0) or 0)
+
+    def levels(self) -> list[Level]:
+        try:
+            with RunStore.open(self.run_dir) as store:
+                buffer = (store.load_state("buffer") or {}).get("levels", {})
+                rows = {row["env_id"]: row for row in store.environments(valid_only=True)}
+        except sqlite3.OperationalError as exc:  # the run is writing: one retry is enough under WAL
+            raise LevelSourceError(f"{self.run_dir}: the run store is busy ({exc}); try again.") from None
+        ids = [env_id for env_id, rec in buffer.items()
+               if env_id in rows and not (self.retire_after and rec.get("times_played", 0) >= self.retire_after)]
+        if not ids and not buffer:  # no round finished yet: every valid environment so far
+            ids = list(rows)
+        scores = [float(buffer.get(i, {}).get("score", 0.0)) for i in ids]
+        low = min(scores, default=0.0)
+        return [Level(level_id=i, source=rows[i]["source"], filename=f"{i}.py", hint=rows[i].get("hint"),
+                      skill=rows[i].get("skill") or "", knobs=rows[i].get("knobs") or {},
+                      weight=1.0 + s - low) for i, s in zip(ids, scores)]
+
+
+#: A level source spec naming a reasoning-gym task instead of a path: ``reasoning-gym:TASK``.
+REASONING_GYM = "reasoning-gym:"
+
+
+def open_levels(spec: str | Path | list[str | Path]) -> LevelSource:
+    """A pool (files or folders), a run directory (it holds the run store) or ``reasoning-gym:TASK``."""
+    if isinstance(spec, list):
+        if len(spec) == 1:
+            return open_levels(spec[0])
+        return PoolLevels(spec)
+    if str(spec).startswith(REASONING_GYM):
+        from .reasoning_gym_levels import ReasoningGymLevels
+
+        return ReasoningGymLevels(str(spec)[len(REASONING_GYM):])
+    path = Path(spec)
+    if path.is_dir() and (path / DB_NAME).is_file():
+        try:
+            return RunLevels(path)
+        except StoreError as exc:
+            raise LevelSourceError(str(exc)) from None
+    return PoolLevels([path])

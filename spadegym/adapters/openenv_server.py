@@ -1,0 +1,118 @@
+"""OpenEnv: serve a pool or a live run to OpenEnv and TRL clients (`spadegym serve`).
+
+The app is OpenEnv's own (``create_app``): its HTTP endpoints (``/reset``,
+``/step``, ``/state``, ``/schema``, ``/health``) and its WebSocket endpoint
+``/ws``, where each connection is one session with its own environment, for as
+many steps as the episode lasts. Each session is a ``PlaySession`` whose
+environment file runs in a sandbox worker; all sessions share one sandbox
+(one zygote), so hundreds of sessions cost hundreds of small workers.
+
+The action is the agent's reply (``message``; its last ``\\boxed{}`` is the
+action, as everywhere in spadegym); the observation carries the text, the turn,
+the legal actions when the level lists them, and at the end the episode's
+return by spadegym's return rule (``metadata["return"]``). ``reset`` takes
+``seed`` and optionally ``level_id``; without one it draws a level.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from openenv.core.env_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field
+
+from ..sandbox import Sandbox
+from .levels import LevelSource, open_levels
+from .session import PlaySession, Transition, shared_sandbox
+
+#: OpenEnv's default is one session at a time; spadegym's sessions are isolated workers.
+DEFAULT_MAX_SESSIONS = 256
+
+
+class SpadegymAction(Action):
+    """The agent's reply; the content of its last ``\\boxed{}`` is the action."""
+
+    message: str = Field(..., description="The agent's reply, e.g. 'I guess \\\\boxed{7}'.")
+
+
+class SpadegymObservation(Observation):
+    """What the agent sees after reset or a step."""
+
+    text: str = Field("", description="The environment's observation (with the hint line in the hint arm).")
+    level_id: str = Field("", description="The level being played.")
+    turn: int = Field(0, ge=0, description="Turns taken so far in this episode.")
+    valid_actions: list[str] | None = Field(None, description="The legal actions now, when the level lists them.")
+
+
+class SpadegymState(State):
+    """The session's episode: which level, which instance, how far."""
+
+    level_id: str | None = None
+    seed: int | None = None
+    done: bool = True
+
+
+class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, SpadegymState]):
+    """One OpenEnv session over one ``PlaySession``."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, levels: LevelSource, *, sandbox: Sandbox | None = None, hinted: bool = False,
+                 actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25):
+        super().__init__()
+        self.session = PlaySession(levels, sandbox=sandbox, actions=actions, hinted=hinted, max_turns=max_turns)
+        self._state = SpadegymState()
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, level_id: str | None = None,
+              **kwargs: Any) -> SpadegymObservation:
+        first = self.session.reset(seed=seed, level_id=level_id)
+        self._state = SpadegymState(episode_id=episode_id, step_count=0, level_id=first.info["level"],
+                                    seed=first.info["seed"], done=False)
+        return _observation(first)
+
+    def step(self, action: SpadegymAction, timeout_s: float | None = None, **kwargs: Any) -> SpadegymObservation:
+        moved = self.session.step(action.message)
+        self._state.step_count += 1
+        self._state.done = moved.done
+        return _observation(moved)
+
+    @property
+    def state(self) -> SpadegymState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name="spadegym", description="spadegym levels: environment files played in a sandbox.")
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _observation(moved: Transition) -> SpadegymObservation:
+    info = dict(moved.info)
+    return SpadegymObservation(text=moved.observation, level_id=info.pop("level") or "", turn=info.pop("turn", 0),
+                               valid_actions=info.pop("valid_actions", None), done=moved.done,
+                               reward=moved.reward, metadata=info)
+
+
+def make_app(levels: LevelSource | str | Path, *, max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False,
+             actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25, sandbox: Sandbox | None = None):
+    """OpenEnv's FastAPI app serving ``levels`` (a LevelSource, or a pool / run directory path)."""
+    source = levels if not isinstance(levels, (str, Path)) else open_levels(levels)
+    box = sandbox or shared_sandbox()
+
+    def factory() -> SpadegymEnvironment:
+        return SpadegymEnvironment(source, sandbox=box, hinted=hinted, actions=actions, max_turns=max_turns)
+
+    return create_app(factory, SpadegymAction, SpadegymObservation, env_name="spadegym",
+                      max_concurrent_envs=max_sessions, state_cls=SpadegymState)
+
+
+def serve(levels: LevelSource | str | Path, *, host: str = "127.0.0.1", port: int = 8000,
+          max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False) -> None:
+    """Run the server until interrupted (what ``spadegym serve`` does)."""
+    import uvicorn
+
+    uvicorn.run(make_app(levels, max_sessions=max_sessions, hinted=hinted), host=host, port=port, log_level="warning")

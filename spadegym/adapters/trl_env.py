@@ -1,0 +1,98 @@
+"""TRL environment mode: spadegym levels in your own ``GRPOTrainer`` script.
+
+    from trl import GRPOConfig, GRPOTrainer
+    from spadegym.adapters.trl_env import environment_factory, level_dataset
+
+    trainer = GRPOTrainer(model=model, args=GRPOConfig(...), processing_class=tokenizer,
+                          train_dataset=level_dataset("pool/", rows=256),
+                          environment_factory=environment_factory("pool/"))
+
+TRL makes one environment per rollout from the factory, calls
+``reset(**row)`` with the dataset row (its ``level_id`` and ``seed``; the
+returned text is added to the prompt), exposes the public methods as tools
+(here one: ``act``), and scores the rollout with ``get_reward``: the
+episode's return by spadegym's return rule, 0 for an unfinished episode.
+
+A live curriculum: pass a run directory instead of a pool. The dataset then
+names no level (``level_id`` is empty), and each reset draws from the run's
+buffer as it stands at that moment, weighted by its replay scores.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..sandbox import Sandbox
+from .levels import LevelSource, RunLevels, open_levels
+from .session import PlaySession
+
+INSTRUCTIONS = ("Play the game below. Take each move with the act tool (one action per call) until the game "
+                "says it is over.")
+
+
+class SpadegymToolEnv:
+    """One rollout's environment: ``reset`` starts an episode, the ``act`` tool plays one turn.
+
+    Its public methods are what TRL shows the model as tools, so it has no others.
+    """
+
+    def __init__(self, levels: LevelSource, sandbox: Sandbox | None = None, hinted: bool = False,
+                 max_turns: int = 25):
+        self._session = PlaySession(levels, sandbox=sandbox, actions="raw", hinted=hinted, max_turns=max_turns)
+        self._return: float | None = None
+
+    def reset(self, level_id: str | None = None, seed: int | None = None, **row: Any) -> str:
+        first = self._session.reset(seed=seed, level_id=level_id or None)
+        self._return = None
+        return f"{INSTRUCTIONS}\n\n{first.observation}"
+
+    def act(self, action: str) -> str:
+        """Take one action in the game and read what happens next.
+
+        Args:
+            action: The action to take, exactly as the game names it.
+        """
+        if self._session.done:
+            return "The game is over; no more actions are taken."
+        moved = self._session.step(action)
+        if not moved.done:
+            return moved.observation
+        self._return = moved.info["return"]
+        return f"{moved.observation}\nThe game is over (return {self._return:g})."
+
+    def get_reward(self) -> float:
+        return self._return if self._return is not None else 0.0
+
+
+def environment_factory(levels: LevelSource | str | Path, *, hinted: bool = False,
+                        max_turns: int = 25) -> Callable[[], SpadegymToolEnv]:
+    """A zero-argument factory for ``GRPOTrainer(environment_factory=...)`` over a pool or a live run."""
+    source = levels if not isinstance(levels, (str, Path)) else open_levels(levels)
+
+    def make() -> SpadegymToolEnv:
+        return SpadegymToolEnv(source, hinted=hinted, max_turns=max_turns)
+
+    return make
+
+
+def level_dataset(levels: LevelSource | str | Path, rows: int = 256, seed: int = 0, prompt: str = ""):
+    """A ``datasets.Dataset`` of ``rows`` rows: a conversational prompt, a ``level_id`` and an instance ``seed``.
+
+    Over a pool, levels are drawn by weight; over a live run, ``level_id`` is empty so that each
+    reset draws from the run's buffer as it is then. The observation is added to ``prompt`` at reset.
+    """
+    from datasets import Dataset
+
+    source = levels if not isinstance(levels, (str, Path)) else open_levels(levels)
+    rng = random.Random(seed)
+    live = isinstance(source, RunLevels)
+    pool = [] if live else source.levels()
+    ids = [""] * rows if live else rng.choices([lv.level_id for lv in pool], weights=[lv.weight for lv in pool], k=rows)
+    return Dataset.from_dict({
+        "prompt": [[{"role": "user", "content": prompt}] for _ in range(rows)],
+        "level_id": ids,
+        "seed": [rng.getrandbits(31) for _ in range(rows)],
+    })

@@ -1,0 +1,132 @@
+"""verifiers (v1 API): a taskset over a pool or a live run, and an env that plays levels in the sandbox.
+
+    eval spadegym-verifiers --env.taskset.levels pool/ --model MODEL --client.base-url URL
+
+verifiers finds a taskset by an installed package name, so the plugin is the
+top-level package ``spadegym_verifiers`` (it re-exports this module). One task
+is one episode of one level instance (``level_id`` and ``seed``; over a live
+run the level is drawn from the run's buffer when the episode starts). The env
+steps the level host-side as the run's user, in a sandbox worker: each
+assistant reply goes through spadegym's action rule (its last ``\\boxed{}``),
+the next observation is the next user turn, and the episode's return (the one
+return rule) is recorded as the reward ``return``.
+
+The harness is an in-process chat turn (``SpadegymChatHarness``): one model call
+per segment through verifiers' interception endpoint, so every call is traced
+and no agent program needs installing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+
+import verifiers.v1 as vf
+from openai import AsyncOpenAI
+from verifiers.v1.configs.harness import HarnessConfig
+from verifiers.v1.dialects.chat import message_to_wire
+from verifiers.v1.harness import Harness
+from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
+
+from .levels import RunLevels, open_levels
+from .session import PlaySession
+
+SYSTEM_PROMPT = ("You play a text game, one move per reply. Think if you like, then end each reply with your "
+                 "move in \\boxed{...}.")
+
+
+class SpadegymTasksetConfig(vf.TasksetConfig):
+    levels: str = ""
+    """An environment file, a folder of them (a pool), or a run directory (live)."""
+    tasks: int = 64
+    """Tasks (level instances) the taskset yields."""
+    seed: int = 0
+    """Seed of the level draws and instance seeds."""
+    hinted: bool = False
+    """Play the hint arm: the hint line in the first observation."""
+    max_turns: int = 25
+    """Turn budget for levels that declare none."""
+
+
+class SpadegymData(vf.TaskData):
+    info: dict
+    """``level_id`` (empty: draw from a live run at the start) and the instance ``seed``."""
+
+
+class SpadegymTask(vf.Task[SpadegymData, vf.State, vf.TaskConfig]):
+    pass
+
+
+class SpadegymTaskset(vf.Taskset[SpadegymTask, SpadegymTasksetConfig]):
+    def load(self) -> Iterator[SpadegymTask]:
+        if not self.config.levels:
+            raise ValueError("set --env.taskset.levels to an environment file, a pool folder or a run directory")
+        source = open_levels(self.config.levels)
+        rng = random.Random(self.config.seed)
+        pool = [] if isinstance(source, RunLevels) else source.levels()
+        for i in range(self.config.tasks):
+            level_id = rng.choices(pool, weights=[lv.weight for lv in pool])[0].level_id if pool else ""
+            seed = rng.getrandbits(31)
+            yield SpadegymTask(SpadegymData(idx=i, name=f"{level_id or 'live'}#{seed}", prompt=None,
+                                            system_prompt=SYSTEM_PROMPT, info={"level_id": level_id, "seed": seed}),
+                               self.config.task)
+
+
+class SpadegymEnvConfig(vf.EnvConfig):
+    # The harness runs no program (see SpadegymChatHarness): a local runtime, nothing to provision.
+    player: vf.AgentConfig = vf.AgentConfig(runtime=SubprocessConfig())
+
+
+class SpadegymEnv(vf.Env[SpadegymEnvConfig]):
+    """Plays one level instance per task: the level is the user, the model the player."""
+
+    async def run(self, task, agents) -> None:
+        config: SpadegymTasksetConfig = self.taskset.config
+        session = PlaySession(open_levels(config.levels), hinted=config.hinted, max_turns=config.max_turns)
+        info = task.data.info
+        try:
+            # The sandbox calls block on pipes: off the event loop, so other episodes go on.
+            moved = await asyncio.to_thread(session.reset, info["seed"], info["level_id"] or None)
+            async with agents.player.interaction(task) as interaction:
+                segment = await interaction.turn(moved.observation)
+                while not segment.terminated:
+                    moved = await asyncio.to_thread(session.step, segment.last_reply)
+                    if moved.done:
+                        break
+                    segment = await interaction.turn(moved.observation)
+            trace = interaction.trace
+            trace.record_reward("return", float(moved.info.get("return", 0.0)), 1.0)
+            trace.info["level_id"] = moved.info["level"]
+            trace.info["turns"] = moved.info["turn"]
+            if moved.info.get("failure"):
+                trace.info["failure"] = moved.info["failure"]
+        finally:
+            await asyncio.to_thread(session.close)
+
+
+class SpadegymChatHarnessConfig(HarnessConfig):
+    id: str = "spadegym_verifiers"
+
+
+class SpadegymChatHarness(Harness[SpadegymChatHarnessConfig]):
+    """One chat completion per segment, in process, through verifiers' interception endpoint."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_RESUME = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx, trace, runtime, endpoint, secret, mcp_urls, data) -> ProgramResult:
+        system, prompt = self.resolve_prompt(data)
+        messages: list[dict] = [{"role": "system", "content": system}] if system else []
+        if isinstance(prompt, str):
+            messages.append({"role": "user", "content": prompt})
+        elif prompt is not None:
+            messages += [message_to_wire(m) for m in prompt]
+        async with AsyncOpenAI(base_url=endpoint, api_key=secret) as client:
+            await client.chat.completions.create(model=ctx.model, messages=messages)
+        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+__all__ = ["SpadegymChatHarness", "SpadegymEnv", "SpadegymTaskset"]

@@ -1,0 +1,41 @@
+"""`spadegym serve`: a pool or a live run as an OpenEnv environment server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from . import app
+from .errors import UserError, err_console, user_errors
+
+
+@app.command("serve")
+def serve(
+    source: Path = typer.Argument(..., help="An environment file, a folder of them (a pool), or a run directory (live)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent WebSocket sessions (each one sandbox worker)."),
+    hinted: bool = typer.Option(False, "--hinted", help="Serve the hint arm: the hint line in each first observation."),
+) -> None:
+    """Serve levels to OpenEnv and TRL clients (OpenEnv's HTTP and WebSocket API).
+
+    Each WebSocket session plays one level at a time in a sandbox worker; reset
+    takes seed and optionally level_id. Needs the openenv extra.
+
+    Examples:
+      spadegym serve pool/ --port 8000
+      spadegym serve runs/run-2026-01-01-1200 --max-sessions 512
+    """
+    with user_errors():
+        try:
+            from ..adapters.openenv_server import serve as run_server
+        except ImportError as exc:
+            raise UserError(f"spadegym serve needs OpenEnv ({exc}); install it with pip install 'spadegym[openenv]'.") from None
+        from ..adapters import open_levels
+
+        levels = open_levels(source)
+        count = len(levels.levels())
+        err_console.print(f"serving {count} level(s) from {source} on http://{host}:{port} "
+                          f"(WebSocket /ws, up to {max_sessions} sessions)", highlight=False)
+        run_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted)
