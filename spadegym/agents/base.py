@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..rollout.agent import Agent, Reply, View
 from ..rollout.records import Episode
 
-__all__ = ["Agent", "LearningAgent", "Reply", "View"]
+__all__ = ["Agent", "Checkpointed", "LearningAgent", "Reply", "View"]
 
 
 @runtime_checkable
@@ -40,3 +40,12 @@ class LearningAgent(Agent, Protocol):
     def evaluating(self, seed: int) -> AbstractContextManager[Any]:
         """Act for evaluation inside this block (its own random stream), so evaluation never shifts training."""
         ...
+
+
+@runtime_checkable
+class Checkpointed(Protocol):
+    """A part whose learned weights live in a directory: a ``LearningAgent``, or a designer with weights (``hf:``)."""
+
+    def save(self, directory: Path) -> Any: ...
+
+    def restore(self, directory: Path) -> None: ...

@@ -1,4 +1,5 @@
-"""Agent specs -> agents: ``random``, ``human``, ``scripted:FILE``, ``learner[:DIR]``, ``openai:MODEL[@URL]``.
+"""Agent specs -> agents: ``random``, ``human``, ``scripted:FILE``, ``learner[:DIR]``, ``openai:MODEL[@URL]``,
+``hf:PATH`` (a local Hugging Face model or GGUF file that trains with TRL).
 
     agent = make_agent("openai:qwen3-8b@http://127.0.0.1:8000/v1", temperature=0.6, concurrency=64)
     agent = make_agent("scripted:tests/solutions/maze.txt")
@@ -27,6 +28,7 @@ SPEC_FORMS = {
     "learner": "learner[:DIR]",
     "openai": "openai:MODEL[@BASE_URL]",
     "own": "package.module:Class",
+    "hf": "hf:PATH",
 }
 
 
@@ -127,8 +129,30 @@ def _own(spec: str, seed: int, options: dict[str, Any]) -> Agent:
     return agent
 
 
+def _hf(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+    if not argument:
+        raise AgentSpecError("agent 'hf' needs a model: write hf:PATH (a Hugging Face model directory or a .gguf file).")
+    unknown = sorted(set(options) - {"train", "policies"})
+    if unknown:
+        raise AgentSpecError(f"unknown option '{unknown[0]}' for agent 'hf'; it takes train (the [train] settings).")
+    try:
+        from ..train import PolicyPool, train_config
+        from .hf import HFAgent
+    except ImportError as exc:
+        raise AgentSpecError(f"agent 'hf' needs the training extra ({exc}); install it with "
+                             "pip install 'spadegym[train]'.") from None
+    try:
+        config = train_config(options.get("train"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise AgentSpecError(f"train setting '{'.'.join(str(p) for p in first['loc'])}' is invalid: {first['msg']}.") from None
+    pool = options.get("policies") or PolicyPool(config, seed)
+    return HFAgent(pool.get(argument), config)
+
+
 _FACTORIES: dict[str, Callable[[str, int, dict[str, Any]], Agent]] = {
     "random": _random, "human": _human, "scripted": _scripted, "learner": _learner, "openai": _openai,
+    "hf": _hf,
 }
 
 

@@ -22,7 +22,7 @@ app = typer.Typer(
 
 # Command modules, in the order `spadegym --help` lists them.
 COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval",
-            "doctor", "serve", "import")
+            "doctor", "serve", "import", "models")
 
 
 def _register() -> None:

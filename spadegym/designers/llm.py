@@ -122,8 +122,10 @@ class LLMDesigner:
     def __init__(self, endpoint: EndpointConfig, *, corpus: Corpus | None = None, seed: int = 0,
                  config: LLMDesignerConfig | None = None, sandbox: Any = None,
                  validation: Any = None, validator: Validator | None = None,
-                 memory: DesignerMemory | None = None):
+                 memory: DesignerMemory | None = None, client_factory: Callable[[], Any] | None = None):
         self.endpoint = endpoint
+        # Makes the chat client of one propose call (default: the endpoint's OpenAI-compatible client).
+        self._client_factory = client_factory or (lambda: LLMClient(self.endpoint))
         self.name = f"openai:{endpoint.model}"
         self.config = config or LLMDesignerConfig()
         self.corpus = corpus
@@ -146,7 +148,7 @@ class LLMDesigner:
             self.memory.observe(levels)
         keys = list(range(self._counter, self._counter + context.count))
         self._counter += context.count
-        client = LLMClient(self.endpoint)
+        client = self._client_factory()
         try:
             tasks = [self._propose_one(client, context, key) for key in keys]
             candidates = await asyncio.gather(*tasks)
@@ -187,7 +189,7 @@ class LLMDesigner:
 
     # --- one proposal -----------------------------------------------------------------
 
-    async def _propose_one(self, client: LLMClient, context: DesignContext,
+    async def _propose_one(self, client: Any, context: DesignContext,
                            key: int) -> Candidate:
         cfg = self.config
         started = time.perf_counter()
@@ -239,7 +241,7 @@ class LLMDesigner:
         self._remember(candidate)
         return candidate
 
-    async def _repair(self, client: LLMClient, messages: list[dict[str, str]], reply: ChatResult, code: str,
+    async def _repair(self, client: Any, messages: list[dict[str, str]], reply: ChatResult, code: str,
                       verdict: Any, candidate: Candidate) -> tuple[str, Any]:
         """Send the failed checks back until the code passes or the repair turns run out."""
         while not verdict.valid and candidate.attempts <= self.config.repair_turns:
@@ -256,7 +258,7 @@ class LLMDesigner:
             candidate.meta["fixes"] += fixed.fixes
         return code, verdict
 
-    async def _hint(self, client: LLMClient, code: str, verdict: Any,
+    async def _hint(self, client: Any, code: str, verdict: Any,
                     candidate: Candidate) -> tuple[str | None, Any]:
         """A hint the leak check accepts ("" when the model writes none), or None when it keeps leaking."""
         cfg = self.config

@@ -1,4 +1,4 @@
-"""Designers by name: ``mutation``, ``openai:MODEL[@BASE_URL]``, or a baseline sampler
+"""Designers by name: ``mutation``, ``openai:MODEL[@BASE_URL]``, ``hf:PATH`` (a local model that trains), or a baseline sampler
 (``uniform``, ``fixed:easy``, ``fixed:all``, ``staged``).
 
     designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, sandbox=box)
@@ -14,7 +14,7 @@ from ..errors import UserError
 from ..plugins import import_object, is_import_path
 from .base import Designer
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "uniform", "fixed:easy", "fixed:all", "staged",
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "hf:PATH", "uniform", "fixed:easy", "fixed:all", "staged",
                   "package.module:Class")
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
@@ -51,6 +51,8 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         return _mutation(seed, options)
     if spec.startswith("openai:"):
         return _llm(spec, seed, options)
+    if spec.startswith("hf:"):
+        return _hf(spec.removeprefix("hf:").strip(), seed, options)
     from .sampler import SAMPLER_SPECS, SamplerDesigner
 
     if spec == "staged" and not options.get("rounds"):
@@ -71,10 +73,55 @@ def _mutation(seed: int, options: dict[str, Any]) -> Designer:
     return MutationDesigner(seed=seed, config=options.get("mutation"))
 
 
+def _hf(path: str, seed: int, options: dict[str, Any]) -> Designer:
+    """The LLM designer written by a local model that learns from its designer rewards (GRPO, TRL)."""
+    if not path:
+        raise UnknownDesigner("designer 'hf' needs a model: write hf:PATH (a model directory or a .gguf file).")
+    try:
+        from ..train import PolicyPool, train_config
+        from .hf import HFDesigner
+    except ImportError as exc:
+        raise UnknownDesigner(f"designer 'hf' needs the training extra ({exc}); install it with "
+                              "pip install 'spadegym[train]'.") from None
+    config = train_config(options.get("train"))
+    pool = options.get("policies") or PolicyPool(config, seed)
+    corpus, designer_config, validation = _llm_parts(options)
+    from .llm import LLMDesignerConfig
+
+    if designer_config is None or designer_config == LLMDesignerConfig():  # unset: the training settings' repair turns
+        designer_config = LLMDesignerConfig(repair_turns=config.designer_repair_turns)
+    return HFDesigner(pool.get(path), config, config=designer_config, corpus=corpus, seed=seed, sandbox=options.get("sandbox"),
+                      validation=validation, validator=options.get("validator"))
+
+
+def _llm_parts(options: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The corpus, LLMDesignerConfig and ValidationConfig that the options name."""
+    from .corpus import Corpus
+    from .llm import LLMDesignerConfig
+
+    corpus_opt = options.get("corpus")
+    if corpus_opt is False:
+        corpus = None
+    elif isinstance(corpus_opt, Corpus):
+        corpus = corpus_opt
+    elif corpus_opt:
+        corpus = Corpus.load(Path(corpus_opt))
+    else:
+        corpus = Corpus.default()
+    config = options.get("llm_designer")
+    if config is not None:
+        config = LLMDesignerConfig.model_validate(config)
+    validation = options.get("validation")
+    if isinstance(validation, dict):
+        from ..validate import ValidationConfig
+
+        validation = ValidationConfig(**validation)
+    return corpus, config, validation
+
+
 def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
     from ..llm.client import EndpointConfig, parse_spec
-    from .corpus import Corpus
-    from .llm import LLMDesigner, LLMDesignerConfig
+    from .llm import LLMDesigner
 
     try:
         model, url = parse_spec(spec)
@@ -87,21 +134,6 @@ def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
     known = set(EndpointConfig.model_fields)
     endpoint = EndpointConfig(model=model, **{k: v for k, v in llm.items() if k in known})
 
-    corpus_opt = options.get("corpus")
-    if corpus_opt is False:
-        corpus = None
-    elif isinstance(corpus_opt, Corpus):
-        corpus = corpus_opt
-    elif corpus_opt:
-        corpus = Corpus.load(Path(corpus_opt))
-    else:
-        corpus = Corpus.default()
-
-    config = LLMDesignerConfig.model_validate(options.get("llm_designer") or {})
-    validation = options.get("validation")
-    if isinstance(validation, dict):
-        from ..validate import ValidationConfig
-
-        validation = ValidationConfig(**validation)
+    corpus, config, validation = _llm_parts(options)
     return LLMDesigner(endpoint, corpus=corpus, seed=seed, config=config, sandbox=options.get("sandbox"),
                        validation=validation, validator=options.get("validator"))

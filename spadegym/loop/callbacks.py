@@ -116,4 +116,13 @@ def summary_line(s: RoundSummary) -> str:
     return (f"round {s.round:>3}  valid {s.valid}/{s.proposals}  played {s.played} "
             f"(replay {s.replayed})  win {f(s.win_rate)}  hint {f(s.win_rate_hint)}  "
             f"regret {f(s.regret_mean, '+.2f')}  band {f(s.band_fraction)}  "
-            f"difficulty {f(s.difficulty_mean)}{held}{div}  {s.seconds:.1f}s")
+            f"difficulty {f(s.difficulty_mean)}{held}{div}{_training(s)}  {s.seconds:.1f}s")
+
+
+def _training(s: RoundSummary) -> str:
+    """The model-training part of a round line: each role's KL, and the reward-hacking flag."""
+    parts = [f"{role} kl {s.learner[f'{role}_kl_sampling']:.4f}" for role in ("agent", "designer")
+             if isinstance(s.learner.get(f"{role}_kl_sampling"), (int, float))]
+    if s.designer_watch.get("flag"):
+        parts.append("REWARD-HACKING FLAG (designer reward up, held-out success and diversity down)")
+    return ("  " + "  ".join(parts)) if parts else ""

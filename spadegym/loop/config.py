@@ -28,6 +28,7 @@ from ..families import SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
+from ..train.config import TrainConfig
 from ..validate.config import ValidationConfig
 
 try:  # Python >= 3.11
@@ -43,7 +44,8 @@ class HeldoutConfig(BaseModel):
 
     every: int = Field(4, ge=0, description="Evaluate every N rounds (0: only at the end).")
     seeds: int = Field(4, ge=1, description="Held-out seeds per family level.")
-    levels: str = Field("all", pattern="^(all|ends)$", description="all: every level; ends: lowest and highest only.")
+    levels: str = Field("all", pattern="^(all|ends|easiest)$", description="all: every level; ends: lowest and highest only; easiest: level 0.")
+    families: list[str] = Field(default_factory=list, description="Only these families (empty: all); a slow agent (an LLM on a CPU) is measured on a few.")
     hint: bool = Field(True, description="Also measure held-out success with the hint (hint arm).")
     seed: int | None = Field(None, description="Seeds the held-out instances and the agent's sampling on them; unset: the run's seed. Give several runs one value to score them on the same instances.")
 
@@ -68,8 +70,8 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
-    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | the baselines uniform, fixed:easy, fixed:all, staged")
-    agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL]")
+    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged")
+    agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
     designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
     skills_per_round: int = Field(3, ge=1, description="Skills active per round, rotating (paper: 3 of 6).")
@@ -84,6 +86,7 @@ class RunConfig(BaseModel):
     learner: LearnerConfig = Field(default_factory=LearnerConfig, description="The built-in learner's model and optimiser (agent = \"learner\").")
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Sampling and connection settings for roles played by an OpenAI-compatible model.")
     openai_agent: OpenAIAgentConfig = Field(default_factory=OpenAIAgentConfig, description="How the LLM agent plays: episode deadline, system prompt (agent = \"openai:...\").")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="How hf:PATH roles sample and learn (GRPO through TRL).")
     heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
@@ -98,6 +101,15 @@ class RunConfig(BaseModel):
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
+        return value
+
+    @field_validator("heldout")
+    @classmethod
+    def _known_families(cls, value: HeldoutConfig) -> HeldoutConfig:
+        from ..families import get_family
+
+        for name in value.families:
+            get_family(name)  # an unknown name raises with the nearest known one
         return value
 
     @field_validator("designer_reward")

@@ -28,11 +28,15 @@ class HeldoutEnv:
     spec: EnvSpec
 
 
-def build_suite(levels: str = "all") -> list[HeldoutEnv]:
-    """One environment per family level (``ends``: only the easiest and hardest)."""
+def build_suite(levels: str = "all", families: list[str] | None = None) -> list[HeldoutEnv]:
+    """One environment per family level (``ends``: only the easiest and hardest; ``easiest``: level 0),
+    of every family or of those named."""
     suite = []
     for family in list_families():
-        chosen = range(family.max_level + 1) if levels == "all" else sorted({0, family.max_level})
+        if families and family.name not in families:
+            continue
+        chosen = {"all": range(family.max_level + 1), "ends": sorted({0, family.max_level}),
+                  "easiest": [0]}[levels]
         for level in chosen:
             knobs = family.level_knobs(level)
             env_id = f"heldout-{family.name}-L{level}"

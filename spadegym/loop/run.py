@@ -56,12 +56,23 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     llm = config.llm.model_dump()
     # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
     sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
-    # Each kind picks its own section (mutation, llm_designer, learner, llm) and ignores the others.
+    # Each kind picks its own section (mutation, llm_designer, learner, llm, openai_agent, train) and ignores the others;
+    # hf: roles share one policy per model path (same path = shared weights).
+    hf = {"train": config.train, "policies": _policies(config)}
     designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus, llm=llm,
                              validation=config.validation, rounds=config.rounds, mutation=config.mutation,
-                             llm_designer=config.llm_designer)
-    agent = make_agent(config.agent, seed=config.seed, **agent_options(config))
-    return SelfPlay(config, store, executor, designer, agent)  # a resumed learner restores its checkpoint there
+                             llm_designer=config.llm_designer, **(hf if config.designer.startswith("hf:") else {}))
+    agent = make_agent(config.agent, seed=config.seed, **agent_options(config),
+                       **(hf if config.agent.startswith("hf:") else {}))
+    return SelfPlay(config, store, executor, designer, agent)  # parts that train restore their checkpoint there
+
+
+def _policies(config: RunConfig) -> Any:
+    if not (config.agent.startswith("hf:") or config.designer.startswith("hf:")):
+        return None
+    from ..train import PolicyPool
+
+    return PolicyPool(config.train, config.seed)
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.base import Agent, LearningAgent
+from ..agents.base import Agent, Checkpointed, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
@@ -47,6 +47,7 @@ from ..executor import Executor, ValidationJob
 from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
+from ..signals.hacking import reward_hacking
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
 from . import steps
@@ -101,7 +102,7 @@ class SelfPlay:
         self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
         self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
         self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
-        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels)
+        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
@@ -132,8 +133,10 @@ class SelfPlay:
         if designer:
             self.designer.load_state_dict(designer)
         checkpoint = resume_checkpoint(self.store)
-        if self.learner is not None and checkpoint is not None:
-            self.learner.restore(checkpoint)
+        if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
+            parts = [p for p in (self.learner, self.designer) if isinstance(p, Checkpointed)]
+            for part in {id(p): p for p in parts}.values():
+                part.restore(checkpoint)
         for env_id in self.buffer.state.levels:
             row = self.store.environment(env_id)
             if row is not None:
@@ -175,10 +178,10 @@ class SelfPlay:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
         record.stats = steps.score(record.chosen, record.episodes, self.infos, self.state.skill_ema)
         with clock("learn"):
-            learned = self.learn(record.episodes)
+            learned, designed = self.learn(record.episodes), {}
             record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn)
             if self.learning_designer is not None:
-                self.learning_designer.update(record.feedback)
+                designed = dict(self.learning_designer.update(record.feedback) or {})  # a model reports its step
             self.remember(n, record)
         with clock("heldout"):
             heldout, record.heldout_episodes = self.heldout(n)
@@ -190,12 +193,14 @@ class SelfPlay:
         record.difficulty = {e: difficulty_index(levels[e].family, levels[e].knobs) if e in levels else None
                              for e in record.chosen}
         record.summary = steps.summarize(
-            record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner=learned,
+            record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner={**learned, **designed},
             heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
             diversity=self.diversity.summary([e for e in record.chosen if e not in record.replayed], list(levels)),
             seconds=time.perf_counter() - started)
         record.summary.timings = clock.seconds
         record.summary.infrastructure = self._infrastructure_events()
+        # Is the designer gaming its reward? Its trend against held-out success and diversity, over the run so far.
+        record.summary.designer_watch = reward_hacking([*self.store.rounds(), record.summary.to_dict()])
         self.write(record)
         return record.summary
 
@@ -317,9 +322,11 @@ class SelfPlay:
         n = record.round
         record.states = {"loop": self.state.to_dict(), "buffer": self.buffer.state.to_dict(),
                          "designer": self.designer.state_dict()}
-        if self.learner is not None:
+        savers = [part for part in (self.learner, self.designer) if isinstance(part, Checkpointed)]
+        if savers:
             record.checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            self.learner.save(record.checkpoint)
+            for part in {id(p): p for p in savers}.values():  # a policy that plays both roles is written once
+                part.save(record.checkpoint)
             record.states["learner"] = {"checkpoint": record.checkpoint.name, "round": n}
         self.store.write_round(record)
         if record.checkpoint is not None:  # keep the committed checkpoint only

@@ -93,6 +93,6 @@ def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mappin
         hint_oracle_corr=pearson([a for a, _ in oracle], [b for _, b in oracle]),
         episode_failures=dict(Counter(e.failure for e in record.episodes if e.failure)),
         buffer=dict(buffer), buffer_size=buffer_size, diversity=dict(diversity or {}),
-        learner={k: v for k, v in learner.items() if isinstance(v, (int, float))},
+        learner={k: v for k, v in learner.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
         heldout=dict(heldout),
     )

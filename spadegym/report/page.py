@@ -82,6 +82,7 @@ def render(run_name: str, data: RunData, transcripts: Transcripts) -> str:
     sections: list[tuple[str, str, str | None]] = [
         ("overview", "Overview", _overview(data)),
         ("learning", "Learning", _learning(data)),
+        ("training", "Model training (GRPO, per role)", _training(data)),
         ("designer", "Regret and designer reward", _designer(data)),
         ("curriculum", "Curriculum: difficulty, skills, buffer", _curriculum(data)),
         ("validity", "Validity and refusals", _validity(data)),
@@ -173,6 +174,31 @@ def _learning(data: RunData) -> str | None:
     if by_level:
         figures.append(("Held-out success by level", plots.lines(by_level, "success rate", unit_range=True)))
     return _grid(*figures) if figures else None
+
+
+def _training(data: RunData) -> str | None:
+    """Both roles' GRPO updates (hf: models): reward, KL, clip fraction, tokens; and the reward-hacking watch."""
+    roles = [r for r in ("agent", "designer") if data.summary_series(f"learner.{r}_updates")]
+    if not roles:
+        return None
+    figures = []
+    for key, title, axis in (("reward", "Reward of the trained samples", "mean reward"),
+                             ("kl_sampling", "KL(sampling policy || updated policy)", "KL per token"),
+                             ("clip_ratio_region_mean", "Clipped token fraction", "fraction"),
+                             ("tokens_trained", "Tokens trained (replies) per update", "tokens"),
+                             ("tokens_masked", "Observation tokens masked per update", "tokens")):
+        series = [s for s in (data.summary_series(f"learner.{r}_{key}", r) for r in roles) if s]
+        if series:
+            figures.append((title, plots.lines(series, axis)))
+    valid = data.summary_series("learner.designer_valid_rate", "designer valid rate")
+    if valid:
+        figures.append(("Designer validity rate (trained completions)", plots.lines([valid], "share", unit_range=True)))
+    flagged = [s["round"] for s in data.summaries if (s.get("designer_watch") or {}).get("flag")]
+    note = (f'<div class="note"><b>Reward-hacking flag</b> in rounds {escape(", ".join(map(str, flagged)))}: the '
+            "designer's reward rose while held-out success and the diversity of new levels fell.</div>"
+            if flagged else '<p class="muted">Reward-hacking watch: never flagged (designer reward rising while '
+            "held-out success and diversity fall).</p>")
+    return note + _grid(*figures)
 
 
 def _designer(data: RunData) -> str | None:

@@ -12,7 +12,7 @@ from .config import SandboxConfig
 from .hardening import LAYER_TIER, probe
 
 #: Optional packages spadegym uses when present (distribution names).
-EXTRAS = ("torch", "trl", "transformers", "ray", "datasets", "tensorboard")
+EXTRAS = ("torch", "trl", "transformers", "peft", "gguf", "ray", "datasets", "tensorboard")
 _CHROMIUM = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome",
              "headless_shell")
 

@@ -45,12 +45,15 @@ class RoundSummary:
     heldout: dict[str, Any] = field(default_factory=dict)  # heldout_* figures, in rounds that evaluate
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     infrastructure: dict[str, int] = field(default_factory=dict)  # what the executor lost and redid (never scored)
+    designer_watch: dict[str, Any] = field(default_factory=dict)  # the reward-hacking watch (signals.hacking)
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: held-out figures sit at the top level (``heldout_success``, ...); no empty infrastructure."""
         data = asdict(self)
         heldout, timings, infrastructure = data.pop("heldout"), data.pop("timings"), data.pop("infrastructure")
-        return {**data, **heldout, "timings": timings, **({"infrastructure": infrastructure} if infrastructure else {})}
+        watch = data.pop("designer_watch")
+        return {**data, **heldout, "timings": timings, **({"infrastructure": infrastructure} if infrastructure else {}),
+                "designer_watch": watch}
 
 
 @dataclass

@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"sandbox"},
     {"validate"},
     {"signals"},
+    {"train"},
     {"executor"},
     {"rollout"},
     {"agents"},

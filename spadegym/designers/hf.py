@@ -1,0 +1,138 @@
+"""``hf:PATH`` as a designer: the LLM designer's prompts, repairs and hints, written by a local model that learns.
+
+The designer is spadegym's LLM designer (corpus grounding, memory, code
+extraction, repair turns, leak-checked hints) with a local chat client in
+place of the server: concurrent chat calls of one ``propose`` are generated
+in one batch, and each call's token sequence is kept. When the loop reports
+the designer rewards (``update``), the first completion of each candidate
+(the environment file it is rewarded for; invalid ones earn less than any
+valid one) becomes a GRPO sample; advantages are the rewards z-scored within
+each skill, and the step goes through the policy's TRL trainer, after
+``designer_delay`` rounds when set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, deque
+from typing import Any
+
+from ..llm.client import ChatResult, EndpointConfig
+from ..signals.advantages import group_advantages
+from ..train import Policy, Sample, Trace, TrainConfig
+from .base import Candidate, DesignContext, Feedback
+from .llm import LLMDesigner, LLMDesignerConfig
+
+
+class LocalChatClient:
+    """The chat-client face of a ``Policy``: concurrent ``chat`` calls are generated in one batch."""
+
+    def __init__(self, policy: Policy, max_tokens: int):
+        self.policy = policy
+        self.max_tokens = max_tokens
+        self.usage: Counter[str] = Counter()
+        self.traces: dict[str, Trace] = {}  # completion text -> its sequence
+        self._pending: list[tuple[list[int], int, asyncio.Future]] = []
+
+    async def chat(self, messages: list[dict[str, str]], **overrides: Any) -> ChatResult:
+        """One completion (the policy's temperature; ``max_tokens`` capped by the designer's setting)."""
+        prompt = self.policy.chat.prompt(messages)
+        limit = min(int(overrides.get("max_tokens") or self.max_tokens), self.max_tokens)
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        if not self._pending:  # the first caller of this tick flushes after the others have queued
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append((prompt, limit, future))
+        ids, logprobs = await future
+        trace = Trace(prompt)
+        trace.add_sampled(ids, logprobs)
+        text = self.policy.tokenizer.decode(ids, skip_special_tokens=True)
+        self.traces[text] = trace
+        self.usage.update({"prompt_tokens": len(prompt), "completion_tokens": len(ids)})
+        finish = "stop" if ids and ids[-1] == self.policy.chat.eos_id else "length"
+        return ChatResult(text=text, finish_reason=finish, usage={"prompt_tokens": len(prompt),
+                                                                  "completion_tokens": len(ids)})
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        by_limit: dict[int, list[tuple[list[int], asyncio.Future]]] = {}
+        for prompt, limit, future in pending:
+            by_limit.setdefault(limit, []).append((prompt, future))
+        for limit, calls in by_limit.items():
+            try:
+                outs = self.policy.generate([p for p, _ in calls], limit)
+            except Exception as exc:  # the awaiting proposals see the error, not a hung future
+                for _, future in calls:
+                    future.set_exception(exc)
+                continue
+            for (_, future), out in zip(calls, outs):
+                future.set_result(out)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class HFDesigner(LLMDesigner):
+    """The LLM designer on a local policy; its first completions train on the designer reward."""
+
+    def __init__(self, policy: Policy, train: TrainConfig | None = None, *, config: LLMDesignerConfig | None = None,
+                 **options: Any):
+        self.policy = policy
+        self.train = train or policy.config
+        self._client: LocalChatClient | None = None
+        super().__init__(EndpointConfig(model=f"hf:{policy.name}"), config=config,
+                         client_factory=self._new_client, **options)
+        self.name = f"hf:{policy.name}"
+        self._traces: dict[str, tuple[Trace, str, float]] = {}  # candidate id -> (first completion, skill, progress)
+        self._waiting: deque[list[Sample]] = deque()  # delayed designer updates, oldest first
+
+    def _new_client(self) -> LocalChatClient:
+        self._client = LocalChatClient(self.policy, self.train.designer_max_new_tokens)
+        return self._client
+
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        candidates = await super().propose(context)
+        traces = self._client.traces if self._client else {}
+        for c in candidates:
+            trace = traces.get(c.meta.get("completion", ""))
+            if trace is not None and c.candidate_id:
+                self._traces[c.candidate_id] = (trace, c.skill, gate_progress(c.verdict.to_dict() if c.verdict else None))
+        return candidates
+
+    def update(self, feedback: list[Feedback]) -> dict[str, Any]:
+        """Remember the scores (memory), then train on this round's first completions (or queue them)."""
+        super().update(feedback)
+        known = [(fb, *self._traces.pop(fb.candidate_id)) for fb in feedback if fb.candidate_id in self._traces]
+        self._traces.clear()  # a candidate never scored (not played) is not trained on
+        shaping = self.train.designer_format_reward
+        rewards = [fb.reward + (0.0 if fb.valid else shaping * progress) for fb, _, _, progress in known]
+        advantages = group_advantages(rewards, [skill for _, _, skill, _ in known])
+        samples = [Sample(trace, float(a), "designer", reward=r)
+                   for (_, trace, _, _), a, r in zip(known, advantages, rewards)]
+        stats: dict[str, Any] = {"designer_samples": len(samples),
+                                 "designer_valid_rate": _mean([float(fb.valid) for fb, *_ in known]),
+                                 "designer_reward": _mean(rewards),
+                                 "designer_gate_progress": _mean([p for *_, p in known])}
+        if not self.train.train_designer:
+            return stats
+        self._waiting.append(samples)
+        if len(self._waiting) > self.train.designer_delay:
+            due = self._waiting.popleft()
+            if due:
+                stats.update({f"designer_{k}": v for k, v in self.policy.update(due).items()})
+        return stats
+
+    def save(self, directory: Any) -> Any:
+        return self.policy.save(directory)
+
+    def restore(self, directory: Any) -> None:
+        self.policy.load(directory)
+
+
+def gate_progress(verdict: dict[str, Any] | None) -> float:
+    """The share of the gate's checks a candidate passed (0 without code): how close an invalid file came."""
+    checks = (verdict or {}).get("checks") or []
+    return sum(bool(c.get("passed")) for c in checks) / len(checks) if checks else 0.0
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(sum(xs) / len(xs), 4) if xs else None

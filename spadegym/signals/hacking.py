@@ -1,0 +1,49 @@
+"""Is the designer gaming its reward? A per-round check over the run's round summaries.
+
+A trained designer can drift toward levels that pay it well but teach
+nothing (learnable-but-useless tasks). The tell: its reward rises while the
+agent's held-out success and the diversity of new levels fall. The check
+compares the mean of the latest ``window`` rounds with the ``window`` rounds
+before (held-out success: the last two evaluations), and flags the run when
+the reward rose and both others fell; a figure the run does not measure
+(e.g. diversity) is left out of the rule and named in ``missing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _series(summaries: Sequence[dict[str, Any]], key: str) -> list[float]:
+    out = []
+    for s in summaries:
+        value: Any = s
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(float(value))
+    return out
+
+
+def _trend(values: list[float], window: int) -> float | None:
+    """Mean of the last ``window`` values minus the mean of the ``window`` before (None: too few)."""
+    if len(values) < 2:
+        return None
+    w = max(1, min(window, len(values) // 2))
+    return float(np.mean(values[-w:]) - np.mean(values[-2 * w:-w]))
+
+
+def reward_hacking(summaries: Sequence[dict[str, Any]], window: int = 3) -> dict[str, Any]:
+    """The trends of designer reward, held-out success and new-level diversity, and the flag."""
+    reward = _trend(_series(summaries, "designer_reward_mean"), window)
+    heldout = _trend(_series(summaries, "heldout_success"), 1)
+    diversity = _trend(_series(summaries, "diversity.new_code"), window)
+    trends = {"designer_reward": reward, "heldout_success": heldout, "diversity": diversity}
+    missing = [k for k, v in trends.items() if v is None]
+    falling = [v for k, v in trends.items() if k != "designer_reward" and v is not None]
+    flagged = bool(reward is not None and reward > 0 and falling and all(v < 0 for v in falling))
+    return {"flag": flagged, **{f"trend_{k}": (None if v is None else round(v, 4)) for k, v in trends.items()},
+            "missing": missing}

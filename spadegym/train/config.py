@@ -1,0 +1,61 @@
+"""Settings of a model that trains in the loop (the run config's ``[train]`` section).
+
+    agent = "hf:/path/to/model"        # a local Hugging Face directory, or a .gguf file
+    designer = "hf:/path/to/model"     # the same path: one policy, two roles (shared weights)
+
+    [train]
+    lr = 1e-5
+    epsilon_high = 0.28               # the paper's asymmetric clipping (0.2 / 0.28)
+    lora = true
+
+Every knob of the GRPO update itself (clipping, loss aggregation, KL) is passed
+to TRL's ``GRPOConfig``; the rest says what the loop samples and trains.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class TrainConfig(BaseModel):
+    """How a local Hugging Face model samples and learns (GRPO through TRL)."""
+
+    model_config = {"extra": "forbid"}
+
+    # -- what trains --------------------------------------------------------
+    train_agent: bool = Field(True, description="Update the policy on the agent's episodes.")
+    train_designer: bool = Field(True, description="Update the policy on the designer's completions (when the designer is hf:).")
+    designer_delay: int = Field(0, ge=0, description="Rounds a designer completion waits before it trains (the paper's delayed designer updates: its win rate is then measured over more plays).")
+    # -- the GRPO update (TRL) ------------------------------------------------
+    lr: float = Field(1e-5, gt=0, description="AdamW learning rate.")
+    loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo", "cispo", "sapo"] = Field(
+        "dapo", description="TRL's GRPO loss aggregation ('dapo': tokens of the whole batch, no length bias).")
+    epsilon: float = Field(0.2, gt=0, description="Lower clipping bound of the probability ratio (1 - epsilon).")
+    epsilon_high: float = Field(0.28, gt=0, description="Upper clipping bound (1 + epsilon_high); paper and DAPO: 0.28.")
+    beta: float = Field(0.0, ge=0, description="KL penalty against the starting weights (0: none, no reference model kept; >0 needs a model directory or LoRA).")
+    epochs: int = Field(1, ge=1, le=8, description="Optimizer passes over each round's samples (after the first, the ratio is clipped).")
+    micro_batch: int = Field(4, ge=1, description="Sequences per forward/backward pass (gradients accumulate to one step per pass).")
+    max_grad_norm: float = Field(1.0, gt=0, description="Gradient-norm clip per optimizer step.")
+    lora: bool = Field(False, description="Train a LoRA adapter (peft) instead of every weight.")
+    lora_r: int = Field(16, ge=1, description="LoRA rank.")
+    lora_alpha: int = Field(32, ge=1, description="LoRA scale numerator.")
+    # -- sampling -------------------------------------------------------------
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature (the trainer scores with the same one).")
+    max_new_tokens: int = Field(64, ge=1, description="Largest agent reply per turn, in tokens.")
+    designer_max_new_tokens: int = Field(768, ge=1, description="Largest designer completion (an environment file), in tokens.")
+    max_seq_len: int = Field(2048, ge=64, description="An episode stops at this many tokens (prompt, replies and observations).")
+    action_rule: Literal["strict", "forgiving"] = Field(
+        "strict", description="strict: the action is the last \\boxed{}; forgiving: else the last valid action the reply names (small models).")
+    system_prompt: Literal["reason", "short"] = Field(
+        "reason", description="reason: think, then box the action; short: answer with the boxed action only, with a worked example (small models).")
+    designer_repair_turns: int = Field(0, ge=0, description="Repair turns of an hf: designer (each is another long generation; its reward is that of the first attempt anyway).")
+    designer_format_reward: float = Field(0.5, ge=0, lt=1, description="An invalid designer completion earns this times the share of the gate's checks it passed (still below every valid one: invalid rewards sit a full unit below); 0: all invalid ones equal.")
+    reply_prefix: str = Field("", description="Text every agent reply starts with, given to the model rather than sampled (e.g. '\\boxed{' so a small model only writes the action); its tokens carry no loss.")
+    format_reward: float = Field(0.0, ge=0, description="Added to an episode's return per turn answered inside \\boxed{} (divided by turns), for advantages only; the loop's scores never see it.")
+    # -- machinery --------------------------------------------------------------
+    device: str = Field("auto", description="auto | cpu | cuda: where the policy lives.")
+    dtype: Literal["auto", "float32", "bfloat16"] = Field("auto", description="Weights dtype (auto: bfloat16 on a GPU, float32 on the CPU).")
+    generation_batch: int = Field(32, ge=1, description="Sequences generated in one batch.")
+    threads: int | None = Field(None, ge=1, description="CPU threads for torch (unset: torch's default); 1 is often much faster on a machine whose cores are busy with other work.")

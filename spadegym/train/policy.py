@@ -1,0 +1,354 @@
+"""One local model that samples and learns: generation, GRPO updates through TRL, checkpoints.
+
+The loop owns the rounds: it plays episodes (the agent samples through
+``generate``), scores them, and only then hands the finished sequences with
+their advantages to ``update``. So the trainer is used through its step API:
+a ``GRPOTrainer`` is built once around the model, and ``update`` feeds it
+batches in the layout its loss reads (``prompt_ids``, ``completion_ids``,
+masks, ``advantages``), calls ``trainer.compute_loss`` (TRL's GRPO loss:
+clipped ratios, ``loss_type`` aggregation, optional KL) and steps the
+trainer's optimizer. ``trainer.train()`` is never called: it would own the
+generation loop, and with it the rounds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from .config import TrainConfig
+from .tokens import ChatTokens, Sample
+
+STATE_FILE = "policy.json"
+OPTIMIZER_FILE = "optimizer.pt"
+RNG_FILE = "rng.pt"
+
+
+class Policy:
+    """A causal LM with its tokenizer, a TRL GRPO trainer around it, and the sampling RNG."""
+
+    def __init__(self, model: Any, tokenizer: Any, config: TrainConfig | None = None, *, seed: int = 0,
+                 name: str = "model", source: str | None = None):
+        import torch
+
+        self.config = config or TrainConfig()
+        self.name, self.source, self.seed = name, source, seed
+        self.tokenizer = tokenizer
+        self.chat = ChatTokens(tokenizer)
+        self.device = _device(self.config.device)
+        if self.config.threads:
+            torch.set_num_threads(self.config.threads)
+        torch.manual_seed(seed)
+        if self.config.lora:
+            model = _with_lora(model, self.config)
+        self.model = model.to(self.device)
+        self.trainer = self._build_trainer()
+        self.optimizer = self.trainer.create_optimizer()
+        self.updates = 0
+        self.tokens = {"sampled": 0, "trained": 0, "masked": 0}
+        self._saved: tuple[str, int] | None = None
+
+    @classmethod
+    def from_path(cls, path: str | Path, config: TrainConfig | None = None, *, seed: int = 0) -> Policy:
+        from .models import load_model
+
+        config = config or TrainConfig()
+        model, tokenizer = load_model(path, dtype=_dtype(config))
+        return cls(model, tokenizer, config, seed=seed, name=Path(path).name, source=str(path))
+
+    # -- TRL ----------------------------------------------------------------------
+    def _build_trainer(self) -> Any:
+        from datasets import Dataset
+        from trl import GRPOConfig, GRPOTrainer
+
+        c = self.config
+        args = GRPOConfig(
+            output_dir=tempfile.mkdtemp(prefix="spadegym-trl-"), report_to="none", save_strategy="no",
+            learning_rate=c.lr, lr_scheduler_type="constant", max_grad_norm=c.max_grad_norm,
+            loss_type=c.loss_type, epsilon=c.epsilon, epsilon_high=c.epsilon_high, beta=c.beta,
+            num_iterations=c.epochs, temperature=c.temperature, per_device_train_batch_size=2,
+            num_generations=2, gradient_accumulation_steps=1, use_cpu=self.device == "cpu",
+            bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
+        )
+        # The loop computes every reward and advantage; TRL's own reward hook must never run.
+        return GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
+                           train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
+
+    # -- sampling -----------------------------------------------------------------
+    def generate(self, prompts: Sequence[list[int]], max_new_tokens: int) -> list[tuple[list[int], list[float]]]:
+        """Sample one completion per prompt: its ids (ending with EOS when the model stopped) and log-probs."""
+        out: list[tuple[list[int], list[float]]] = []
+        size = self.config.generation_batch
+        for start in range(0, len(prompts), size):
+            out += self._generate_batch(prompts[start:start + size], max_new_tokens)
+        self.tokens["sampled"] += sum(len(ids) for ids, _ in out)
+        return out
+
+    def _generate_batch(self, prompts: Sequence[list[int]], max_new_tokens: int) -> list[tuple[list[int], list[float]]]:
+        import torch
+
+        pad = self.tokenizer.pad_token_id
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, p in enumerate(prompts):  # left padding: every prompt ends where generation starts
+            ids[i, width - len(p):] = torch.tensor(p)
+            mask[i, width - len(p):] = 1
+        model = self.model
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                result = model.generate(
+                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), do_sample=True,
+                    temperature=self.config.temperature, top_k=0, top_p=1.0, max_new_tokens=max_new_tokens,
+                    pad_token_id=pad, eos_token_id=self.chat.eos_id, return_dict_in_generate=True,
+                    output_logits=True)
+        finally:
+            model.train(was_training)
+        new = result.sequences[:, width:].cpu()
+        logits = torch.stack(result.logits, dim=1).float().cpu() / self.config.temperature
+        logps = torch.log_softmax(logits, dim=-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
+        out = []
+        for row, lp in zip(new.tolist(), logps.tolist()):
+            end = row.index(self.chat.eos_id) + 1 if self.chat.eos_id in row else len(row)
+            out.append((row[:end], lp[:end]))
+        return out
+
+    @contextmanager
+    def evaluating(self, seed: int) -> Iterator[Policy]:
+        """Sample from a separate random stream; the training stream continues untouched afterwards."""
+        import torch
+
+        saved = torch.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            yield self
+        finally:
+            torch.set_rng_state(saved)
+
+    # -- learning -----------------------------------------------------------------
+    def update(self, samples: Sequence[Sample]) -> dict[str, Any]:
+        """One GRPO step (``epochs`` passes) through TRL's loss on the given samples; returns its statistics."""
+        import torch
+
+        samples = [s for s in samples if s.trace.sampled_tokens > 0]
+        if not samples or all(s.advantage == 0.0 for s in samples):
+            return {"samples": len(samples), "skipped": 1}
+        started = time.perf_counter()
+        trainer, model = self.trainer, self.model
+        order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))  # similar lengths pad less
+        micro = [order[i:i + self.config.micro_batch] for i in range(0, len(order), self.config.micro_batch)]
+        batches = [self.batch([samples[i] for i in idx]) for idx in micro]
+        total = sum(int((b["completion_mask"] * b["tool_mask"]).sum()) for b in batches)
+        for b in batches:
+            b["num_items_in_batch"] = torch.tensor(float(total), device=self.device)
+        trainer.current_gradient_accumulation_steps = len(batches)
+        trainer.args.steps_per_generation = len(batches)
+        model.train()
+        if self.config.epochs > 1 or self.config.beta > 0:
+            with torch.no_grad():
+                for b in batches:
+                    if self.config.epochs > 1:
+                        b["old_per_token_logps"] = self.logprobs_of(b)
+                    if self.config.beta > 0:
+                        b["ref_per_token_logps"] = self._reference_logprobs(b)
+        losses = []
+        for _ in range(self.config.epochs):
+            for b in batches:
+                with trainer.compute_loss_context_manager():
+                    loss = trainer.compute_loss(model, b)
+                trainer.accelerator.backward(loss)
+                losses.append(float(loss.detach()))
+            grad_norm = trainer.accelerator.clip_grad_norm_(model.parameters(), self.config.max_grad_norm)
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        self.updates += 1
+        stats = self._trainer_metrics()
+        with torch.no_grad():  # how far the step moved the policy, measured on one micro-batch (a forward pass)
+            kl = [self._kl_to_sampling(batches[-1])]
+        trained = sum(s.trace.sampled_tokens for s in samples)
+        masked = sum(len(s.trace.completion) - s.trace.sampled_tokens for s in samples)
+        self.tokens["trained"] += trained
+        self.tokens["masked"] += masked
+        stats.update(samples=len(samples), loss=float(np.sum(losses)), grad_norm=float(grad_norm),
+                     kl_sampling=float(np.average([k for k, _ in kl], weights=[n for _, n in kl])),
+                     tokens_trained=trained, tokens_masked=masked, update_seconds=time.perf_counter() - started,
+                     updates=self.updates)
+        return stats
+
+    def batch(self, samples: Sequence[Sample]) -> dict[str, Any]:
+        """Samples in the layout TRL's GRPO loss reads (prompts left-padded, completions right-padded)."""
+        import torch
+
+        pad = self.tokenizer.pad_token_id
+        p_width = max(len(s.trace.prompt) for s in samples)
+        c_width = max(len(s.trace.completion) for s in samples)
+        n = len(samples)
+        prompt_ids = torch.full((n, p_width), pad, dtype=torch.long)
+        prompt_mask = torch.zeros((n, p_width), dtype=torch.long)
+        completion_ids = torch.full((n, c_width), pad, dtype=torch.long)
+        completion_mask = torch.zeros((n, c_width), dtype=torch.long)
+        tool_mask = torch.zeros((n, c_width), dtype=torch.long)
+        sampling = torch.zeros((n, c_width), dtype=torch.float32)
+        for i, s in enumerate(samples):
+            t = s.trace
+            prompt_ids[i, p_width - len(t.prompt):] = torch.tensor(t.prompt)
+            prompt_mask[i, p_width - len(t.prompt):] = 1
+            k = len(t.completion)
+            completion_ids[i, :k] = torch.tensor(t.completion)
+            completion_mask[i, :k] = 1
+            tool_mask[i, :k] = torch.tensor(t.mask)
+            sampling[i, :k] = torch.tensor(t.logprobs)
+        d = self.device
+        return {"prompt_ids": prompt_ids.to(d), "prompt_mask": prompt_mask.to(d),
+                "completion_ids": completion_ids.to(d), "completion_mask": completion_mask.to(d),
+                "tool_mask": tool_mask.to(d), "sampling_per_token_logps": sampling.to(d),
+                "advantages": torch.tensor([s.advantage for s in samples], dtype=torch.float32, device=d)}
+
+    def logprobs_of(self, batch: dict[str, Any]) -> Any:
+        """The trainer's per-token log-probabilities of a batch's completions (what its loss uses)."""
+        import torch
+
+        input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        logps, _, _ = self.trainer._get_per_token_logps_and_entropies(
+            self.model, input_ids, attention, batch["completion_ids"].size(1))
+        return logps
+
+    def _reference_logprobs(self, batch: dict[str, Any]) -> Any:
+        ref = self.trainer.ref_model
+        if ref is None and self.config.lora:
+            with self.model.disable_adapter():
+                return self.logprobs_of(batch)
+        if ref is None:
+            raise UserError("train.beta > 0 needs a reference model: load the policy from a model directory "
+                            "or set train.lora = true.")
+        import torch
+
+        input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        logps, _, _ = self.trainer._get_per_token_logps_and_entropies(ref, input_ids, attention,
+                                                                      batch["completion_ids"].size(1))
+        return logps
+
+    def _kl_to_sampling(self, batch: dict[str, Any]) -> tuple[float, int]:
+        """Mean k3 estimate of KL(sampling policy || updated policy) over trained tokens, and their count."""
+        import torch
+
+        new = self.logprobs_of(batch)
+        mask = (batch["completion_mask"] * batch["tool_mask"]).float()
+        delta = new - batch["sampling_per_token_logps"]
+        k3 = torch.exp(delta) - delta - 1
+        count = int(mask.sum())
+        return (float((k3 * mask).sum() / max(count, 1)), count)
+
+    def _trainer_metrics(self) -> dict[str, float]:
+        """TRL's logged metrics of this update (entropy, clip ratios, KL), averaged, then cleared."""
+        metrics = self.trainer._metrics["train"]
+        out = {}
+        for key, values in metrics.items():
+            finite = [v for v in values if v is not None and not math.isnan(v)]
+            if finite and key.split("/")[0] in ("entropy", "clip_ratio", "kl", "policy_loss"):
+                out[key.replace("/", "_")] = float(np.mean(finite))
+        metrics.clear()
+        return out
+
+    # -- checkpoints ----------------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Weights (or the LoRA adapter), optimizer and RNG state; saving twice after one update is a no-op."""
+        import torch
+
+        path = Path(directory)
+        if self._saved == (str(path.resolve()), self.updates) and (path / STATE_FILE).is_file():
+            return path
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(path / "weights")
+        torch.save(self.optimizer.state_dict(), path / OPTIMIZER_FILE)
+        torch.save({"torch": torch.get_rng_state(), "python": random.getstate(),
+                    "numpy": np.random.get_state()}, path / RNG_FILE)
+        state = {"name": self.name, "source": self.source, "updates": self.updates, "tokens": self.tokens,
+                 "lora": self.config.lora, "config": self.config.model_dump()}
+        (path / STATE_FILE).write_text(json.dumps(state, indent=2))
+        self._saved = (str(path.resolve()), self.updates)
+        return path
+
+    def load(self, directory: str | Path) -> None:
+        """Continue from a checkpoint ``save`` wrote (same base model and settings)."""
+        import torch
+
+        path = Path(directory)
+        if not (path / STATE_FILE).is_file():
+            raise UserError(f"{path} holds no policy checkpoint ({STATE_FILE} missing); resume from a run directory.")
+        state = json.loads((path / STATE_FILE).read_text())
+        if bool(state.get("lora")) != self.config.lora:
+            raise UserError(f"the checkpoint in {path} was trained with lora={state.get('lora')}; "
+                            f"set train.lora to match.")
+        weights = path / "weights"
+        if self.config.lora:
+            from peft import set_peft_model_state_dict
+            from peft.utils import load_peft_weights
+
+            set_peft_model_state_dict(self.model, load_peft_weights(str(weights), device=self.device))
+        else:
+            from safetensors.torch import load_file
+
+            tensors: dict[str, Any] = {}
+            for f in sorted(weights.glob("*.safetensors")):
+                tensors.update(load_file(f, device=self.device))
+            missing, unexpected = self.model.load_state_dict(tensors, strict=False)
+            if unexpected or [k for k in missing if "lm_head" not in k]:  # tied heads are saved once
+                raise UserError(f"the checkpoint in {path} does not fit this model; resume with the same model path.")
+            if getattr(self.model.config, "tie_word_embeddings", False):
+                self.model.tie_weights()
+        self.optimizer.load_state_dict(torch.load(path / OPTIMIZER_FILE, map_location=self.device))
+        rng = torch.load(path / RNG_FILE, weights_only=False)
+        torch.set_rng_state(rng["torch"])
+        random.setstate(rng["python"])
+        np.random.set_state(rng["numpy"])
+        self.updates = int(state.get("updates", 0))
+        self.tokens = dict(state.get("tokens", self.tokens))
+
+
+def _rewards_come_from_the_loop(*args: Any, **kwargs: Any) -> list[float]:
+    raise RuntimeError("spadegym computes rewards in its loop; the trainer's reward hook is not used")
+
+
+def _device(name: str) -> str:
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise UserError("train.device = 'cuda' but torch sees no GPU; use 'cpu' or 'auto'.")
+    return name
+
+
+def _dtype_name(config: TrainConfig) -> str:
+    if config.dtype != "auto":
+        return config.dtype
+    return "bfloat16" if _device(config.device) == "cuda" else "float32"
+
+
+def _dtype(config: TrainConfig) -> Any:
+    import torch
+
+    return getattr(torch, _dtype_name(config))
+
+
+def _with_lora(model: Any, config: TrainConfig) -> Any:
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear",
+                      task_type="CAUSAL_LM", lora_dropout=0.0)
+    return get_peft_model(model, lora)

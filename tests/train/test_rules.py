@@ -1,0 +1,80 @@
+"""The small pieces around training: chat-turn arithmetic, the forgiving action rule, the designer's
+format reward, the reward-hacking watch, and one-sentence errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.agents.hf import forgiving_action
+from spadegym.designers.hf import gate_progress
+from spadegym.errors import UserError
+from spadegym.signals.hacking import reward_hacking
+
+
+def test_appended_turns_render_as_the_chat_template_renders_the_whole_conversation(tiny_dir):
+    from transformers import AutoTokenizer
+
+    from spadegym.train import ChatTokens
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    chat = ChatTokens(tok)
+    messages = [{"role": "system", "content": "play"}, {"role": "user", "content": "sequence: 1, 2, ?"}]
+    reply = chat.encode("\\boxed{say 3}") + [chat.eos_id]  # a reply as sampled: it ends with end-of-turn
+    ids = chat.prompt(messages) + reply + chat.user_turn("correct, one more: 4, ?")
+    whole = messages + [{"role": "assistant", "content": "\\boxed{say 3}"},
+                        {"role": "user", "content": "correct, one more: 4, ?"}]
+    assert tok.decode(ids) == tok.apply_chat_template(whole, tokenize=False, add_generation_prompt=True)
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("I pick \\boxed{say 23}", "say 23"),
+    ("\\boxed{23}", "say 23"),  # part of exactly one valid action
+    ("\\boxed{Say 26}", "say 26"),  # case
+    ("the next one is say 26, not say 17", "say 17"),  # no box: the valid action named last
+    ("nothing useful", None),
+    ("\\boxed{2}", "2"),  # not part of exactly one valid action (as a word): the box stands
+])
+def test_the_forgiving_rule_reads_what_a_small_model_meant(reply, expected):
+    assert forgiving_action(reply, ["say 17", "say 23", "say 26"]) == expected
+
+
+def test_the_forgiving_rule_is_the_strict_one_without_valid_actions():
+    assert forgiving_action("say 3", None) is None
+    assert forgiving_action("\\boxed{say 3}", None) == "say 3"
+
+
+def test_an_invalid_file_earns_the_share_of_gate_checks_it_passed():
+    verdict = {"checks": [{"passed": True}, {"passed": True}, {"passed": False}, {"passed": False}]}
+    assert gate_progress(verdict) == 0.5
+    assert gate_progress(None) == 0.0
+
+
+def test_the_watch_flags_a_designer_reward_that_rises_while_heldout_and_diversity_fall():
+    rounds = [{"designer_reward_mean": r, "heldout_success": h, "diversity": {"new_code": d}}
+              for r, h, d in [(0.1, 0.5, 0.8), (0.2, None, 0.7), (0.3, 0.4, 0.5), (0.5, None, 0.3)]]
+    watch = reward_hacking(rounds, window=2)
+    assert watch["flag"] is True and watch["trend_designer_reward"] > 0 and watch["missing"] == []
+    healthy = [dict(r, heldout_success=0.5 + i / 10) for i, r in enumerate(rounds) if "heldout_success" in r]
+    assert reward_hacking(healthy, window=1)["flag"] is False
+    assert reward_hacking(rounds[:1])["flag"] is False  # too few rounds to tell
+
+
+def test_a_missing_model_is_one_sentence():
+    from spadegym.train.models import load_model, prepare_model
+
+    with pytest.raises(UserError, match="no model at"):
+        load_model("/nonexistent/model")
+    with pytest.raises(UserError, match="unknown model 'gpt5'; known: smollm2"):
+        prepare_model("gpt5")
+
+
+def test_agent_and_designer_specs_name_what_is_missing():
+    from spadegym.agents import AgentSpecError, make_agent
+    from spadegym.designers.registry import UnknownDesigner, make_designer
+
+    with pytest.raises(AgentSpecError, match="hf:PATH"):
+        make_agent("hf:")
+    with pytest.raises(UnknownDesigner, match="hf:PATH"):
+        make_designer("hf:")
+    with pytest.raises(AgentSpecError, match="train setting 'lr'"):
+        make_agent("hf:/x", train={"lr": -1})
