@@ -123,7 +123,7 @@ def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     from safetensors.torch import load_file
 
     result = run(config(writer_dir), out=tmp_path / "run", report=False)
-    summary = result.summaries[0]
+    summary = result.summaries[0].to_dict()
     learner = summary["learner"]
     assert 0 < summary["valid"] < summary["proposals"]  # the designer wrote valid and invalid files
     assert learner["agent_updates"] == 1 and learner["designer_updates"] == 2  # one policy, two steps
