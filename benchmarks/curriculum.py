@@ -74,7 +74,16 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
     return {"heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
             "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
             "episodes": sum(s.episodes for s in result.summaries),
+            # Vendi score per level of the final pool (code) and of the levels added over the run (mean).
+            "diversity_pool": final.get("diversity", {}).get("pool_code"),
+            "diversity_new": _mean([s.diversity.get("new_code") for s in result.summaries]),
+            "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
             "seconds": time.perf_counter() - started}
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(float(np.mean(values)), 4) if values else None
 
 
 def main() -> int:
@@ -125,6 +134,9 @@ def main() -> int:
                       "hard_mean": round(float(np.mean([r["heldout_hard"] or 0 for r in rs])), 4),
                       "by_level": {level: round(float(np.mean([r["by_level"].get(level, 0.0) for r in rs])), 4)
                                    for level in rs[0]["by_level"]},
+                      "diversity_pool": _mean([r["diversity_pool"] for r in rs]),
+                      "diversity_new": _mean([r["diversity_new"] for r in rs]),
+                      "collapsed_rounds": sum(r["collapsed_rounds"] for r in rs),
                       "episodes": int(np.mean([r["episodes"] for r in rs]))}
     best_fixed = max((table[a]["mean"] for a in FIXED if a in table), default=None)
     best_adaptive = max((table[a]["mean"] for a in ADAPTIVE if a in table), default=None)
@@ -135,11 +147,13 @@ def main() -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        t = Table("arm", "held-out success (no hint)", "spread", "by level", "hard levels", "per seed", "episodes")
+        t = Table("arm", "held-out success (no hint)", "spread", "by level", "hard levels", "per seed",
+                  "pool diversity", "episodes")
         for arm, row in table.items():
             t.add_row(arm, f"{row['mean']:.3f}", f"{row['spread']:.3f}",
                       " ".join(f"{v:.2f}" for v in row["by_level"].values()), f"{row['hard_mean']:.3f}",
-                      " ".join(f"{v:.3f}" for v in row["per_seed"]), str(row["episodes"]))
+                      " ".join(f"{v:.3f}" for v in row["per_seed"]),
+                      "-" if row["diversity_pool"] is None else f"{row['diversity_pool']:.2f}", str(row["episodes"]))
         Console().print(t)
         print(f"ratio adaptive / best fixed: {out['ratio_adaptive_over_best_fixed']}")
     return 0

@@ -38,12 +38,16 @@ def main() -> None:
             _, _, source = new_environment(name, level, seed=seed)
             return case, validate_source(source, f"{name}.py", sandbox=box, config=ValidationConfig(seed=seed))
 
-        bad = 0
+        bad, done = 0, {f.name: 0 for f in fams}
         for (name, level, seed), verdict in pool.map(check, cases):
+            done[name] += 1
             if not verdict.valid:
                 bad += 1
                 print(f"{name} level {level} seed {seed}: {verdict.failed[0].name}: {verdict.failed[0].message}",
                       flush=True)
+            if done[name] == (get_family(name).max_level + 1) * args.seeds:
+                print(f"{name}: every level at seeds 0-{args.seeds - 1} done "
+                      f"({time.perf_counter() - start:.0f} s so far)", flush=True)
     seconds = time.perf_counter() - start
     print(f"valid {len(cases) - bad}/{len(cases)} verdicts ({len(fams)} families, every level, seeds 0-{args.seeds - 1}); "
           f"{seconds:.0f} s, {len(cases) / seconds:.1f} verdicts/s")

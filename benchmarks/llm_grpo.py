@@ -113,7 +113,7 @@ def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> d
         for i, s in enumerate(samples):
             s.advantage = 1.0 if i % 2 else -1.0
     order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))
-    micro = [order[i:i + train.micro_batch] for i in range(0, len(order), train.micro_batch)]
+    micro = policy._micro_batches([len(samples[i].trace) for i in order], order)  # as the update groups them
 
     def plain_trl() -> float:
         batches = [policy.batch([samples[i] for i in idx]) for idx in micro]

@@ -226,5 +226,5 @@ register_family(Family(
 register_family(Family(
     name="fuel_route", skill=SKILL, env_class=FuelRouteEnv,
     description="Reach a destination town on limited fuel; road costs show only where you stand.",
-    own_knobs={"towns": [6, 6, 9, 12], "slack": [3, 2, 1, 0]},
+    own_knobs={"towns": [7, 8, 9, 12], "slack": [3, 2, 1, 0]},
 ))

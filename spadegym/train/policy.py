@@ -148,7 +148,7 @@ class Policy:
         started = time.perf_counter()
         trainer, model = self.trainer, self.model
         order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))  # similar lengths pad less
-        micro = [order[i:i + self.config.micro_batch] for i in range(0, len(order), self.config.micro_batch)]
+        micro = self._micro_batches([len(samples[i].trace) for i in order], order)
         batches = [self.batch([samples[i] for i in idx]) for idx in micro]
         total = sum(int((b["completion_mask"] * b["tool_mask"]).sum()) for b in batches)
         for b in batches:
@@ -186,6 +186,17 @@ class Policy:
                      tokens_trained=trained, tokens_masked=masked, update_seconds=time.perf_counter() - started,
                      updates=self.updates)
         return stats
+
+    def _micro_batches(self, lengths: list[int], order: list[int]) -> list[list[int]]:
+        """Consecutive groups (by length) of at most ``micro_batch`` sequences and ``micro_batch_tokens`` padded tokens."""
+        groups: list[list[int]] = [[]]
+        for length, i in zip(lengths, order):
+            group = groups[-1]
+            if group and (len(group) >= self.config.micro_batch or
+                          (len(group) + 1) * length > self.config.micro_batch_tokens):
+                groups.append(group := [])
+            group.append(i)
+        return groups
 
     def batch(self, samples: Sequence[Sample]) -> dict[str, Any]:
         """Samples in the layout TRL's GRPO loss reads (prompts left-padded, completions right-padded)."""

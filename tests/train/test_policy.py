@@ -132,3 +132,8 @@ def test_lora_trains_only_the_adapter(tiny_dir):
     changed = [n for n, p in policy.model.named_parameters() if "lora_" not in n and not torch.equal(base[n], p)]
     assert changed == []
     assert any("lora_" in n and p.requires_grad for n, p in policy.model.named_parameters())
+
+
+def test_long_sequences_go_fewer_at_a_time(tiny_dir):
+    policy = make_policy(tiny_dir, micro_batch=4, micro_batch_tokens=1000)
+    assert policy._micro_batches([100, 100, 300, 300, 600], [0, 1, 2, 3, 4]) == [[0, 1, 2], [3], [4]]
