@@ -36,7 +36,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from spadegym.designers.sampler import SamplerDesigner, baseline_overrides
+from spadegym.designers.sampler import baseline_overrides
 from spadegym.loop import RunConfig, run
 
 ARMS = {
@@ -64,20 +64,20 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
         else:
             settings[key] = value
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
-        intended = baseline_overrides(SamplerDesigner(settings["designer"], rounds=rounds))
+        intended = baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds, "seed": heldout_seed}, **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
-    final = result.summaries[-1]
+    final = result.summaries[-1].to_dict()
     return {"heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
             "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
-            "episodes": sum(s["episodes"] for s in result.summaries),
+            "episodes": sum(s.episodes for s in result.summaries),
             # Vendi score per level of the final pool (code) and of the levels added over the run (mean).
-            "diversity_pool": (final.get("diversity") or {}).get("pool_code"),
-            "diversity_new": _mean([(s.get("diversity") or {}).get("new_code") for s in result.summaries]),
-            "collapsed_rounds": sum(bool((s.get("diversity") or {}).get("collapsed")) for s in result.summaries),
+            "diversity_pool": final.get("diversity", {}).get("pool_code"),
+            "diversity_new": _mean([s.diversity.get("new_code") for s in result.summaries]),
+            "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
             "seconds": time.perf_counter() - started}
 
 

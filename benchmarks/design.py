@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import tempfile
@@ -50,11 +51,11 @@ def llm_share(sandbox) -> dict:
         designer = LLMDesigner(EndpointConfig(model="scripted", base_url=server.url, retries=0),
                                corpus=Corpus.default(), sandbox=sandbox)
         start = time.perf_counter()
-        cands = designer.propose(DesignContext(skill="Mathematical Reasoning", count=len(BATCH)))
+        cands = asyncio.run(designer.propose(DesignContext(skill="Mathematical Reasoning", count=len(BATCH))))
         seconds = time.perf_counter() - start
     n = len(cands)
     return {"proposals": n, "valid_first_attempt": sum(c.meta["first_attempt_valid"] for c in cands) / n,
-            "valid_after_repair": sum(c.meta["valid"] for c in cands) / n,
+            "valid_after_repair": sum(c.refusal is None for c in cands) / n,
             "refused": designer.stats.refused, "fixes": designer.stats.fixes,
             "repair_turns": designer.stats.repair_turns, "seconds": round(seconds, 2)}
 

@@ -10,14 +10,14 @@ prefers mid-difficulty levels, so the operator policy has something to learn).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import time
 from collections import Counter
 
-from spadegym.designers.base import SKILLS, DesignContext, Feedback, LevelSummary
 from spadegym.designers.mutation import MutationDesigner
-from spadegym.families import get_family
+from spadegym.families import SKILLS, DesignContext, Feedback, LevelSummary, get_family
 from spadegym.sandbox import Sandbox
 from spadegym.validate import validate_source
 
@@ -50,7 +50,7 @@ def main() -> None:
             skill = SKILLS[n % len(SKILLS)]
             parents = sorted((p for p in pool if p.skill == skill), key=lambda p: -p.score)[:16]
             t0 = time.perf_counter()
-            cands = designer.propose(DesignContext(skill=skill, count=args.count, round=n, parents=parents))
+            cands = asyncio.run(designer.propose(DesignContext(skill=skill, count=args.count, round=n, parents=parents)))
             propose_s += time.perf_counter() - t0
             feedback = []
             for c in cands:

@@ -14,30 +14,12 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..envfile import SourceError, read_source
-from ..errors import UserError
 from ..store import DB_NAME, RunStore, StoreError
-
-
-class LevelSourceError(UserError):
-    """The level source cannot be read: the message says what to pass instead."""
-
-
-@dataclass(frozen=True)
-class Level:
-    """One environment file as an adapter serves it."""
-
-    level_id: str
-    source: str
-    filename: str
-    hint: str | None = None  # the designer's hint; None: the file's own hint() (if any)
-    skill: str = ""
-    knobs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    weight: float = 1.0  # relative chance of being drawn
+from .level import Level, LevelSourceError
 
 
 class LevelSource(Protocol):

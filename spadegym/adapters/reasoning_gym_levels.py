@@ -22,7 +22,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from .levels import Level, LevelSourceError
+from .level import Level, LevelSourceError
 
 #: reasoning-gym's task categories (package names) and the SPADE skill each one trains.
 SKILL_OF_CATEGORY = {

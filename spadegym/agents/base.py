@@ -1,56 +1,51 @@
-"""The agent interface: batch-friendly and async.
+"""What an agent can do, declared: play (``Agent``), and learn from its episodes (``LearningAgent``).
 
-The rollout runner steps many episodes in lockstep; at each turn it hands the
-agent one ``View`` per live episode and awaits one ``Reply`` each. Text agents
-answer with free text (the action is the last ``\\boxed{}``); choice agents
-pick from ``view.valid_actions`` and may return the bare action.
+The loop reads these declarations once, when it builds the run; it never probes an
+agent for a method. An agent that trains (the built-in learner, a Hugging Face
+model trained with TRL) implements ``LearningAgent``; the rest play.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..rollout.agent import Agent, Reply, View
+from ..rollout.records import Episode
 
-@dataclass
-class View:
-    """What an agent sees at one turn of one episode."""
-
-    episode_key: str  # unique per episode in flight (lets agents keep per-episode state)
-    observation: str  # current observation; the hint line already applied per the agent's hint mode
-    history: list[tuple[str, str]] = field(default_factory=list)  # earlier (observation, reply) pairs
-    valid_actions: list[str] | None = None
-    tools: list[dict[str, Any]] | None = None
-    turn: int = 0
-    max_turns: int | None = None
-    hint: str | None = None  # the raw hint text, for agents that want it separately (the line is in observation)
-
-
-@dataclass
-class Reply:
-    """An agent's answer for one view."""
-
-    text: str  # raw reply (what a transcript shows)
-    action: str | None  # parsed action; None is a format failure
-    tokens: dict[str, int] = field(default_factory=dict)
-    error: str | None = None  # an agent-side failure (server down, timeout), never a task loss
+__all__ = ["Agent", "Checkpointed", "LearningAgent", "Reply", "View"]
 
 
 @runtime_checkable
-class Agent(Protocol):
-    """Anything that can act on a batch of views."""
+class LearningAgent(Agent, Protocol):
+    """An agent that learns: the loop trains it every round, saves it with the round, and evaluates it apart."""
 
-    name: str
-    #: True: the agent sees the whole conversation, so the hint goes into the first observation only.
-    #: False: it sees only the current observation, so the hint line is added to every observation.
-    keeps_history: bool
-    #: True if the agent can only pick from ``valid_actions`` (the runner refuses envs without them).
-    needs_valid_actions: bool
+    #: True: hinted plays train it too (the built-in learner distils the hint); False: they only measure regret.
+    trains_on_hint: bool
 
-    async def act(self, views: list[View]) -> list[Reply]: ...
-
-    def end_episodes(self, keys: list[str]) -> None:
-        """Forget per-episode state (called when episodes finish)."""
+    def update(self, episodes: Sequence[Episode]) -> Mapping[str, Any]:
+        """Learn from one round's scored episodes; return figures for the round summary (numbers only are kept)."""
         ...
 
-    async def aclose(self) -> None: ...
+    def save(self, directory: Path) -> Any:
+        """Write everything needed to continue training (weights, optimiser, random state) into ``directory``."""
+        ...
+
+    def restore(self, directory: Path) -> None:
+        """Continue from what ``save`` wrote: after it, the agent acts and learns as the saved one would."""
+        ...
+
+    def evaluating(self, seed: int) -> AbstractContextManager[Any]:
+        """Act for evaluation inside this block (its own random stream), so evaluation never shifts training."""
+        ...
+
+
+@runtime_checkable
+class Checkpointed(Protocol):
+    """A part whose learned weights live in a directory: a ``LearningAgent``, or a designer with weights (``hf:``)."""
+
+    def save(self, directory: Path) -> Any: ...
+
+    def restore(self, directory: Path) -> None: ...

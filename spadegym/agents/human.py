@@ -30,6 +30,7 @@ class HumanAgent:
     name = "human"
     keeps_history = True  # the player sees the whole conversation scroll by
     needs_valid_actions = False
+    lockstep = True
 
     def __init__(self, input_stream: TextIO | None = None, console: Console | None = None):
         self.input = input_stream or sys.stdin

@@ -22,24 +22,12 @@ import time
 from typing import Any
 
 import openai
-from pydantic import BaseModel, Field
 
 from ..envfile import extract_action, strip_thinking
 from ..llm import EndpointConfig, LLMClient, LLMError, LLMUnavailable
 from .base import Reply, View
-from .prompt import SYSTEM_PROMPT, assistant_message, system_message, user_message
-
-
-class OpenAIAgentConfig(BaseModel):
-    """How the LLM agent plays (the endpoint settings live in ``EndpointConfig``)."""
-
-    model_config = {"extra": "forbid"}
-
-    episode_timeout_s: float | None = Field(
-        None, gt=0, description="Wall-clock budget of one episode's model calls; past it the episode ends as an agent failure.")
-    stop_on_unavailable: bool = Field(
-        True, description="Raise LLMUnavailable when the server cannot be reached, instead of failing episodes one by one.")
-    system_prompt: str = Field(SYSTEM_PROMPT, description="The system message of every episode.")
+from .openai_config import OpenAIAgentConfig
+from .prompt import assistant_message, system_message, user_message
 
 
 class OpenAIAgent:

@@ -26,6 +26,7 @@ class RandomAgent:
 
     keeps_history = False
     needs_valid_actions = False
+    lockstep = True
 
     def __init__(self, seed: int = 0):
         self.seed = seed

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import UserError
+from ..plugins import import_object, is_import_path
 from .base import Agent
 
 #: Spec forms, as the error messages and `--help` show them.
@@ -26,6 +27,7 @@ SPEC_FORMS = {
     "scripted": "scripted:FILE",
     "learner": "learner[:DIR]",
     "openai": "openai:MODEL[@BASE_URL]",
+    "own": "package.module:Class",
     "hf": "hf:PATH",
 }
 
@@ -73,13 +75,14 @@ def _scripted(argument: str, seed: int, options: dict[str, Any]) -> Agent:
 
 
 def _learner(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+    config = options.pop("config", None)  # a LearnerConfig or a dict of its fields (a run's ``learner`` section)
     _no_options("learner", options)
     try:
         from .learner import make_learner
     except ImportError as exc:
         raise AgentSpecError(f"the built-in learner is not available in this installation ({exc}).") from None
     try:
-        return make_learner(argument or None, seed)
+        return make_learner(argument or None, seed, config)
     except (OSError, ValueError) as exc:  # CheckpointError is a ValueError
         message = str(exc).rstrip(".")
         raise AgentSpecError(f"cannot load the learner from '{argument}': {message}.") from None
@@ -112,6 +115,18 @@ def _openai(argument: str, seed: int, options: dict[str, Any]) -> Agent:
         field = ".".join(str(p) for p in first["loc"])
         raise AgentSpecError(f"agent option '{field}' is invalid: {first['msg']}.") from None
     return OpenAIAgent(endpoint, config)
+
+
+def _own(spec: str, seed: int, options: dict[str, Any]) -> Agent:
+    try:
+        cls = import_object(spec, "agent")
+    except ValueError as exc:
+        raise AgentSpecError(str(exc)) from None
+    agent = cls(seed=seed, **options)
+    if not isinstance(agent, Agent):
+        raise AgentSpecError(f"agent '{spec}' does not implement the Agent protocol (name, keeps_history, "
+                             "needs_valid_actions, lockstep, act, end_episodes, aclose); see spadegym.rollout.agent.")
+    return agent
 
 
 def _hf(argument: str, seed: int, options: dict[str, Any]) -> Agent:
@@ -147,7 +162,13 @@ def agent_kinds() -> list[str]:
 
 
 def make_agent(spec: str, *, seed: int = 0, **options: Any) -> Agent:
-    """Build the agent a spec names; ``options`` are the kind's settings (e.g. temperature for openai)."""
+    """Build the agent a spec names; ``options`` are the kind's settings (e.g. temperature for openai).
+
+    ``package.module:Class`` names your own: it is built as ``Class(seed=seed, **options)``
+    and must implement ``Agent`` (and ``LearningAgent`` to be trained).
+    """
+    if is_import_path(spec.strip()):
+        return _own(spec.strip(), seed, options)
     kind, _, argument = spec.strip().partition(":")
     factory = _FACTORIES.get(kind)
     if factory is None:

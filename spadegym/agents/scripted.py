@@ -53,6 +53,7 @@ class ScriptedAgent:
 
     keeps_history = False
     needs_valid_actions = False
+    lockstep = True
 
     def __init__(self, entries: list[str], source: str = "<script>"):
         if not entries:

@@ -18,7 +18,7 @@ from .errors import UserError, user_errors
 
 def parse_skills(text: str | None) -> list[str] | None:
     """``"math,logical deduction"`` -> skill names (exact, case-insensitive, or a unique prefix)."""
-    from ..designers.base import SKILLS
+    from ..families import SKILLS
 
     if not text:
         return None

@@ -39,13 +39,15 @@ def run_command(
 
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
+    from rich.console import Console
+
     from ..loop import load_config, run
     from ..loop.run import check_resume_dir
 
     with user_errors():
         overrides = {"rounds": rounds, "seed": seed, "designer": designer or ("pool" if pool else None),
                      "agent": agent, "designer_reward": designer_reward, "time_limit_s": time_limit,
-                     "pool": str(pool) if pool else None}
+                     "pool": {"path": str(pool)} if pool else None}
         if resume is not None:
             check_resume_dir(resume)
             if print_config:
@@ -54,10 +56,10 @@ def run_command(
                 with RunStore.open(resume) as store:
                     typer.echo(json.dumps(store.config, indent=2))
                 return
-            run(resume=resume, rounds=rounds, report=not no_report)
+            run(resume=resume, rounds=rounds, report=not no_report, console=Console())
             return
         cfg = load_config(config, overrides, sets)
         if print_config:
             typer.echo(json.dumps(cfg.model_dump(mode="json"), indent=2))
             return
-        run(cfg, out, report=not no_report)
+        run(cfg, out, report=not no_report, console=Console())

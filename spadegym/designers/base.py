@@ -7,17 +7,14 @@ candidate's designer reward through ``update``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-SKILLS = (
-    "Mathematical Reasoning",
-    "Logical Deduction",
-    "Spatial Reasoning",
-    "Pattern Recognition",
-    "Optimization",
-    "Causal Inference",
-)
+from ..families import SKILLS
+from ..validate.verdict import Verdict
+
+__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage"]
 
 
 @dataclass
@@ -72,10 +69,20 @@ class Candidate:
     lineage: Lineage = field(default_factory=Lineage)
     candidate_id: str = ""  # set by the designer; stable key for update()
     attempts: int = 1  # generations it took (1 + repair turns)
-    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific (prompt, corpus doc id, ...)
+    #: The gate's verdict, when the designer validated the file itself (the LLM designer's repair
+    #: loop does); None: the judge validates it.
+    verdict: Verdict | None = None
+    #: Why the designer itself gave up on it (no_code, declined, invalid, hint_leak); None: it did not.
+    refusal: str | None = None
+    #: Rewarded as an invalid proposal even if valid (a designer rewarded on its first attempt, repaired).
+    reward_as_invalid: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific provenance; the loop never reads it
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The candidate as stored (its verdict is stored beside it)."""
+        data = asdict(self)
+        data.pop("verdict")
+        return data
 
 
 @dataclass
@@ -91,14 +98,43 @@ class Feedback:
 
 @runtime_checkable
 class Designer(Protocol):
+    """Anything that proposes environments. ``propose`` is a coroutine: the loop awaits it on the
+    run's one event loop, so a model-backed designer shares that loop with the agent's clients."""
+
     name: str
 
-    def propose(self, context: DesignContext) -> list[Candidate]: ...
-
-    def update(self, feedback: list[Feedback]) -> None: ...
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        """``context.count`` candidates for ``context.skill``, valid or not (refusals carry their verdict)."""
+        ...
 
     def state_dict(self) -> dict[str, Any]:
         """Plain JSON-able state, saved with the run for resume."""
         ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class LearningDesigner(Designer, Protocol):
+    """A designer that learns from the designer rewards its candidates earned (the baselines do not).
+
+    A designer with weights (a model trained with TRL) keeps its own record of what it
+    generated per ``candidate_id`` and trains in ``update``; it also implements
+    ``save``/``restore`` like a ``LearningAgent`` so its weights travel with the run.
+    """
+
+    def update(self, feedback: list[Feedback]) -> None:
+        """This round's rewards, one per candidate (refused ones get less than any valid one)."""
+        ...
+
+
+def random_state(rng: random.Random) -> list[Any]:
+    """A ``random.Random``'s state as plain JSON (saved with a designer's state for resume)."""
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def set_random_state(rng: random.Random, state: list[Any]) -> None:
+    """Put back what ``random_state`` saved."""
+    version, internal, gauss = state
+    rng.setstate((version, tuple(internal), gauss))

@@ -8,9 +8,9 @@ Layout of ``out_dir``::
     rejected/NAME.py, .json     refused proposals with their verdicts (no .py when there was no code)
     summary.json                the DesignSummary
 
-Candidates that already carry a verdict (the LLM designer validates inside its
-repair loop) are not validated twice; the others (mutation designer) go
-through the same gate here.
+Candidates are judged by the same ``Judge`` as in a run: one that already
+carries a verdict (the LLM designer validates inside its repair loop) is not
+validated twice; the others (mutation designer) go through the gate here.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..envfile import SourceError, inspect_source, normalized_code_hash
+from ..envfile import SourceError, inspect_source
 from .base import SKILLS, Candidate, DesignContext, Designer
+from .judge import Judge, Proposal, split_count
 
 #: Called after each proposal is judged: (candidate, valid, refusal reason or None).
 OnJudged = Callable[[Candidate, bool, "str | None"], None]
@@ -58,18 +59,11 @@ class DesignSummary:
         return data
 
 
-def split_count(count: int, skills: Sequence[str]) -> list[tuple[str, int]]:
-    """``count`` proposals spread over ``skills`` as evenly as possible, in order."""
-    n = len(skills)
-    return [(s, count // n + (1 if i < count % n else 0)) for i, s in enumerate(skills)
-            if count // n + (1 if i < count % n else 0) > 0]
-
-
 def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir: str | Path,
            sandbox: Any = None, *, seed: int = 0, validation: Any = None,
            on_judged: OnJudged | None = None) -> DesignSummary:
     """Propose ``count`` environments over ``skills`` (default: all six), validate and write them."""
-    from ..sandbox import Sandbox
+    from ..sandbox import sandbox_or_own
 
     out = Path(out_dir)
     (out / "rejected").mkdir(parents=True, exist_ok=True)
@@ -78,35 +72,23 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
     contexts = [DesignContext(skill=s, count=k, round=0, seed=seed) for s, k in split_count(count, skills)]
     candidates = _propose_all(designer, contexts)
 
-    own = sandbox is None
-    box = sandbox or Sandbox(getattr(validation, "sandbox", None))
-    summary = DesignSummary(designer=getattr(designer, "name", type(designer).__name__), out_dir=str(out))
+    summary = DesignSummary(designer=designer.name, out_dir=str(out))
     refused: Counter[str] = Counter()
-    seen: set[str] = set()
-    try:
+    with sandbox_or_own(sandbox, validation.sandbox if validation is not None else None) as box:
+        judge = Judge(box, validation)
         for index, cand in enumerate(candidates):
-            name = _file_name(index, cand)
-            verdict = cand.meta.get("verdict") or _validate(cand, name, box, validation)
-            reason = _refusal(cand, verdict)
-            if reason is None:
-                code_hash = normalized_code_hash(cand.source)
-                if code_hash in seen:
-                    reason = "duplicate"
-                seen.add(code_hash)
+            judged = judge(cand, _file_name(index, cand))
             summary.proposals += 1
-            if reason is None:
+            if judged.valid:
                 summary.valid += 1
                 summary.valid_first_attempt += cand.attempts <= 1
                 summary.repaired += cand.attempts > 1
-                summary.files.append(_write(out, name, cand, verdict, None))
+                summary.files.append(_write(out, judged))
             else:
-                refused[reason] += 1
-                _write(out / "rejected", name, cand, verdict, reason)
+                refused[judged.refusal] += 1
+                _write(out / "rejected", judged)
             if on_judged is not None:
-                on_judged(cand, reason is None, reason)
-    finally:
-        if own:
-            box.close()
+                on_judged(cand, judged.valid, judged.refusal)
     summary.refused = dict(sorted(refused.items()))
     stats = getattr(designer, "stats", None)
     if hasattr(stats, "to_dict"):
@@ -119,32 +101,12 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
 
 
 def _propose_all(designer: Designer, contexts: list[DesignContext]) -> list[Candidate]:
-    """All contexts at once when the designer is async (LLM calls overlap), else one by one."""
-    apropose = getattr(designer, "apropose", None)
-    if apropose is None:
-        return [c for ctx in contexts for c in designer.propose(ctx)]
-
+    """All contexts at once (a model-backed designer's calls overlap), in the contexts' order."""
     async def everything() -> list[Candidate]:
-        groups = await asyncio.gather(*(apropose(ctx) for ctx in contexts))
+        groups = await asyncio.gather(*(designer.propose(ctx) for ctx in contexts))
         return [c for group in groups for c in group]
 
     return asyncio.run(everything())
-
-
-def _validate(cand: Candidate, name: str, box: Any, validation: Any) -> dict[str, Any]:
-    from ..validate import validate_source
-
-    return validate_source(cand.source, f"{name}.py", hint=cand.hint, sandbox=box, config=validation).to_dict()
-
-
-def _refusal(cand: Candidate, verdict: dict[str, Any]) -> str | None:
-    """None for a usable candidate; else the reason (designer refusal or the verdict's category)."""
-    if verdict.get("valid") and cand.meta.get("valid", True):
-        return None
-    reason = cand.meta.get("refusal")
-    if reason and reason != "invalid":
-        return str(reason)
-    return str(verdict.get("category") or reason or "invalid")
 
 
 def _file_name(index: int, cand: Candidate) -> str:
@@ -157,11 +119,12 @@ def _file_name(index: int, cand: Candidate) -> str:
     return f"{index:03d}_{label}"
 
 
-def _write(folder: Path, name: str, cand: Candidate, verdict: dict[str, Any], reason: str | None) -> str:
+def _write(folder: Path, judged: Proposal) -> str:
+    cand, name = judged.candidate, judged.name
     record = {"name": name, "skill": cand.skill, "hint": cand.hint, "family": cand.family,
               "knobs": cand.knobs, "candidate_id": cand.candidate_id, "attempts": cand.attempts,
-              "lineage": asdict(cand.lineage), "refusal": reason, "verdict": verdict,
-              "meta": {k: v for k, v in cand.meta.items() if k != "verdict"}}
+              "lineage": asdict(cand.lineage), "refusal": judged.refusal, "verdict": judged.verdict.to_dict(),
+              "meta": cand.meta}
     if cand.source.strip():
         (folder / f"{name}.py").write_text(cand.source, encoding="utf-8")
     (folder / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")

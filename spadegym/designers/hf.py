@@ -89,13 +89,13 @@ class HFDesigner(LLMDesigner):
         self._client = LocalChatClient(self.policy, self.train.designer_max_new_tokens)
         return self._client
 
-    async def apropose(self, context: DesignContext) -> list[Candidate]:
-        candidates = await super().apropose(context)
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        candidates = await super().propose(context)
         traces = self._client.traces if self._client else {}
         for c in candidates:
             trace = traces.get(c.meta.get("completion", ""))
             if trace is not None and c.candidate_id:
-                self._traces[c.candidate_id] = (trace, c.skill, gate_progress(c.meta.get("verdict")))
+                self._traces[c.candidate_id] = (trace, c.skill, gate_progress(c.verdict.to_dict() if c.verdict else None))
         return candidates
 
     def update(self, feedback: list[Feedback]) -> dict[str, Any]:

@@ -8,14 +8,13 @@ One proposal, start to end::
         ─► Candidate
 
 ``propose`` runs ``context.count`` proposals concurrently and returns one
-candidate per proposal, valid or not: every candidate carries
-``meta["valid"]``, ``meta["verdict"]`` (the gate's verdict as a dict, or None
-when there was no code) and ``meta["refusal"]`` (None, or why it is not
-usable: ``no_code``, ``declined``, ``invalid``, ``hint_leak``). The loop keeps
-the rejected ones with their verdicts and gives them a designer reward below
-any valid one. A candidate that needed repair turns has ``attempts > 1`` and
-``meta["repaired"] = True``; with ``reward_first_attempt`` (the default) its
-reward should be that of an invalid first attempt.
+candidate per proposal, valid or not: every candidate carries its
+``verdict`` (the gate's, or a verdict-shaped record when the reply held no
+code) and its ``refusal`` (None, or why it is not usable: ``no_code``,
+``declined``, ``invalid``, ``hint_leak``). The loop keeps the rejected ones
+with their verdicts and gives them a designer reward below any valid one. A
+candidate that needed repair turns has ``attempts > 1``; with
+``reward_first_attempt`` (the default) it is marked ``reward_as_invalid``.
 
 The loop feeds the memory either through ``update(feedback)`` (with
 ``details`` holding ``win_rate``, ``regret`` and optionally ``env_id``) or
@@ -25,7 +24,6 @@ through ``context.frontier / mastered / hopeless``; both work.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import random
 import threading
@@ -35,38 +33,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from ..envfile import inspect_source, strip_thinking
+from ..figures import finite_or_none
 from ..llm.client import ChatResult, EndpointConfig, LLMClient
+from ..validate.verdict import Verdict
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Lineage
 from .corpus import Corpus, Document, truncate_words
 from .extraction import extract_code
+from .llm_config import LLMDesignerConfig
 from .memory import DesignerMemory, MemoryEntry, code_excerpt
 
 #: (source, hint or None) -> the validation gate's verdict.
 Validator = Callable[[str, "str | None"], Any]
 
 REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak")
-
-
-class LLMDesignerConfig(BaseModel):
-    """How the LLM designer prompts, repairs and hints."""
-
-    model_config = {"extra": "forbid"}
-
-    corpus_words: int = Field(600, ge=0, description="Words of the grounding document shown per proposal (0 = no grounding).")
-    repair_turns: int = Field(2, ge=0, description="Follow-ups that send the gate's failed checks back for a fix.")
-    reward_first_attempt: bool = Field(True, description="The designer is rewarded on its first attempt: a repaired env counts as invalid for its reward.")
-    hint_words: int = Field(40, ge=5, description="Longest hint, in words.")
-    hint_retries: int = Field(1, ge=0, description="Rewrites of a hint that gives the answer away before the env is refused.")
-    hint_temperature: float = Field(0.3, ge=0, le=2, description="Sampling temperature of the hint call.")
-    hint_max_tokens: int = Field(1024, ge=16, description="Largest hint completion (room for reasoning models to think).")
-    memory_size: int = Field(200, ge=0, description="Past environments remembered.")
-    frontier_examples: int = Field(2, ge=0, description="Frontier examples (to vary) shown per prompt.")
-    avoid_examples: int = Field(1, ge=0, description="Too-easy and too-hard examples (to avoid) shown per prompt, each.")
-    target_win_rate: float = Field(0.5, ge=0, le=1, description="No-hint win rate the prompt asks for.")
 
 
 @dataclass
@@ -95,6 +76,11 @@ def verdict_dict(verdict: Any) -> dict[str, Any]:
     if is_dataclass(verdict):
         return asdict(verdict)
     return dict(vars(verdict))
+
+
+def as_verdict(verdict: Any) -> Verdict:
+    """The gate's record type, whatever record type a custom validator returned."""
+    return verdict if isinstance(verdict, Verdict) else Verdict.from_dict(verdict_dict(verdict))
 
 
 def failed_checks(verdict: Any) -> list[Any]:
@@ -157,16 +143,7 @@ class LLMDesigner:
 
     # --- the Designer protocol ------------------------------------------------------
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
-        """Synchronous ``apropose`` (runs its own event loop, in a thread if one is running)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.apropose(context))
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self.apropose(context)).result()
-
-    async def apropose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         for levels in (context.frontier, context.mastered, context.hopeless):
             self.memory.observe(levels)
         keys = list(range(self._counter, self._counter + context.count))
@@ -182,17 +159,17 @@ class LLMDesigner:
 
     def update(self, feedback: list[Feedback]) -> None:
         """Remember how the loop scored earlier candidates (``details``: win_rate, regret, env_id)."""
-        for fb in feedback:
-            known = self._pending.get(fb.candidate_id)
-            if known is None or not fb.valid:
+        for earned in feedback:
+            known = self._pending.get(earned.candidate_id)
+            if known is None or not earned.valid:
                 continue
-            details = fb.details or {}
+            details = earned.details or {}
             if details.get("win_rate") is None:
                 continue  # nothing to learn about difficulty; context lists may still bring it
             self.memory.add(MemoryEntry(
-                env_id=str(details.get("env_id") or fb.candidate_id), skill=known["skill"],
+                env_id=str(details.get("env_id") or earned.candidate_id), skill=known["skill"],
                 code_excerpt=known["excerpt"], win_rate=_maybe_float(details.get("win_rate")),
-                regret=_maybe_float(details.get("regret")), score=fb.reward))
+                regret=_maybe_float(details.get("regret")), score=earned.reward))
 
     def state_dict(self) -> dict[str, Any]:
         return {"counter": self._counter, "memory": self.memory.state_dict(), "stats": self.stats.to_dict(),
@@ -243,8 +220,9 @@ class LLMDesigner:
         if not first_valid:
             code, verdict = await self._repair(client, messages, reply, code, verdict, candidate)
         candidate.source = code
-        candidate.meta.update(first_attempt_valid=first_valid, repaired=candidate.attempts > 1 and verdict.valid,
-                              reward_first_attempt=cfg.reward_first_attempt)
+        repaired = candidate.attempts > 1 and bool(verdict.valid)
+        candidate.meta.update(first_attempt_valid=first_valid, repaired=repaired)
+        candidate.reward_as_invalid = repaired and cfg.reward_first_attempt
         if not verdict.valid:
             return self._refuse(candidate, "invalid", verdict, started)
 
@@ -255,8 +233,8 @@ class LLMDesigner:
         declared = inspect_source(code).skill
         if declared != context.skill:
             candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
-        candidate.meta.update(valid=True, verdict=verdict_dict(verdict), refusal=None,
-                              attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
+        candidate.verdict = as_verdict(verdict)
+        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         self.stats.valid += 1
         self.stats.valid_first_attempt += first_valid
         self.stats.repaired += candidate.attempts > 1
@@ -331,9 +309,9 @@ class LLMDesigner:
         return validate_source(code, name, hint=hint, sandbox=self._sandbox, config=self._validation)
 
     def _refuse(self, candidate: Candidate, reason: str, verdict: Any, started: float) -> Candidate:
-        candidate.meta.update(valid=False, refusal=reason, attempts=candidate.attempts,
-                              verdict=verdict_dict(verdict) if verdict is not None else _no_code_verdict(reason),
-                              seconds=round(time.perf_counter() - started, 3))
+        candidate.refusal = reason
+        candidate.verdict = as_verdict(verdict) if verdict is not None else Verdict.from_dict(_no_code_verdict(reason))
+        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         candidate.meta.setdefault("first_attempt_valid", False)
         candidate.meta.setdefault("repaired", False)
         self.stats.refused[reason] = self.stats.refused.get(reason, 0) + 1
@@ -363,8 +341,4 @@ def _replayed(reply: ChatResult) -> str:
     return strip_thinking(reply.text).strip() or reply.text
 
 
-def _maybe_float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
+_maybe_float = finite_or_none

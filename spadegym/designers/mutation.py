@@ -36,8 +36,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
-from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage
+from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage, random_state, set_random_state
 
 VERSION = "mutation-1"
 OPERATORS = ("new", "harder", "easier", "variant", "reshape")
@@ -45,28 +47,23 @@ OPERATORS = ("new", "harder", "easier", "variant", "reshape")
 _UNORDERED = (*FREE_KNOBS, "reward_shaping")
 
 
-@dataclass
-class MutationConfig:
-    """Settings of the mutation designer."""
+class MutationConfig(BaseModel):
+    """Settings of the mutation designer (the ``mutation`` section of a run's config)."""
 
-    learning_rate: float = 0.3  # step size of the operator preferences
-    baseline_rate: float = 0.1  # how fast the reward baseline follows the rewards
-    exploration: float = 0.1  # share of the operator policy that stays uniform
-    parent_temperature: float = 0.5  # rank prioritisation: lower = prefer the best-scored parents more
-    per_skill: bool = False  # separate operator preferences for each skill
-    max_attempts: int = 50  # draws per slot before giving up on finding a level not proposed yet
-    new_max_level: int = 0  # fresh draws start at the easiest level(s) 0..new_max_level (ACCEL); edits climb
-    # Each slot goes to the skill's least-proposed family, then mutates that family's best parents.
-    # Rank-prioritised parents alone concentrate on a few families (one run proposed 63 levels of
-    # one family and none of another), and a learner that never sees a family cannot learn it.
-    balance_families: bool = True
-    directed: bool = True  # edit direction follows the parent's win rate (see the module docstring)
-    # No-hint win rates: below the band only easier edits, above it only harder. The top is where the
-    # band reward's plateau ends (0.6): this learner's easiest levels stall near it (a fixed pool of
-    # them gained little held-out success from 36 to 72 rounds), so waiting for 0.8 kept families there.
-    band: tuple[float, float] = (0.2, 0.6)
-    families: list[str] | None = None  # only these built-in families (None: every family of the skill)
-    fresh_uniform: bool = False  # fresh draws take every knob at random (a search), not one of the family's levels
+    model_config = {"extra": "forbid"}
+
+    learning_rate: float = Field(0.3, gt=0, description="Step size of the operator preferences.")
+    baseline_rate: float = Field(0.1, gt=0, le=1, description="How fast the reward baseline follows the rewards.")
+    exploration: float = Field(0.1, ge=0, le=1, description="Share of the operator policy that stays uniform.")
+    parent_temperature: float = Field(0.5, gt=0, description="Rank prioritisation of parents: lower prefers the best-scored more.")
+    per_skill: bool = Field(False, description="Separate operator preferences for each skill.")
+    max_attempts: int = Field(50, ge=1, description="Draws per slot before giving up on a level not proposed yet.")
+    new_max_level: int = Field(0, ge=0, description="Fresh draws start at levels 0..new_max_level (ACCEL); edits climb.")
+    balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
+    directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
+    band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder; its top is where the band reward's plateau ends.")
+    families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
+    fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
 
 
 @dataclass
@@ -85,7 +82,7 @@ class MutationDesigner:
     name = "mutation"
 
     def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None):
-        self.config = MutationConfig(**config) if isinstance(config, dict) else (config or MutationConfig())
+        self.config = MutationConfig.model_validate(config or {})
         self.rng = random.Random(seed)
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
@@ -113,22 +110,22 @@ class MutationDesigner:
 
     def update(self, feedback: list[Feedback]) -> None:
         """Move operator preferences toward the operators whose levels earned more reward."""
-        for fb in feedback:
-            op, scope = self.pending.pop(fb.candidate_id, [fb.operator, "global"])
+        for earned in feedback:
+            op, scope = self.pending.pop(earned.candidate_id, [earned.operator, "global"])
             if op not in OPERATORS:
                 continue  # not one of ours (e.g. a candidate from another designer)
             stats = self._stats(scope)
             probs = self._policy(scope)
-            advantage = fb.reward - stats.baseline
+            advantage = earned.reward - stats.baseline
             for o in OPERATORS:
                 step = (1 - probs[o]) if o == op else -probs[o]
                 stats.preferences[o] += self.config.learning_rate * advantage * step
-            stats.baseline += self.config.baseline_rate * (fb.reward - stats.baseline)
+            stats.baseline += self.config.baseline_rate * (earned.reward - stats.baseline)
             stats.uses[op] += 1
-            stats.reward_sum[op] += fb.reward
+            stats.reward_sum[op] += earned.reward
 
     # -- proposals -------------------------------------------------------------
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         families = _allowed(list_families(context.skill) or list_families(), self.config.families)
         parents = self._usable_parents(context, {f.name for f in families})
         taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
@@ -245,23 +242,21 @@ class MutationDesigner:
 
     # -- resume ----------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        version, internal, gauss = self.rng.getstate()
         return {
             "version": VERSION,
-            "config": self.config.__dict__.copy(),
+            "config": self.config.model_dump(),
             "serial": self.serial,
-            "rng": [version, list(internal), gauss],
+            "rng": random_state(self.rng),
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
             "pending": {k: list(v) for k, v in self.pending.items()},
             "proposed": dict(self.proposed),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.config = MutationConfig(**state.get("config", {}))
+        self.config = MutationConfig.model_validate(state.get("config", {}))
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
-            version, internal, gauss = state["rng"]
-            self.rng.setstate((version, tuple(internal), gauss))
+            set_random_state(self.rng, state["rng"])
         self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
         self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}

@@ -1,14 +1,15 @@
 """A pool of environment files as levels: a fixed-pool baseline, or the seed levels of an adaptive run.
 
-    designer = PoolDesigner(pool_files("spade-pool/games"))            # the pool alone, replayed
-    designer = PoolDesigner(files, then=make_designer("mutation"))     # the pool first, then mutation
+    designer = pool_designer(pool_files("spade-pool/games"))            # the pool alone, replayed
+    designer = pool_designer(files, then=make_designer("mutation"))     # the pool first, then mutation
 
 The files (spadegym's own, or a SPADE reference pool such as the reference's
 published static pool, nested folders included) are proposed once, in order,
 ``context.count`` per round, each through the validation gate like any
 proposal. Alone, the loop then replays them from the level buffer
 (``pool_overrides``); with ``then``, that designer fills every slot the pool no
-longer does and learns only from its own candidates.
+longer does and learns only from its own candidates (``pool_designer`` gives the
+pool the abilities of the designer after it: learning, checkpointed weights).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from ..agents.base import Checkpointed
 from ..envfile import SourceError, inspect_source, read_source
 from ..errors import UserError
-from .base import Candidate, DesignContext, Designer, Feedback, Lineage
+from .base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, Lineage
 
 VERSION = "pool-1"
 _ID_PREFIX = "pool-"
@@ -27,6 +31,14 @@ _ID_PREFIX = "pool-"
 
 class PoolError(UserError, ValueError):
     """The pool path holds no environment files."""
+
+
+class PoolConfig(BaseModel):
+    """A pool of environment files to play (``spadegym run --pool DIR``)."""
+
+    model_config = {"extra": "forbid"}
+
+    path: str | None = Field(None, description="Environment files (a file or a directory, searched recursively; e.g. a SPADE pool): with designer 'pool' the fixed pool the run replays, with any other designer the run's first levels.")
 
 
 def pool_files(path: str | Path) -> list[Path]:
@@ -50,12 +62,12 @@ class PoolDesigner:
         self.name = "pool" if then is None else f"pool+{then.name}"
         self.cursor = 0  # next file to propose
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         picked = self.files[self.cursor:self.cursor + context.count]
         candidates = [self._candidate(path, self.cursor + i, context.skill) for i, path in enumerate(picked)]
         self.cursor += len(picked)
         if len(candidates) < context.count and self.then is not None:
-            candidates += self.then.propose(replace(context, count=context.count - len(candidates)))
+            candidates += await self.then.propose(replace(context, count=context.count - len(candidates)))
         return candidates
 
     def _candidate(self, path: Path, index: int, skill: str) -> Candidate:
@@ -71,11 +83,6 @@ class PoolDesigner:
         return Candidate(source=source, skill=skill, lineage=Lineage(operator="pool", designer=VERSION),
                          candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
 
-    def update(self, feedback: list[Feedback]) -> None:
-        """The pool does not adapt; the designer after it learns from its own candidates only."""
-        if self.then is not None:
-            self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])
-
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "then": self.then.state_dict() if self.then is not None else None}
 
@@ -88,7 +95,28 @@ class PoolDesigner:
         return len(self.files)
 
 
-def pool_overrides(size: int) -> dict[str, Any]:
-    """Buffer settings that replay a pool whole and never retire it (as the fixed-pool baselines)."""
-    return {"capacity": max(size, 1), "replay_fraction": 1.0, "min_fill": size, "staleness_coef": 1.0,
-            "balance": "none", "retire_after": 0}
+class LearningPoolDesigner(PoolDesigner):
+    """A pool before a designer that learns: the pool does not adapt; the designer after it learns from
+    its own candidates only."""
+
+    then: LearningDesigner
+
+    def update(self, feedback: list[Feedback]) -> Any:
+        return self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])
+
+
+class TrainedPoolDesigner(LearningPoolDesigner):
+    """A pool before a designer with weights: its checkpoints are the designer's."""
+
+    def save(self, directory: Path) -> Any:
+        return self.then.save(directory)  # type: ignore[attr-defined]
+
+    def restore(self, directory: Path) -> None:
+        self.then.restore(directory)  # type: ignore[attr-defined]
+
+
+def pool_designer(files: list[Path], then: Designer | None = None) -> PoolDesigner:
+    """The pool's files first, then ``then``'s levels; the result has ``then``'s abilities (learning, weights)."""
+    if isinstance(then, LearningDesigner):
+        return (TrainedPoolDesigner if isinstance(then, Checkpointed) else LearningPoolDesigner)(files, then)
+    return PoolDesigner(files, then)

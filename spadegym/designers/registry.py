@@ -7,14 +7,15 @@
 from __future__ import annotations
 
 import difflib
-import inspect
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..plugins import import_object, is_import_path
 from .base import Designer
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "hf:PATH", "uniform", "fixed:easy", "fixed:all", "staged")
+DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "hf:PATH", "uniform", "fixed:easy", "fixed:all", "staged",
+                  "package.module:Class")
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
 
@@ -26,15 +27,26 @@ class UnknownDesigner(UserError, ValueError):
 def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     """Build a designer from its spec.
 
-    Options the LLM designer reads: ``sandbox``, ``validation`` (a ValidationConfig
-    or a dict of its fields), ``corpus`` (a JSONL path; None = the shipped corpus,
-    False = no grounding), ``llm`` (a dict of EndpointConfig fields, e.g.
-    temperature, max_tokens, concurrency), ``config`` (an LLMDesignerConfig or a
-    dict), ``validator``. The mutation designer gets the options its constructor
-    accepts; the rest are ignored. The ``staged`` sampler reads ``rounds`` (the
-    run's length, which its stages divide); ``uniform`` and ``staged`` read ``families`` (only these).
+    Each kind reads the options it needs and ignores the rest, so a caller can
+    pass every section of a run's config. The LLM designer reads ``sandbox``,
+    ``validation`` (a ValidationConfig or a dict of its fields), ``corpus`` (a
+    JSONL path; None = the shipped corpus, False = no grounding), ``llm`` (a dict
+    of EndpointConfig fields, e.g. temperature, max_tokens, concurrency),
+    ``llm_designer`` (an LLMDesignerConfig or a dict) and ``validator``. The
+    mutation designer reads ``mutation`` (a MutationConfig or a dict). The
+    ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide);
+    ``uniform`` and ``staged`` read ``families`` (only these).
     """
     spec = spec.strip()
+    if is_import_path(spec):  # your own: built as Class(seed=seed), must implement Designer
+        try:
+            designer = import_object(spec, "designer")(seed=seed)
+        except ValueError as exc:
+            raise UnknownDesigner(str(exc)) from None
+        if not isinstance(designer, Designer):
+            raise UnknownDesigner(f"designer '{spec}' does not implement the Designer protocol (name, async propose, "
+                                  "state_dict, load_state_dict); see spadegym.designers.base.")
+        return designer
     if spec == "mutation":
         return _mutation(seed, options)
     if spec.startswith("openai:"):
@@ -58,10 +70,7 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
 def _mutation(seed: int, options: dict[str, Any]) -> Designer:
     from .mutation import MutationDesigner
 
-    accepted = inspect.signature(MutationDesigner).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
-    kwargs = {k: v for k, v in options.items() if takes_any or k in accepted}
-    return MutationDesigner(seed=seed, **kwargs)
+    return MutationDesigner(seed=seed, config=options.get("mutation"))
 
 
 def _hf(path: str, seed: int, options: dict[str, Any]) -> Designer:
@@ -77,9 +86,9 @@ def _hf(path: str, seed: int, options: dict[str, Any]) -> Designer:
     config = train_config(options.get("train"))
     pool = options.get("policies") or PolicyPool(config, seed)
     corpus, designer_config, validation = _llm_parts(options)
-    if designer_config is None:
-        from .llm import LLMDesignerConfig
+    from .llm import LLMDesignerConfig
 
+    if designer_config is None or designer_config == LLMDesignerConfig():  # unset: the training settings' repair turns
         designer_config = LLMDesignerConfig(repair_turns=config.designer_repair_turns)
     return HFDesigner(pool.get(path), config, config=designer_config, corpus=corpus, seed=seed, sandbox=options.get("sandbox"),
                       validation=validation, validator=options.get("validator"))
@@ -99,9 +108,9 @@ def _llm_parts(options: dict[str, Any]) -> tuple[Any, Any, Any]:
         corpus = Corpus.load(Path(corpus_opt))
     else:
         corpus = Corpus.default()
-    config = options.get("config")
-    if isinstance(config, dict):
-        config = LLMDesignerConfig(**config)
+    config = options.get("llm_designer")
+    if config is not None:
+        config = LLMDesignerConfig.model_validate(config)
     validation = options.get("validation")
     if isinstance(validation, dict):
         from ..validate import ValidationConfig

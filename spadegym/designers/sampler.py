@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from ..families import list_families
-from .base import Candidate, DesignContext, Lineage
+from .base import Candidate, DesignContext, Lineage, random_state, set_random_state
 
 SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
 VERSION = "sampler-1"
@@ -48,7 +48,7 @@ class SamplerDesigner:
         self.cursor = 0  # next pool item to propose (fixed pools)
         self.serial = 0
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         if self.pool:
             # A fixed pool ignores the requested skill: it is the same pool every run.
             items = self.pool[self.cursor:self.cursor + context.count]
@@ -88,31 +88,26 @@ class SamplerDesigner:
                          lineage=Lineage(operator=self.spec, designer=VERSION),
                          candidate_id=f"{self.spec}-{self.serial:05d}")
 
-    def update(self, feedback: list[Any]) -> None:
-        """Baselines do not adapt."""
-
     def state_dict(self) -> dict[str, Any]:
-        return {"cursor": self.cursor, "serial": self.serial, "rng": list(_jsonable(self.rng.getstate()))}
+        return {"cursor": self.cursor, "serial": self.serial, "rng": random_state(self.rng)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.cursor, self.serial = state.get("cursor", 0), state.get("serial", 0)
         if "rng" in state:
-            version, internal, gauss = state["rng"]
-            self.rng.setstate((version, tuple(internal), gauss))
+            set_random_state(self.rng, state["rng"])
 
     def pool_size(self) -> int:
         return len(self.pool)
 
 
-def _jsonable(state: tuple) -> tuple:
-    version, internal, gauss = state
-    return version, list(internal), gauss
+def pool_overrides(size: int) -> dict[str, Any]:
+    """Buffer settings that replay a pool of ``size`` levels whole and never retire it."""
+    return {"capacity": max(size, 1), "replay_fraction": 1.0, "min_fill": size, "staleness_coef": 1.0,
+            "balance": "none", "retire_after": 0}
 
 
-def baseline_overrides(designer: SamplerDesigner) -> dict[str, Any]:
-    """Buffer settings that make the loop play a sampler's levels as its baseline intends."""
-    from .pool import pool_overrides
-
-    if designer.pool:
-        return pool_overrides(designer.pool_size())
+def baseline_overrides(spec: str) -> dict[str, Any]:
+    """Buffer settings that make the loop play a sampler's levels as its baseline intends (a pure function of the spec)."""
+    if spec.startswith("fixed:"):
+        return pool_overrides(len(_pool(spec.split(":")[1])))
     return {"replay_fraction": 0.0}

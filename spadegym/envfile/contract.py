@@ -136,9 +136,10 @@ def episode_return(last_reward: float, terminated: bool) -> float:
 _WIN_TOLERANCE = 1e-6
 
 
-def is_success(ret: float) -> bool:
-    """A win is the full reward: partial terminal credit is return, not success."""
-    return ret >= REWARD_LIMIT - _WIN_TOLERANCE
+def is_success(ret: float, failure: str | None = None) -> bool:
+    """A win is a clean episode (no failure) that earned the full reward: partial terminal credit is return,
+    not success."""
+    return failure is None and ret >= REWARD_LIMIT - _WIN_TOLERANCE
 
 
 #: How an environment wants the agent's action delivered to ``step`` (see the module docstring).

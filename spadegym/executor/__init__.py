@@ -1,5 +1,21 @@
 """Where validation and rollouts run: this process (local) or Ray actors that each own a sandbox."""
 
-from .base import EXECUTORS, EnvHost, Executor, LocalExecutor, RayConfig, ValidationJob, make_executor
+from __future__ import annotations
+
+from typing import Any
+
+from ..sandbox import SandboxConfig
+from .base import EXECUTORS, EnvHost, Executor, LocalExecutor, RayConfig, ValidationJob
 
 __all__ = ["EXECUTORS", "EnvHost", "Executor", "LocalExecutor", "RayConfig", "ValidationJob", "make_executor"]
+
+
+def make_executor(name: str, sandbox: SandboxConfig | None = None, ray: RayConfig | None = None) -> Any:
+    """The executor named ``name`` (``local`` or ``ray``); use it as a context manager."""
+    if name == "local":
+        return LocalExecutor(sandbox)
+    if name == "ray":
+        from .ray_actors import RayExecutor
+
+        return RayExecutor(sandbox, ray or RayConfig())
+    raise ValueError(f"unknown executor '{name}'; choose one of {', '.join(EXECUTORS)}")

@@ -102,13 +102,3 @@ class LocalExecutor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def make_executor(name: str, sandbox: SandboxConfig | None = None, ray: RayConfig | None = None) -> Any:
-    """The executor named ``name`` (``local`` or ``ray``); use it as a context manager."""
-    if name == "local":
-        return LocalExecutor(sandbox)
-    if name == "ray":
-        from .ray_actors import RayExecutor
-
-        return RayExecutor(sandbox, ray or RayConfig())
-    raise ValueError(f"unknown executor '{name}'; choose one of {', '.join(EXECUTORS)}")

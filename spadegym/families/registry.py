@@ -18,8 +18,19 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..designers.base import SKILLS
+import numpy as np
+
 from . import core
+
+#: The six skills of the paper; every family trains one of them.
+SKILLS = (
+    "Mathematical Reasoning",
+    "Logical Deduction",
+    "Spatial Reasoning",
+    "Pattern Recognition",
+    "Optimization",
+    "Causal Inference",
+)
 
 #: Knobs every family has. ``reward_shaping`` is ordered (sparse is harder);
 #: ``variant`` only changes which instances the seeds draw (initial conditions).
@@ -178,14 +189,8 @@ def register_family(family: Family) -> Family:
     return family
 
 
-def _load_builtins() -> None:
-    # Importing the skill modules registers their families (registration at module end).
-    from . import arithmetic, causal, deduction, optimization, patterns, spatial  # noqa: F401
-
-
 def get_family(name: str) -> Family:
     """The registered family ``name``; unknown names suggest the nearest ones."""
-    _load_builtins()
     if name in _REGISTRY:
         return _REGISTRY[name]
     near = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.5)
@@ -224,6 +229,24 @@ def new_environment(name: str, level: int | str = 0, overrides: dict[str, str] |
 
 def list_families(skill: str | None = None) -> list[Family]:
     """All registered families (optionally of one skill), sorted by skill then name."""
-    _load_builtins()
     fams = [f for f in _REGISTRY.values() if skill is None or f.skill == skill]
     return sorted(fams, key=lambda f: (SKILLS.index(f.skill), f.name))
+
+
+def difficulty_index(family_name: str | None, knobs: dict[str, Any]) -> float | None:
+    """Where ``knobs`` sit between the family's easiest (0) and hardest (1) settings; None without a family."""
+    if not family_name:
+        return None
+    try:
+        family = get_family(family_name)
+    except ValueError:
+        return None
+    positions = []
+    for name, levels in family.knobs.items():
+        if len(levels) < 2 or name == "variant" or name not in knobs:
+            continue
+        try:
+            positions.append(levels.index(knobs[name]) / (len(levels) - 1))
+        except ValueError:
+            continue
+    return float(np.mean(positions)) if positions else 0.0

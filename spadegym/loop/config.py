@@ -17,14 +17,20 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from ..agents.learner.agent import LearnerConfig
+from ..agents.openai_config import OpenAIAgentConfig
 from ..curriculum import BufferConfig
-from ..designers.base import SKILLS
+from ..designers.llm_config import LLMDesignerConfig
+from ..designers.mutation import MutationConfig
+from ..designers.pool import PoolConfig
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
+from ..families import SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
 from ..train.config import TrainConfig
+from ..validate.config import ValidationConfig
 
 try:  # Python >= 3.11
     import tomllib
@@ -66,7 +72,7 @@ class RunConfig(BaseModel):
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
     designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
-    pool: str | None = Field(None, description="Environment files (a file or a directory, searched recursively; e.g. a SPADE pool): with designer 'pool' the fixed pool the run replays, with any other designer the run's first levels.")
+    pool: PoolConfig = Field(default_factory=PoolConfig, description="Environment files to play (a SPADE pool, say): the fixed pool of designer 'pool', or the first levels of any other designer.")
     agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
     designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
@@ -76,9 +82,12 @@ class RunConfig(BaseModel):
     hint_plays: int = Field(16, ge=0, description="Plays per environment with the hint (H).")
     group_size: int = Field(8, ge=1, description="Plays sharing one instance seed (a GRPO group).")
     train_on_hint: bool | None = Field(None, description="Train the agent on hint plays too (default: yes for the learner, no for LLMs).")
-    mutation: dict[str, Any] = Field(default_factory=dict, description="Mutation designer settings, e.g. {directed = false} (see spadegym.designers.mutation.MutationConfig).")
+    mutation: MutationConfig = Field(default_factory=MutationConfig, description="The mutation designer's settings (designer = \"mutation\").")
+    llm_designer: LLMDesignerConfig = Field(default_factory=LLMDesignerConfig, description="The LLM designer's prompting, repair and hint settings (designer = \"openai:...\").")
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
-    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for LLM roles.")
+    learner: LearnerConfig = Field(default_factory=LearnerConfig, description="The built-in learner's model and optimiser (agent = \"learner\").")
+    llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Sampling and connection settings for roles played by an OpenAI-compatible model.")
+    openai_agent: OpenAIAgentConfig = Field(default_factory=OpenAIAgentConfig, description="How the LLM agent plays: episode deadline, system prompt (agent = \"openai:...\").")
     train: TrainConfig = Field(default_factory=TrainConfig, description="How hf:PATH roles sample and learn (GRPO through TRL).")
     heldout: HeldoutConfig = Field(default_factory=HeldoutConfig, description="The held-out evaluation suite.")
     buffer: BufferConfig = Field(default_factory=BufferConfig, description="Level buffer (PLR/ACCEL).")
@@ -86,7 +95,7 @@ class RunConfig(BaseModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
     executor: str = Field("local", pattern=f"^({'|'.join(EXECUTORS)})$", description="Where validation and rollouts run: local (one sandbox in this process) or ray (actors that each own a sandbox; see ray).")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
-    validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+    validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
     tensorboard: bool = Field(True, description="Write round scalars to <run>/tensorboard/ (needs the tensorboard package; skipped without it).")
 
     @field_validator("skills")
@@ -105,19 +114,6 @@ class RunConfig(BaseModel):
             get_family(name)  # an unknown name raises with the nearest known one
         return value
 
-    @field_validator("mutation")
-    @classmethod
-    def _known_mutation_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from dataclasses import fields
-
-        from ..designers.mutation import MutationConfig
-
-        known = [f.name for f in fields(MutationConfig)]
-        unknown = sorted(set(value) - set(known))
-        if unknown:
-            raise ValueError(f"unknown mutation setting '{unknown[0]}'; known: {', '.join(known)}")
-        return value
-
     @field_validator("designer_reward")
     @classmethod
     def _known_reward(cls, value: str) -> str:
@@ -130,17 +126,17 @@ class RunConfig(BaseModel):
     def _baseline_buffer(self) -> RunConfig:
         """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
         whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""
-        from ..designers.pool import pool_files, pool_overrides
-        from ..designers.sampler import SAMPLER_SPECS, SamplerDesigner, baseline_overrides
+        from ..designers.pool import pool_files
+        from ..designers.sampler import SAMPLER_SPECS, baseline_overrides, pool_overrides
 
         intended: dict[str, Any] = {}
         if self.designer == "pool":
-            if not self.pool:
-                raise ValueError("the 'pool' designer plays the files of `pool`: give the directory with "
-                                 "--pool DIR (or pool = \"DIR\")")
-            intended = pool_overrides(len(pool_files(self.pool)))
+            if not self.pool.path:
+                raise ValueError("the 'pool' designer plays the files of the pool: give the directory with "
+                                 "--pool DIR (or pool.path = \"DIR\")")
+            intended = pool_overrides(len(pool_files(self.pool.path)))
         elif self.designer in SAMPLER_SPECS:
-            intended = baseline_overrides(SamplerDesigner(self.designer, rounds=self.rounds))
+            intended = baseline_overrides(self.designer)
         if intended:
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:
@@ -202,8 +198,8 @@ def validate_config(data: dict[str, Any], source: str = "config") -> RunConfig:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "config"
-        message = err["msg"]
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")  # a validator's own sentence, as it wrote it
         if err["type"] == "extra_forbidden":
             message = "is not a known setting"
             fields = _known_fields(err["loc"][:-1])
@@ -212,14 +208,15 @@ def validate_config(data: dict[str, Any], source: str = "config") -> RunConfig:
             near = difflib.get_close_matches(str(err["loc"][-1]), fields, n=1)
             if near:
                 message += f"; did you mean '{near[0]}'?"
-        raise UserError(f"{source}: '{where}' {message} (see `spadegym run --print-config` for all fields).") from None
+        subject = f"'{where}' " if where else ""  # a check across settings names no one field
+        raise UserError(f"{source}: {subject}{message.rstrip('.')} (see `spadegym run --print-config` for all fields).") from None
 
 
 def _known_fields(loc: tuple) -> list[str]:
     model: Any = RunConfig
     for part in loc:
         field = model.model_fields.get(part)
-        if field is None or not hasattr(field.annotation, "model_fields"):
+        if field is None or not (isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)):
             return []
         model = field.annotation
     return list(model.model_fields)

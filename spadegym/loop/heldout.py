@@ -8,14 +8,13 @@ draws from.
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..agents.base import Agent
-from ..families import get_family, list_families
+from ..families import difficulty_index, list_families
 from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..sandbox import Sandbox
 
@@ -27,25 +26,6 @@ class HeldoutEnv:
     level: int
     difficulty: float
     spec: EnvSpec
-
-
-def difficulty_index(family_name: str | None, knobs: dict[str, Any]) -> float | None:
-    """Where ``knobs`` sit between the family's easiest (0) and hardest (1) settings."""
-    if not family_name:
-        return None
-    try:
-        family = get_family(family_name)
-    except ValueError:
-        return None
-    positions = []
-    for name, levels in family.knobs.items():
-        if len(levels) < 2 or name == "variant" or name not in knobs:
-            continue
-        try:
-            positions.append(levels.index(knobs[name]) / (len(levels) - 1))
-        except ValueError:
-            continue
-    return float(np.mean(positions)) if positions else 0.0
 
 
 def build_suite(levels: str = "all", families: list[str] | None = None) -> list[HeldoutEnv]:
@@ -72,10 +52,7 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
     arms = (False, True) if hint else (False,)
     plays = [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
              for h in suite for i in range(seeds) for arm in arms]
-    # The learner evaluates on its own random stream, so evaluation never shifts its training.
-    evaluating = getattr(agent, "evaluating", None)
-    with evaluating(seed) if evaluating is not None else nullcontext():
-        episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:

@@ -11,6 +11,15 @@ A round reads like the algorithm (``SelfPlay.round``):
 
 Rule of the curriculum: a level earns its designer reward from how the agent
 does on it *now*, so the designer keeps proposing levels at the frontier.
+
+An environment's life, in the words the code uses:
+
+    candidate    what a designer proposes: a source file, its hint, skill and lineage (``Candidate``)
+    proposal     a candidate with the judge's verdict and refusal, if any (``Proposal``)
+    spec         an accepted file as the runner plays it (``EnvSpec``); its id makes it a level
+    level        an accepted environment in the buffer, with its scores and plays (``LevelRecord``)
+    statistics   what one round of plays says about a level (``EnvStats``: win rates, regret)
+    summary      what the designer is shown of a level (``LevelSummary``); a round's figures are a ``RoundSummary``
 """
 
 from __future__ import annotations
@@ -21,41 +30,31 @@ import shutil
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..agents.base import Agent
+from ..agents.base import Agent, Checkpointed, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..curriculum.diversity import PoolDiversity, transcript_text
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
-from ..envfile import EnvFileInfo, inspect_source, normalized_code_hash
+from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
+from ..designers.judge import Judge, Proposal, share
+from ..envfile import EnvFileInfo, inspect_source
 from ..executor import Executor, ValidationJob
+from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
-from ..signals import EnvStats, center_by_skill, get_designer_reward, invalid_reward, pearson
+from ..signals import bands, get_designer_reward
 from ..signals.hacking import reward_hacking
 from ..store import RunStore
+from ..store.record import RoundRecord, RoundSummary
+from . import steps
 from .config import RunConfig
-from .heldout import HeldoutEnv, build_suite, difficulty_index, evaluate
+from .heldout import HeldoutEnv, build_suite, evaluate
 
-#: Learnable band for the report's "band fraction" (issue: win rate in [0.2, 0.8]).
-LEARNABLE_BAND = (0.2, 0.8)
 SKILL_EMA_ALPHA = 0.1
-
-
-@dataclass
-class Proposal:
-    """A candidate with what the gate said about it."""
-
-    candidate: Candidate
-    env_id: str | None
-    valid: bool
-    verdict: dict[str, Any] | None
-    code_hash: str
-    reason: str | None = None  # why it was refused (a verdict category, "duplicate", ...)
 
 
 @dataclass
@@ -89,11 +88,14 @@ class _Clock:
 class SelfPlay:
     """Owns the parts of a run and steps it round by round."""
 
-    def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer,
-                 agent: Agent, *, learns: bool):
+    def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer, agent: Agent):
         self.config, self.store, self.executor = config, store, executor
         self.sandbox = executor.sandbox  # where episodes' environments run
-        self.designer, self.agent, self.learns = designer, agent, learns
+        self.designer, self.agent = designer, agent
+        # What the parts can do is declared by their protocols and read here, once.
+        self.learner: LearningAgent | None = agent if isinstance(agent, LearningAgent) else None
+        self.learning_designer: LearningDesigner | None = (
+            designer if isinstance(designer, LearningDesigner) else None)
         self.reward_fn = get_designer_reward(config.designer_reward)
         self.buffer = LevelBuffer(config.buffer)
         self.state = LoopState()
@@ -102,7 +104,7 @@ class SelfPlay:
         self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
-            bool(learns and getattr(agent, "trains_on_hint", True))
+            bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
@@ -130,6 +132,11 @@ class SelfPlay:
         designer = self.store.load_state("designer")
         if designer:
             self.designer.load_state_dict(designer)
+        checkpoint = resume_checkpoint(self.store)
+        if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
+            parts = [p for p in (self.learner, self.designer) if isinstance(p, Checkpointed)]
+            for part in {id(p): p for p in parts}.values():
+                part.restore(checkpoint)
         for env_id in self.buffer.state.levels:
             row = self.store.environment(env_id)
             if row is not None:
@@ -146,49 +153,56 @@ class SelfPlay:
         self.diversity.add_code(env_id, spec.source)
 
     # -- one round ------------------------------------------------------------
-    def round(self, n: int) -> dict[str, Any]:
+    def round(self, n: int) -> RoundSummary:
+        """Play round ``n``; its record goes to the store in one transaction before this returns."""
         started = time.perf_counter()
         clock = _Clock()
-        rng = np.random.default_rng(derive_seed(self.config.seed, "round", n))
-        skills = self.active_skills(n)
+        cfg = self.config
+        rng = np.random.default_rng(derive_seed(cfg.seed, "round", n))
+        record = RoundRecord(n)
 
         with clock("design"):
-            n_replay = self.buffer.replay_count(self.config.envs_per_round)
-            proposals = self.new_levels(n, skills, self.config.envs_per_round - n_replay)
-        new = [p for p in proposals if p.valid and p.env_id]
-        fresh = [p.env_id for p in new]
+            n_replay = self.buffer.replay_count(cfg.envs_per_round)
+            record.proposals = self.new_levels(n, self.active_skills(n), cfg.envs_per_round - n_replay)
+        new = record.new
         # Replay fills the round, also where the designer came up short (invalid or duplicate levels).
-        replayed = self.buffer.sample_replay(self.config.envs_per_round - len(fresh), n, rng,
-                                             fresh=[(p.candidate.family, p.candidate.skill) for p in new])
-        chosen = fresh + replayed
+        record.replayed = self.buffer.sample_replay(cfg.envs_per_round - len(new), n, rng,
+                                                    fresh=[(p.candidate.family, p.candidate.skill) for p in new])
+        record.chosen = [p.name for p in new] + record.replayed
 
         with clock("play"):
-            episodes = self.play(n, chosen)
-        new_ids = set(fresh)
-        for ep in episodes:  # a level's transcript for the diversity figures: its first no-hint play
+            record.episodes = self.play(n, record.chosen)
+        new_ids = {p.name for p in new}
+        for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
             if not ep.hinted and ep.env_id in new_ids:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
-        stats = self.score(chosen, episodes)
+        record.stats = steps.score(record.chosen, record.episodes, self.infos, self.state.skill_ema)
         with clock("learn"):
-            learner_stats = self.learn(episodes)
-            rewards = self.reward_designer(proposals, stats)
-            self.remember(n, proposals, stats, rewards)
+            learned, designed = self.learn(record.episodes), {}
+            record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn)
+            if self.learning_designer is not None:
+                designed = dict(self.learning_designer.update(record.feedback) or {})  # a model reports its step
+            self.remember(n, record)
         with clock("heldout"):
-            heldout, heldout_episodes = self.heldout(n)
+            heldout, record.heldout_episodes = self.heldout(n)
 
         self.state.next_round = n + 1
-        self.state.episodes += len(episodes)
+        self.state.episodes += len(record.episodes)
         self.state.elapsed_s += time.perf_counter() - started
-        summary = self.summarize(n, proposals, chosen, replayed, stats, rewards, episodes, learner_stats,
-                                 heldout, time.perf_counter() - started)
-        summary["timings"] = clock.seconds
-        infra = self._infrastructure_events()
-        if infra:
-            summary["infrastructure"] = infra
+        levels = self.buffer.state.levels
+        record.difficulty = {e: difficulty_index(levels[e].family, levels[e].knobs) if e in levels else None
+                             for e in record.chosen}
+        record.summary = steps.summarize(
+            record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner={**learned, **designed},
+            heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
+            diversity=self.diversity.summary([e for e in record.chosen if e not in record.replayed], list(levels)),
+            seconds=time.perf_counter() - started)
+        record.summary.timings = clock.seconds
+        record.summary.infrastructure = self._infrastructure_events()
         # Is the designer gaming its reward? Its trend against held-out success and diversity, over the run so far.
-        summary["designer_watch"] = reward_hacking([*self.store.rounds(), summary])
-        self.write(n, proposals, chosen, episodes, heldout_episodes, stats, rewards, summary)
-        return summary
+        record.summary.designer_watch = reward_hacking([*self.store.rounds(), record.summary.to_dict()])
+        self.write(record)
+        return record.summary
 
     def _infrastructure_events(self) -> dict[str, int]:
         """What the executor lost and redid this round (actors, requests, validations); never scored."""
@@ -209,35 +223,24 @@ class SelfPlay:
         """Propose ``count`` levels over ``skills``; validate each in the sandbox; drop duplicates."""
         if count <= 0:
             return []
-        per_skill = fresh_slots(n, count, len(skills), len(self.config.skills))
         drafts: list[tuple[str, Candidate]] = []
-        for skill, k in zip(skills, per_skill):
+        for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(self.config.skills))):
             if k == 0:
                 continue
-            for i, cand in enumerate(self.designer.propose(self.context(n, skill, k))):
+            for i, cand in enumerate(self._await(self.designer.propose(self.context(n, skill, k)))):
                 drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
-        # The gate runs on every unchecked candidate at once (the executor may spread them out).
-        unchecked = [i for i, (_e, c) in enumerate(drafts) if c.meta.get("verdict") is None]
+        # The gate runs on every candidate not validated yet at once (the executor may spread them out).
+        unchecked = [i for i, (_name, c) in enumerate(drafts) if c.verdict is None]
         jobs = [ValidationJob(drafts[i][1].source, f"{drafts[i][0]}.py", drafts[i][1].hint) for i in unchecked]
-        checked = dict(zip(unchecked, self.executor.validate(jobs, self._validation_config())))
+        checked = dict(zip(unchecked, self.executor.validate(jobs, self.config.validation)))
+        judge = Judge(known=self.buffer.duplicate_of)
         proposals: list[Proposal] = []
-        for i, (env_id, cand) in enumerate(drafts):
-            verdict = checked[i].to_dict() if i in checked else cand.meta["verdict"]
-            valid = bool(verdict.get("valid"))
-            reason = None if valid else (verdict.get("category") or "invalid")
-            code_hash = normalized_code_hash(cand.source)
-            if valid and (self.buffer.duplicate_of(code_hash) or
-                          code_hash in {p.code_hash for p in proposals if p.valid}):
-                valid, reason = False, "duplicate"
-            proposals.append(Proposal(cand, env_id if valid else None, valid, verdict, code_hash, reason))
-            if valid:
-                self._register(env_id, EnvSpec(env_id, cand.source, f"{env_id}.py", cand.hint))
+        for i, (name, cand) in enumerate(drafts):
+            proposal = judge(cand, name, checked.get(i))
+            proposals.append(proposal)
+            if proposal.valid:
+                self._register(name, EnvSpec(name, cand.source, f"{name}.py", cand.hint))
         return proposals
-
-    def _validation_config(self) -> Any:
-        from ..validate import ValidationConfig
-
-        return ValidationConfig(**self.config.validation)
 
     def context(self, n: int, skill: str, count: int) -> DesignContext:
         """The difficulty picture the designer sees for one skill."""
@@ -249,12 +252,12 @@ class SelfPlay:
                                 source=source, depth=r.depth, retired=self.buffer.retired(r))
 
         ranked = self.buffer.ranked(skill)
-        lo, hi = 0.15, 0.85
+        lo, hi = bands.FRONTIER
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "design", n, skill),
             frontier=[summary(r) for r in ranked if lo <= r.win_rate <= hi][:8],
-            mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
-            hopeless=[summary(r) for r in ranked if r.win_rate_hint < 0.1][:4],
+            mastered=[summary(r) for r in ranked if r.win_rate > bands.MASTERED][:4],
+            hopeless=[summary(r) for r in ranked if r.win_rate_hint < bands.HOPELESS][:4],
             parents=[summary(r) for r in _best_per_family(ranked, 8)],
         )
 
@@ -272,69 +275,25 @@ class SelfPlay:
         envs = {e: self.specs[e] for e in env_ids}
         return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
 
-    def score(self, env_ids: list[str], episodes: list[Episode]) -> dict[str, EnvStats]:
-        by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
-        for ep in episodes:
-            if ep.scored:
-                by_arm[(ep.env_id, ep.hinted)].append(ep)
-
-        def rate(eps: list[Episode], attr: str) -> float:
-            return float(np.mean([getattr(e, attr) for e in eps])) if eps else 0.0
-
-        stats = {}
-        for env_id in env_ids:
-            plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
-            info = self.infos[env_id]
-            skill = info.skill or "unknown"
-            stats[env_id] = EnvStats(
-                win_rate=rate(plain, "success"), win_rate_hint=rate(hinted, "success"),
-                mean_return=rate(plain, "ret"), mean_return_hint=rate(hinted, "ret"),
-                plays=len(plain), plays_hint=len(hinted),
-                # The gate checked that solution() wins, so its return is the maximal reward.
-                oracle_return=1.0 if info.has_solution else None,
-                skill_ema=self.state.skill_ema.get(skill),
-            )
-        return stats
-
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
-        if not self.learns:
+        if self.learner is None:
             return {}
         train = [e for e in episodes if e.scored and (self.train_on_hint or not e.hinted)]
-        return dict(self.agent.update(train) or {})  # type: ignore[attr-defined]
-
-    def reward_designer(self, proposals: list[Proposal], stats: dict[str, EnvStats]) -> dict[str, float]:
-        """Designer rewards of this round's levels (raw) and feedback to the designer (centred)."""
-        raw = {env_id: float(self.reward_fn(s)) for env_id, s in stats.items()}
-        valid = [p for p in proposals if p.valid and p.env_id in raw]
-        centred = center_by_skill([raw[p.env_id] for p in valid], [p.candidate.skill for p in valid])
-        floor = invalid_reward(centred)
-        # A designer rewarded on its first attempt earns, for a repaired level, what an invalid one earns.
-        centred = [floor if _repaired_counts_invalid(p.candidate) else r for p, r in zip(valid, centred)]
-        feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                             {"raw": raw[p.env_id], "env_id": p.env_id, "win_rate": stats[p.env_id].win_rate,
-                              "regret": stats[p.env_id].mean_return_hint - stats[p.env_id].mean_return})
-                    for p, r in zip(valid, centred)]
-        feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                              {"reason": p.reason}) for p in proposals if not p.valid]
-        self._designer_stats = dict(self.designer.update(feedback) or {})  # a designer that learns reports its step
-        self._feedback = feedback
-        return raw
+        return dict(self.learner.update(train) or {})
 
     # -- branch: remember -----------------------------------------------------
-    def remember(self, n: int, proposals: list[Proposal], stats: dict[str, EnvStats],
-                 rewards: dict[str, float]) -> None:
-        for p in proposals:
-            if p.valid and p.env_id:
-                c = p.candidate
-                self.buffer.add(LevelRecord(
-                    env_id=p.env_id, skill=c.skill, code_hash=p.code_hash, added_round=n,
-                    depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
-        for env_id, s in stats.items():
-            self.buffer.record_play(env_id, n, rewards[env_id], s.win_rate, s.win_rate_hint,
-                                    s.mean_return_hint - s.mean_return)
+    def remember(self, n: int, record: RoundRecord) -> None:
+        """The buffer keeps the new levels and this round's scores; the skills' win-rate EMAs move."""
+        for p in record.new:
+            c = p.candidate
+            self.buffer.add(LevelRecord(
+                env_id=p.name, skill=c.skill, code_hash=p.code_hash, added_round=n,
+                depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
+        for env_id, s in record.stats.items():
+            self.buffer.record_play(env_id, n, record.rewards[env_id], s.win_rate, s.win_rate_hint, s.regret)
         by_skill: dict[str, list[float]] = defaultdict(list)
-        for env_id, s in stats.items():
+        for env_id, s in record.stats.items():
             by_skill[self.infos[env_id].skill or "unknown"].append(s.win_rate)
         # Levels that left the buffer are never replayed: forget their sources.
         self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
@@ -352,97 +311,27 @@ class SelfPlay:
             return {}, []
         held = self.config.heldout
         seed = self.config.seed if held.seed is None else held.seed
-        return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
-                                    hint=held.hint, rollout=self.config.rollout))
+        # A learner evaluates on its own random stream, so evaluation never shifts its training.
+        with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
+            return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
+                                        hint=held.hint, rollout=self.config.rollout))
 
     # -- bookkeeping ----------------------------------------------------------
-    def summarize(self, n: int, proposals: list[Proposal], chosen: list[str], replayed: list[str],
-                  stats: dict[str, EnvStats], rewards: dict[str, float], episodes: list[Episode],
-                  learner_stats: dict[str, Any], heldout: dict[str, Any], seconds: float) -> dict[str, Any]:
-        win = [s.win_rate for s in stats.values()]
-        regrets = [s.mean_return_hint - s.mean_return for s in stats.values()]
-        oracle = [(s.mean_return_hint - s.mean_return, s.oracle_return - s.mean_return)
-                  for s in stats.values() if s.oracle_return is not None]
-        diffs = {e: difficulty_index(self._family(e), self._knobs(e)) for e in chosen}
-        new_diffs = [d for e, d in diffs.items() if d is not None and e not in replayed]
-        failures = Counter(e.failure for e in episodes if e.failure)
-
-        def mean(xs: list[float]) -> float | None:
-            return round(float(np.mean(xs)), 4) if xs else None
-
-        return {
-            "round": n, "seconds": round(seconds, 3), "episodes": len(episodes),
-            "proposals": len(proposals), "valid": sum(p.valid for p in proposals),
-            "refusals": dict(Counter(p.reason for p in proposals if not p.valid)),
-            "played": len(chosen), "replayed": len(replayed),
-            "win_rate": mean(win), "win_rate_hint": mean([s.win_rate_hint for s in stats.values()]),
-            # A win is the full reward; partial credit shows in the mean return beside the win rate.
-            "return_mean": mean([s.mean_return for s in stats.values()]),
-            "return_mean_hint": mean([s.mean_return_hint for s in stats.values()]),
-            "regret_mean": mean(regrets), "designer_reward_mean": mean(list(rewards.values())),
-            "band_fraction": mean([float(LEARNABLE_BAND[0] <= w <= LEARNABLE_BAND[1]) for w in win]),
-            "difficulty_mean": mean([d for d in diffs.values() if d is not None]),
-            "difficulty_new_mean": mean(new_diffs),
-            "skill_mix": dict(Counter(self.buffer.state.levels[e].skill for e in chosen if e in self.buffer)),
-            "hint_oracle_corr": pearson([a for a, _ in oracle], [b for _, b in oracle]),
-            "episode_failures": dict(failures),
-            "buffer": self.buffer.stats(), "buffer_size": len(self.buffer),
-            "diversity": self.diversity.summary([e for e in chosen if e not in replayed], list(self.buffer.state.levels)),
-            "learner": {k: v for k, v in {**learner_stats, **self._designer_stats}.items()
-                        if isinstance(v, (int, float)) and not isinstance(v, bool)},
-            **heldout,
-        }
-
-    def _family(self, env_id: str) -> str | None:
-        r = self.buffer.state.levels.get(env_id)
-        return r.family if r else None
-
-    def _knobs(self, env_id: str) -> dict[str, Any]:
-        r = self.buffer.state.levels.get(env_id)
-        return r.knobs if r else {}
-
-    def write(self, n: int, proposals: list[Proposal], chosen: list[str], episodes: list[Episode],
-              heldout_episodes: list[Episode], stats: dict[str, EnvStats], rewards: dict[str, float],
-              summary: dict[str, Any]) -> None:
-        """Everything of round ``n`` in one transaction; the learner checkpoint first, named by round."""
-        checkpoint = None
-        savers = [part for part in (self.agent if self.learns else None, self.designer) if hasattr(part, "save")]
+    def write(self, record: RoundRecord) -> None:
+        """The round's record in one transaction; the learner's checkpoint first, named by round."""
+        n = record.round
+        record.states = {"loop": self.state.to_dict(), "buffer": self.buffer.state.to_dict(),
+                         "designer": self.designer.state_dict()}
+        savers = [part for part in (self.learner, self.designer) if isinstance(part, Checkpointed)]
         if savers:
-            checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            for part in savers:  # a policy that plays both roles is written once
-                part.save(checkpoint)  # type: ignore[union-attr]
-        with self.store.round(n) as tx:
-            for p in proposals:
-                c = p.candidate
-                tx.add_proposal(c.to_dict(), p.verdict, p.env_id, p.valid)
-                if p.valid and p.env_id:
-                    info = self.infos.get(p.env_id) or inspect_source(c.source)
-                    tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs,
-                                       c.lineage.__dict__, p.code_hash,
-                                       {"difficulty": difficulty_index(c.family, c.knobs),
-                                        "class_name": info.class_name, **{k: v for k, v in c.meta.items()
-                                                                          if k not in ("verdict",)}})
-            for fb in self._feedback:
-                if fb.candidate_id:
-                    tx.set_proposal_reward(fb.candidate_id, fb.reward)
-            tx.add_episodes([{**e.to_dict(), "round": n, "split": "train"} for e in episodes])
-            tx.add_episodes([{**e.to_dict(), "round": n, "split": "heldout"} for e in heldout_episodes])
-            tx.add_scores([{
-                "env_id": e, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
-                "regret": s.mean_return_hint - s.mean_return,
-                "oracle_regret": None if s.oracle_return is None else s.oracle_return - s.mean_return,
-                "designer_reward": rewards[e], "plays": s.plays, "plays_hint": s.plays_hint,
-                "difficulty": difficulty_index(self._family(e), self._knobs(e)),
-            } for e, s in stats.items()])
-            tx.save_state("loop", self.state.to_dict())
-            tx.save_state("buffer", self.buffer.state.to_dict())
-            tx.save_state("designer", self.designer.state_dict())
-            if checkpoint is not None:
-                tx.save_state("learner", {"checkpoint": checkpoint.name, "round": n})
-            tx.finish(summary)
-        if checkpoint is not None:  # keep the committed checkpoint only
+            record.checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
+            for part in {id(p): p for p in savers}.values():  # a policy that plays both roles is written once
+                part.save(record.checkpoint)
+            record.states["learner"] = {"checkpoint": record.checkpoint.name, "round": n}
+        self.store.write_round(record)
+        if record.checkpoint is not None:  # keep the committed checkpoint only
             for old in self.store.checkpoint_dir.glob("round-*"):
-                if old != checkpoint:
+                if old != record.checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -470,17 +359,11 @@ def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
     got twice the fresh levels of the other four for the whole run.
     """
     cycle = skills // math.gcd(skills, active)  # rounds until the same skills are active again
-    turn = n // cycle  # how many times this set of skills has been active before
-    extra = count % active
-    return [count // active + (1 if (i - turn) % active < extra else 0) for i in range(active)]
+    return share(count, active, turn=n // cycle)  # turn: times this set of skills was active before
 
 
 def _transcript(episode: Episode) -> str:
     return transcript_text([t.observation for t in episode.turns], [t.action for t in episode.turns])
-
-
-def _repaired_counts_invalid(candidate: Candidate) -> bool:
-    return bool(candidate.meta.get("repaired") and candidate.meta.get("reward_first_attempt"))
 
 
 def resume_checkpoint(store: RunStore) -> Path | None:

@@ -9,10 +9,11 @@ rounds reach the board: the loop adds a summary after its round is in the store.
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
+
+from ..figures import finite_or_none
 
 #: Folder inside the run directory that holds the event files.
 BOARD_DIR = "tensorboard"
@@ -33,9 +34,7 @@ _NESTED = {"timings": "timing", "learner": "learner", "buffer": "buffer", "refus
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
-        return float(value)
-    return None
+    return finite_or_none(value) if isinstance(value, (int, float)) else None  # text is never a scalar
 
 
 def summary_scalars(summary: dict[str, Any]) -> dict[str, float]:

@@ -17,7 +17,6 @@ less for a bug it has already found, so the search spreads over distinct failure
 
 from __future__ import annotations
 
-import inspect
 import platform
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 
 from ..agents.base import Agent
 from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
+from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
 from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
@@ -152,9 +151,11 @@ class RedTeam:
         if code_hash and self.buffer.duplicate_of(code_hash):
             probe = Probe(cand.source, False, None, "duplicate")
         elif not cand.source:
-            probe = Probe("", False, cand.meta.get("verdict"), cand.meta.get("refusal") or "no_code")
+            verdict = cand.verdict.to_dict() if cand.verdict is not None else None
+            probe = Probe("", False, verdict, cand.refusal or "no_code")
         else:
-            probe = await self.prober.probe(cand.source, cand.hint, verdict=cand.meta.get("verdict"))
+            verdict = cand.verdict.to_dict() if cand.verdict is not None else None
+            probe = await self.prober.probe(cand.source, cand.hint, verdict=verdict)
         env_id = f"r{n:03d}-{i:02d}" if probe.valid else None
         return Proposal(cand, probe, code_hash, env_id)
 
@@ -225,7 +226,8 @@ class RedTeam:
                     for p, r in zip(valid, centred) if p.probe.stats is not None]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
                               {"reason": p.probe.reason}) for p in props if not p.probe.valid]
-        self.designer.update(feedback)
+        if isinstance(self.designer, LearningDesigner):  # the baselines do not learn
+            self.designer.update(feedback)
 
     def remember(self, n: int, props: list[Proposal]) -> None:
         for p in props:
@@ -297,9 +299,8 @@ def transcript(probe: Probe, limit: int = TRANSCRIPT_CHARS) -> str:
 
 
 async def _propose(designer: Designer, context: DesignContext) -> list[Candidate]:
-    """The designer's proposals, whether its ``propose`` is plain or a coroutine."""
-    out = designer.propose(context)
-    return list(await out) if inspect.isawaitable(out) else list(out)
+    """The designer's proposals (``Designer.propose`` is a coroutine)."""
+    return list(await designer.propose(context))
 
 
 def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
@@ -310,7 +311,7 @@ def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
     options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
                                "validation": config.validation, "families": config.families}
     if config.designer == "mutation":
-        options["config"] = {**config.mutation, "families": config.families}
+        options["mutation"] = {**config.mutation, "families": config.families}
     return make_designer(config.designer, seed=config.seed, **options)
 
 

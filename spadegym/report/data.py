@@ -8,11 +8,12 @@ fraction), so older or partial runs still get their plots.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..figures import finite_or_none
+from ..signals import pearson
 from ..store import RunStore
 
 BAND = (0.2, 0.8)  # the learnable band: no-hint win rate partly solved
@@ -176,19 +177,6 @@ class RunData:
         return Correlation(regret, oracle, pearson(regret, oracle))
 
 
-def pearson(xs: list[float], ys: list[float]) -> float | None:
-    n = len(xs)
-    if n < 3:
-        return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx <= 0 or syy <= 0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
 def read_run(store: RunStore) -> RunData:
     return RunData(
         config=store.config,
@@ -204,9 +192,7 @@ def read_run(store: RunStore) -> RunData:
 
 
 def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
+    return finite_or_none(value) if isinstance(value, (int, float)) else None
 
 
 def _mean(rows: list[dict[str, Any]], key: str) -> float | None:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agents.base import Agent
 from ..envfile import SourceError, read_source
 from ..sandbox import Sandbox, SandboxConfig
+from .agent import Agent
 from .records import Episode
 from .runner import EnvSpec, Play, RolloutConfig, run_episodes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..envfile import is_success
+from ..envfile.contract import is_success
 
 
 @dataclass
@@ -48,8 +48,8 @@ class Episode:
 
     @property
     def success(self) -> bool:
-        """A win: the full reward (``envfile.is_success``); partial credit counts in ``ret`` only."""
-        return self.failure is None and is_success(self.ret)
+        """The contract's success rule (``envfile.is_success``): the full reward; partial credit counts in ``ret`` only."""
+        return is_success(self.ret, self.failure)
 
     @property
     def scored(self) -> bool:

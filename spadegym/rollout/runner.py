@@ -44,12 +44,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from ..agents.base import Agent, Reply, View
 from ..envfile import episode_return, parse_tool_call, strip_thinking, with_hint
 from ..envfile.contract import PLAIN, TOOL_CALL
 from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..executor.base import EnvHost
 from ..sandbox import EnvHandle
+from .agent import Agent, Reply, View
 from .records import Episode, Turn
 
 FORMAT_REMINDER = "Your reply contained no action. Finish your reply with the action in \\boxed{...}."
@@ -95,7 +95,9 @@ class RolloutError(ValueError):
 
 
 @dataclass
-class _Live:
+class _LiveEpisode:
+    """An episode in flight: its play, its worker, and what the agent has seen so far."""
+
     play: Play
     key: str
     handle: EnvHandle
@@ -155,36 +157,6 @@ class HandlePool:
             handle.close()
 
 
-def _request(item: _Live, reply: Reply) -> tuple[str, dict] | None:
-    """Where a reply goes: ``("step", ...)``, ``("tool", ...)`` or ``("tools", ...)``; None is a format failure."""
-    if item.action_format == TOOL_CALL:  # the reference's tool-use protocol reads the whole reply
-        text = strip_thinking(reply.text).strip()
-        calls = [] if "<answer>" in text else parse_tagged_calls(text)
-        single = parse_tool_call(reply.action) if reply.action and not calls else None
-        if calls or single:
-            return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
-        if "<answer>" in text:
-            return "step", {"action": text}
-        # A boxed answer (spadegym's agents box theirs) reaches step as <answer>...</answer>.
-        return ("step", {"action": reply.action}) if reply.action is not None else None
-    if reply.action is None:
-        return None
-    call = parse_tool_call(reply.action) if item.tools is not None else None
-    if call is not None:
-        return "tool", call.to_dict()
-    return "step", {"action": reply.action}
-
-
-def _out_of_turns(item: _Live, max_replies: int) -> bool:
-    """Every turn counts toward the game's ``max_turns``, except reference tool turns, which the
-    runner's budget bounds instead (``max_replies`` replies in all)."""
-    turns = item.episode.turns
-    if item.action_format != TOOL_CALL:
-        return len(turns) >= item.max_turns
-    answers = sum(1 for t in turns if t.tool_call is None)
-    return answers >= item.max_turns or len(turns) >= max_replies
-
-
 def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
     """Start plays alternating between environments (each keeps its order).
 
@@ -204,6 +176,237 @@ def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
     return order
 
 
+class EpisodeRun:
+    """One call of ``run_episodes``, as named steps over its shared state, each testable alone.
+
+    ``start`` resets queued plays in one pipelined round; ``listed`` reads the actions an episode
+    offers; ``view`` is what the agent sees of an episode; ``ask`` is one agent call; ``route`` says
+    where a reply goes; ``record`` keeps the replies and sends the actions; ``out_of_turns`` is the
+    turn budget; ``finish`` closes an episode by the return rule; ``play`` runs them until every play is done.
+    """
+
+    def __init__(self, sandbox: EnvHost, envs: Mapping[str, EnvSpec], plays: Sequence[Play], agent: Agent,
+                 config: RolloutConfig | None = None, on_episode: Callable[[Episode], None] | None = None,
+                 handles: HandlePool | None = None):
+        self.sandbox, self.envs, self.plays, self.agent = sandbox, envs, plays, agent
+        self.config = config or RolloutConfig()
+        self.on_episode = on_episode
+        self.own_pool = handles is None
+        self.pool = handles or HandlePool(sandbox, limit=2 * self.config.concurrency)
+        self.queue = deque(_round_robin(plays))
+        self.results: dict[int, Episode] = {}
+        self.index_of: dict[str, int] = {}
+        # An agent that sees only the current observation gets the hint line on every one.
+        self.hint_every_step = not agent.keeps_history
+        self.lockstep = agent.lockstep  # declared by the agent (see the module docstring)
+
+    def finish(self, item: _LiveEpisode, failure: str | None = None, message: str = "") -> None:
+        ep = item.episode
+        ep.failure = failure if failure else ep.failure
+        ep.failure_message = message or ep.failure_message
+        ep.final_observation = item.observation
+        ep.ret = episode_return(item.last_reward, ep.terminated) if ep.failure is None else 0.0
+        ep.seconds = time.perf_counter() - item.started
+        self.pool.give(item.play.env_id, item.handle)  # a dead worker is replaced on its next reset
+        self.results[self.index_of.pop(item.key)] = ep
+        if self.on_episode is not None:
+            self.on_episode(ep)
+
+    def start(self, room: int) -> list[_LiveEpisode]:
+        """Take up to ``room`` plays from the queue and reset them in one pipelined round."""
+        starting: list[_LiveEpisode] = []
+        while self.queue and len(starting) < room:
+            i, play = self.queue.popleft()
+            if play.env_id not in self.envs:
+                raise RolloutError(f"play refers to unknown environment '{play.env_id}'")
+            key = f"{i}:{play.env_id}:{play.seed}:{int(play.hinted)}"
+            self.index_of[key] = i
+            handle = self.pool.take(play.env_id, self.envs[play.env_id])
+            episode = Episode(env_id=play.env_id, seed=play.seed, hinted=play.hinted, group=play.group)
+            starting.append(_LiveEpisode(play, key, handle, episode, started=time.perf_counter()))
+        if not starting:
+            return []
+        started: list[_LiveEpisode] = []
+        want = ["valid_actions", "hint", "tools"]
+        pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
+        for item, outcome in zip(starting, self.sandbox.gather(pendings)):
+            if not item.handle.loaded.ok:
+                self.finish(item, item.handle.loaded.status, f"load: {item.handle.loaded.message}")
+                continue
+            if not outcome.ok:
+                self.finish(item, outcome.status, f"reset: {outcome.message}")
+                continue
+            item.valid_actions = self.listed(outcome.value)
+            if self.agent.needs_valid_actions and item.valid_actions is None:
+                raise RolloutError(
+                    f"agent '{self.agent.name}' chooses among valid actions, but environment "
+                    f"'{item.play.env_id}' has no valid_actions() method and its observation lists no "
+                    "actions; play it with a text agent (openai:MODEL, random, human) or add valid_actions()."
+                )
+            spec = self.envs[item.play.env_id]
+            item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
+            item.observation = outcome.value["observation"]
+            item.tools = outcome.value.get("tools")
+            declared = item.handle.info.get("max_turns")
+            item.max_turns = declared or self.config.max_turns
+            item.action_format = item.handle.info.get("action_format", PLAIN)
+            started.append(item)
+        return started
+
+    def listed(self, value: dict, previous: list[str] | None = None) -> list[str] | None:
+        """The actions a reset or step reply offers; choice agents also get those its observation lists
+        (the reference's menus), and keep the previous ones when it lists none."""
+        if not self.agent.needs_valid_actions:
+            return value.get("valid_actions", previous)
+        return listed_actions(value.get("valid_actions"), value["observation"], previous)
+
+    def view(self, item: _LiveEpisode) -> View:
+        shown = item.observation
+        if item.hint and (self.hint_every_step or not item.history):
+            shown = with_hint(shown, item.hint)
+        # Only agents that read the conversation get (a copy of) it: copying is O(turns) per turn.
+        history = list(item.history) if self.agent.keeps_history else []
+        return View(
+            episode_key=item.key, observation=shown, history=history,
+            valid_actions=item.valid_actions, tools=item.tools, turn=len(item.history),
+            max_turns=item.max_turns, hint=item.hint,
+        )
+
+    async def ask(self, views: list[View]) -> tuple[list[Reply], float]:
+        t0 = time.perf_counter()
+        replies = await self.agent.act(views)
+        return replies, (time.perf_counter() - t0) / max(1, len(views))
+
+    @staticmethod
+    def route(item: _LiveEpisode, reply: Reply) -> tuple[str, dict] | None:
+        """Where a reply goes: ``("step", ...)``, ``("tool", ...)`` or ``("tools", ...)``; None is a format failure."""
+        if item.action_format == TOOL_CALL:  # the reference's tool-use protocol reads the whole reply
+            text = strip_thinking(reply.text).strip()
+            calls = [] if "<answer>" in text else parse_tagged_calls(text)
+            single = parse_tool_call(reply.action) if reply.action and not calls else None
+            if calls or single:
+                return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
+            if "<answer>" in text:
+                return "step", {"action": text}
+            # A boxed answer (spadegym's agents box theirs) reaches step as <answer>...</answer>.
+            return ("step", {"action": reply.action}) if reply.action is not None else None
+        if reply.action is None:
+            return None
+        call = parse_tool_call(reply.action) if item.tools is not None else None
+        if call is not None:
+            return "tool", call.to_dict()
+        return "step", {"action": reply.action}
+
+    def out_of_turns(self, item: _LiveEpisode) -> bool:
+        """Every turn counts toward the game's ``max_turns``, except reference tool turns, which the
+        runner's budget bounds instead (``config.max_turns`` replies in all)."""
+        turns = item.episode.turns
+        if item.action_format != TOOL_CALL:
+            return len(turns) >= item.max_turns
+        answers = sum(1 for t in turns if t.tool_call is None)
+        return answers >= item.max_turns or len(turns) >= self.config.max_turns
+
+    def record(self, answered: list[tuple[_LiveEpisode, View, Reply, float]]) -> list[_LiveEpisode]:
+        """Record the replies, send the actions (pipelined across workers); return the episodes that go on."""
+        stepping: list[tuple[_LiveEpisode, Turn]] = []
+        pendings = []
+        going: list[_LiveEpisode] = []
+        ended: list[_LiveEpisode] = []
+        for item, view, reply, agent_seconds in answered:
+            turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
+                        valid_actions=item.valid_actions, seconds=agent_seconds)
+            item.episode.turns.append(turn)
+            item.history.append((view.observation, reply.text))
+            for name, count in reply.tokens.items():
+                item.episode.tokens[name] = item.episode.tokens.get(name, 0) + count
+            if reply.error is not None:
+                self.finish(item, "agent", reply.error)
+                ended.append(item)
+            elif (request := self.route(item, reply)) is None:
+                item.episode.format_failures += 1
+                item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
+                if self.out_of_turns(item):
+                    item.episode.truncated = turn.truncated = True
+                    self.finish(item)
+                    ended.append(item)
+                else:
+                    going.append(item)
+            else:
+                op, args = request
+                want = ["valid_actions"] + (["hint"] if item.hint and self.hint_every_step else [])
+                if op == "step":
+                    turn.action = args["action"]
+                else:
+                    calls = args["calls"] if op == "tools" else [args]
+                    turn.tool_call = calls[0]
+                    turn.tool_calls = calls if op == "tools" else None
+                pendings.append(item.handle.submit(op, **args, want=want))
+                stepping.append((item, turn))
+        for (item, turn), outcome in zip(stepping, self.sandbox.gather(pendings)):
+            if not outcome.ok:
+                where = "execute_tool" if turn.tool_call is not None else "step"
+                self.finish(item, outcome.status, f"{where}: {outcome.message}")
+                ended.append(item)
+                continue
+            value = outcome.value
+            turn.reward, turn.terminated, turn.truncated = value["reward"], value["terminated"], value["truncated"]
+            turn.seconds += outcome.seconds
+            item.last_reward = value["reward"]
+            item.observation = value["observation"]
+            item.valid_actions = self.listed(value, item.valid_actions)
+            if item.play.hinted and value.get("hint") and not self.envs[item.play.env_id].hint:
+                item.hint = value["hint"]
+            ep = item.episode
+            ep.terminated, ep.truncated = turn.terminated, turn.truncated
+            if not (turn.terminated or turn.truncated) and self.out_of_turns(item):
+                ep.truncated = True
+            if ep.terminated or ep.truncated:
+                self.finish(item)
+                ended.append(item)
+            else:
+                going.append(item)
+        if ended:
+            self.agent.end_episodes([x.key for x in ended])
+        going_ids = {id(x) for x in going}
+        return [item for item, *_ in answered if id(item) in going_ids]  # keep the batch order
+
+    async def play(self) -> list[Episode]:
+        """Play every play; the episodes in the order of the plays."""
+        # Episodes waiting for the agent, and agent calls in flight (with the episodes they answer).
+        ready: list[_LiveEpisode] = []
+        calls: dict[asyncio.Future, tuple[list[_LiveEpisode], list[View]]] = {}
+        try:
+            while self.queue or ready or calls:
+                # 1. Fill free slots with new episodes.
+                in_calls = sum(len(group) for group, _ in calls.values())
+                ready += self.start(self.config.concurrency - len(ready) - in_calls)
+                # 2. Ask the agent: one call for all live episodes (lockstep), or one call per episode.
+                if ready and (not self.lockstep or not calls):
+                    for group in ([ready] if self.lockstep else [[item] for item in ready]):
+                        views = [self.view(item) for item in group]
+                        calls[asyncio.ensure_future(self.ask(views))] = (group, views)
+                    ready = []
+                if not calls:
+                    continue
+                # 3. Take every answered call, then send its actions.
+                finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+                answered = []
+                for call in finished:
+                    group, views = calls.pop(call)
+                    replies, agent_seconds = call.result()  # an agent that stops the run raises here
+                    answered += [(item, view, reply, agent_seconds)
+                                 for item, view, reply in zip(group, views, replies)]
+                ready += self.record(answered)
+        finally:
+            for call in calls:
+                call.cancel()
+            if calls:
+                await asyncio.gather(*calls, return_exceptions=True)
+            if self.own_pool:
+                self.pool.close()
+        return [self.results[i] for i in range(len(self.plays))]
+
+
 async def run_episodes(
     sandbox: EnvHost,
     envs: Mapping[str, EnvSpec],
@@ -219,184 +422,4 @@ async def run_episodes(
 
     ``handles``: a worker pool to reuse (and leave open); by default one is made and closed here.
     """
-    config = config or RolloutConfig()
-    pool = handles or HandlePool(sandbox, limit=2 * config.concurrency)
-    queue = deque(_round_robin(plays))
-    results: dict[int, Episode] = {}
-    index_of: dict[str, int] = {}
-    want_hint_every_step = not agent.keeps_history
-
-    def listed(value: dict, previous: list[str] | None = None) -> list[str] | None:
-        """Listed actions; choice agents also get those an observation lists (the reference's menus)."""
-        if not agent.needs_valid_actions:
-            return value.get("valid_actions", previous)
-        return listed_actions(value.get("valid_actions"), value["observation"], previous)
-    # Optional agent attribute (see the module docstring): False lets episodes move independently.
-    lockstep = getattr(agent, "lockstep", True)
-
-    def finish(item: _Live, failure: str | None = None, message: str = "") -> None:
-        ep = item.episode
-        ep.failure = failure if failure else ep.failure
-        ep.failure_message = message or ep.failure_message
-        ep.final_observation = item.observation
-        ep.ret = episode_return(item.last_reward, ep.terminated) if ep.failure is None else 0.0
-        ep.seconds = time.perf_counter() - item.started
-        pool.give(item.play.env_id, item.handle)  # a dead worker is replaced on its next reset
-        results[index_of.pop(item.key)] = ep
-        if on_episode is not None:
-            on_episode(ep)
-
-    def start_episodes(room: int) -> list[_Live]:
-        """Take up to ``room`` plays from the queue and reset them in one pipelined round."""
-        starting: list[_Live] = []
-        while queue and len(starting) < room:
-            i, play = queue.popleft()
-            if play.env_id not in envs:
-                raise RolloutError(f"play refers to unknown environment '{play.env_id}'")
-            key = f"{i}:{play.env_id}:{play.seed}:{int(play.hinted)}"
-            index_of[key] = i
-            handle = pool.take(play.env_id, envs[play.env_id])
-            episode = Episode(env_id=play.env_id, seed=play.seed, hinted=play.hinted, group=play.group)
-            starting.append(_Live(play, key, handle, episode, started=time.perf_counter()))
-        if not starting:
-            return []
-        started: list[_Live] = []
-        want = ["valid_actions", "hint", "tools"]
-        pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]
-        for item, outcome in zip(starting, sandbox.gather(pendings)):
-            if not item.handle.loaded.ok:
-                finish(item, item.handle.loaded.status, f"load: {item.handle.loaded.message}")
-                continue
-            if not outcome.ok:
-                finish(item, outcome.status, f"reset: {outcome.message}")
-                continue
-            item.valid_actions = listed(outcome.value)
-            if agent.needs_valid_actions and item.valid_actions is None:
-                raise RolloutError(
-                    f"agent '{agent.name}' chooses among valid actions, but environment "
-                    f"'{item.play.env_id}' has no valid_actions() method and its observation lists no "
-                    "actions; play it with a text agent (openai:MODEL, random, human) or add valid_actions()."
-                )
-            spec = envs[item.play.env_id]
-            item.hint = (spec.hint or outcome.value.get("hint")) if item.play.hinted else None
-            item.observation = outcome.value["observation"]
-            item.tools = outcome.value.get("tools")
-            declared = item.handle.info.get("max_turns")
-            item.max_turns = declared or config.max_turns
-            item.action_format = item.handle.info.get("action_format", PLAIN)
-            started.append(item)
-        return started
-
-    def view_of(item: _Live) -> View:
-        shown = item.observation
-        if item.hint and (want_hint_every_step or not item.history):
-            shown = with_hint(shown, item.hint)
-        # Only agents that read the conversation get (a copy of) it: copying is O(turns) per turn.
-        history = list(item.history) if agent.keeps_history else []
-        return View(
-            episode_key=item.key, observation=shown, history=history,
-            valid_actions=item.valid_actions, tools=item.tools, turn=len(item.history),
-            max_turns=item.max_turns, hint=item.hint,
-        )
-
-    async def ask(views: list[View]) -> tuple[list[Reply], float]:
-        t0 = time.perf_counter()
-        replies = await agent.act(views)
-        return replies, (time.perf_counter() - t0) / max(1, len(views))
-
-    def apply(answered: list[tuple[_Live, View, Reply, float]]) -> list[_Live]:
-        """Record the replies, send the actions (pipelined across workers); return the episodes that go on."""
-        stepping: list[tuple[_Live, Turn]] = []
-        pendings = []
-        going: list[_Live] = []
-        ended: list[_Live] = []
-        for item, view, reply, agent_seconds in answered:
-            turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
-                        valid_actions=item.valid_actions, seconds=agent_seconds)
-            item.episode.turns.append(turn)
-            item.history.append((view.observation, reply.text))
-            for name, count in reply.tokens.items():
-                item.episode.tokens[name] = item.episode.tokens.get(name, 0) + count
-            if reply.error is not None:
-                finish(item, "agent", reply.error)
-                ended.append(item)
-            elif (request := _request(item, reply)) is None:
-                item.episode.format_failures += 1
-                item.observation = f"{item.observation.rstrip()}\n{FORMAT_REMINDER}"
-                if _out_of_turns(item, config.max_turns):
-                    item.episode.truncated = turn.truncated = True
-                    finish(item)
-                    ended.append(item)
-                else:
-                    going.append(item)
-            else:
-                op, args = request
-                want = ["valid_actions"] + (["hint"] if item.hint and want_hint_every_step else [])
-                if op == "step":
-                    turn.action = args["action"]
-                else:
-                    calls = args["calls"] if op == "tools" else [args]
-                    turn.tool_call = calls[0]
-                    turn.tool_calls = calls if op == "tools" else None
-                pendings.append(item.handle.submit(op, **args, want=want))
-                stepping.append((item, turn))
-        for (item, turn), outcome in zip(stepping, sandbox.gather(pendings)):
-            if not outcome.ok:
-                where = "execute_tool" if turn.tool_call is not None else "step"
-                finish(item, outcome.status, f"{where}: {outcome.message}")
-                ended.append(item)
-                continue
-            value = outcome.value
-            turn.reward, turn.terminated, turn.truncated = value["reward"], value["terminated"], value["truncated"]
-            turn.seconds += outcome.seconds
-            item.last_reward = value["reward"]
-            item.observation = value["observation"]
-            item.valid_actions = listed(value, item.valid_actions)
-            if item.play.hinted and value.get("hint") and not envs[item.play.env_id].hint:
-                item.hint = value["hint"]
-            ep = item.episode
-            ep.terminated, ep.truncated = turn.terminated, turn.truncated
-            if not (turn.terminated or turn.truncated) and _out_of_turns(item, config.max_turns):
-                ep.truncated = True
-            if ep.terminated or ep.truncated:
-                finish(item)
-                ended.append(item)
-            else:
-                going.append(item)
-        if ended:
-            agent.end_episodes([x.key for x in ended])
-        going_ids = {id(x) for x in going}
-        return [item for item, *_ in answered if id(item) in going_ids]  # keep the batch order
-
-    # Episodes waiting for the agent, and agent calls in flight (with the episodes they answer).
-    ready: list[_Live] = []
-    calls: dict[asyncio.Future, tuple[list[_Live], list[View]]] = {}
-    try:
-        while queue or ready or calls:
-            # 1. Fill free slots with new episodes.
-            in_calls = sum(len(group) for group, _ in calls.values())
-            ready += start_episodes(config.concurrency - len(ready) - in_calls)
-            # 2. Ask the agent: one call for all live episodes (lockstep), or one call per episode.
-            if ready and (not lockstep or not calls):
-                for group in ([ready] if lockstep else [[item] for item in ready]):
-                    views = [view_of(item) for item in group]
-                    calls[asyncio.ensure_future(ask(views))] = (group, views)
-                ready = []
-            if not calls:
-                continue
-            # 3. Take every answered call, then send its actions.
-            finished, _ = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
-            answered = []
-            for call in finished:
-                group, views = calls.pop(call)
-                replies, agent_seconds = call.result()  # an agent that stops the run raises here
-                answered += [(item, view, reply, agent_seconds) for item, view, reply in zip(group, views, replies)]
-            ready += apply(answered)
-    finally:
-        for call in calls:
-            call.cancel()
-        if calls:
-            await asyncio.gather(*calls, return_exceptions=True)
-        if handles is None:
-            pool.close()
-    return [results[i] for i in range(len(plays))]
+    return await EpisodeRun(sandbox, envs, plays, agent, config, on_episode, handles).play()

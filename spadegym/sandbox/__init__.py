@@ -3,10 +3,10 @@
 from .config import TIERS, SandboxConfig
 from .doctor import doctor
 from .hardening import TierReport, probe
-from .host import EnvHandle, Sandbox, SandboxError, Worker, gather
+from .host import EnvHandle, Sandbox, SandboxError, Worker, gather, sandbox_or_own
 from .protocol import CATEGORIES, Outcome
 
 __all__ = [
     "CATEGORIES", "TIERS", "EnvHandle", "Outcome", "Sandbox", "SandboxConfig", "SandboxError",
-    "TierReport", "Worker", "doctor", "gather", "probe",
+    "TierReport", "Worker", "doctor", "gather", "probe", "sandbox_or_own",
 ]

@@ -24,7 +24,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -560,3 +561,13 @@ class EnvHandle:
             self.worker.kill()
             self.sandbox._workers.discard(self.worker)
             self.worker = None
+
+
+@contextmanager
+def sandbox_or_own(sandbox: Sandbox | None, config: SandboxConfig | None = None) -> Iterator[Sandbox]:
+    """The caller's sandbox, left open; or, without one, a new one of ``config`` closed on leaving."""
+    if sandbox is not None:
+        yield sandbox
+        return
+    with Sandbox(config) as own:
+        yield own

@@ -6,18 +6,20 @@ A user function is named as ``"package.module:function"``.
 
 Scales: ``regret`` lies in [-2, 2]; every other built-in lies in [0, 1]
 (``oracle_regret`` in [-2, 2]). Invalid proposals always earn less than any
-valid one: see ``feedback_rewards``.
+valid one: see ``invalid_reward``.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..plugins import import_object
+from . import bands
 
 
 @dataclass
@@ -33,18 +35,28 @@ class EnvStats:
     oracle_return: float | None = None  # return of the file's solution(), when it has one
     skill_ema: float | None = None  # slow EMA of this skill's no-hint win rate
 
+    @property
+    def regret(self) -> float:
+        """Hint regret (SPADE's): mean return with the hint minus mean return without."""
+        return self.mean_return_hint - self.mean_return
+
+    @property
+    def oracle_regret(self) -> float | None:
+        """Return of the file's own solution minus the no-hint mean return; None without a solution."""
+        return None if self.oracle_return is None else self.oracle_return - self.mean_return
+
 
 DesignerReward = Callable[[EnvStats], float]
 
-#: Band limits of the paper's "plateau" reward.
-BAND_LOW, BAND_HIGH, BAND_FALLOFF = 0.4, 0.6, 0.25
+#: Band limits of the paper's "plateau" reward (see ``bands``).
+(BAND_LOW, BAND_HIGH), BAND_FALLOFF = bands.PLATEAU, bands.PLATEAU_FALLOFF
 #: Regret that saturates the blend's regret term (paper: 0.15).
 REGRET_SCALE = 0.15
 
 
 def hint_regret(s: EnvStats) -> float:
     """Mean return with the hint minus mean return without (SPADE's regret)."""
-    return s.mean_return_hint - s.mean_return
+    return s.regret
 
 
 def regret_floored(s: EnvStats) -> float:
@@ -80,9 +92,7 @@ def oracle_regret(s: EnvStats) -> float:
 
     Without a solution it falls back to hint regret, so the choice never fails mid-run.
     """
-    if s.oracle_return is None:
-        return hint_regret(s)
-    return s.oracle_return - s.mean_return
+    return s.regret if s.oracle_regret is None else s.oracle_regret
 
 
 def feasibility(s: EnvStats) -> float:
@@ -114,12 +124,7 @@ def get_designer_reward(name: str) -> DesignerReward:
     if name in DESIGNER_REWARDS:
         return DESIGNER_REWARDS[name]
     if ":" in name:
-        module_name, _, attr = name.partition(":")
-        try:
-            fn = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"designer_reward '{name}' cannot be imported ({exc}); "
-                             "give module:function of an importable function.") from None
+        fn = import_object(name, "designer_reward")
         if not callable(fn):
             raise ValueError(f"designer_reward '{name}' is not callable.")
         return fn

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..cli.errors import UserError
+from ..errors import UserError
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sqlite3
 import threading
 import time
@@ -28,16 +27,19 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cli.errors import UserError
-from ..rollout.records import Episode
+from ..envfile.contract import is_success
+from ..errors import UserError
+from ..figures import finite_or_none
 from ..text import storable
 from .schema import DDL, SCHEMA_VERSION, TABLES
 
+if TYPE_CHECKING:
+    from .record import RoundRecord
+
 DB_NAME = "run.sqlite"
 SPLITS = ("train", "heldout")
-_EPISODE_FIELDS = {f.name for f in dataclasses.fields(Episode)}
 _SCORE_REALS = ("win_rate", "win_rate_hint", "regret", "oracle_regret", "designer_reward")
 _SCORE_COUNTS = ("plays", "plays_hint")
 
@@ -66,11 +68,7 @@ def to_json(value: Any) -> str:
     return storable(json.dumps(value, default=_plain, separators=(",", ":"), ensure_ascii=False))
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
+_number = finite_or_none  # a stored figure is a finite number or NULL
 
 
 def _count(value: Any) -> int | None:
@@ -170,9 +168,8 @@ class RoundTransaction:
             if split not in SPLITS:
                 raise ValueError(f"episode split must be one of {SPLITS}, not {split!r}")
             success = ep.get("success")
-            if success is None:  # the one success rule lives on Episode
-                fields = {k: v for k, v in ep.items() if k in _EPISODE_FIELDS and k != "turns"}
-                success = Episode.from_dict({"seed": 0, "hinted": False, **fields}).success
+            if success is None:  # the contract's one success rule
+                success = is_success(float(ep.get("ret", 0.0)), ep.get("failure"))
             rows.append(
                 (
                     int(ep.get("round", self.round)),
@@ -347,6 +344,38 @@ class RunStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def write_round(self, record: RoundRecord) -> None:
+        """Everything of one round in one transaction: proposals and new levels, designer rewards,
+        episodes (train and held-out), per-level scores, resume state, and the summary last."""
+        from ..envfile import inspect_source
+        from ..families import difficulty_index
+
+        if record.summary is None:
+            raise ValueError(f"round {record.round} has no summary yet; summarize it before writing")
+        with self.round(record.round) as tx:
+            for p in record.proposals:
+                c = p.candidate
+                tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
+                if p.valid:
+                    meta = {"difficulty": difficulty_index(c.family, c.knobs),
+                            "class_name": inspect_source(c.source).class_name, **c.meta}
+                    tx.add_environment(p.name, c.source, c.hint, c.skill, c.family, c.knobs, dataclasses.asdict(c.lineage),
+                                       p.code_hash, meta)
+            for earned in record.feedback:
+                if earned.candidate_id:
+                    tx.set_proposal_reward(earned.candidate_id, earned.reward)
+            tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "train"} for e in record.episodes])
+            tx.add_episodes([{**e.to_dict(), "round": record.round, "split": "heldout"}
+                             for e in record.heldout_episodes])
+            tx.add_scores([{
+                "env_id": env_id, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint, "regret": s.regret,
+                "oracle_regret": s.oracle_regret, "designer_reward": record.rewards[env_id], "plays": s.plays,
+                "plays_hint": s.plays_hint, "difficulty": record.difficulty.get(env_id),
+            } for env_id, s in record.stats.items()])
+            for key, state in record.states.items():
+                tx.save_state(key, state)
+            tx.finish(record.summary.to_dict())
 
     # -- reading ---------------------------------------------------------
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..envfile import SourceError, read_source
-from ..sandbox import Sandbox
+from ..sandbox import Sandbox, sandbox_or_own
 from .config import ValidationConfig
 from .evidence import gather_evidence
 from .quality_checks import degeneracy_checks, feasibility_checks
@@ -37,13 +37,8 @@ def validate_source(source: str, filename: str = "<env>", *, hint: str | None = 
     start = time.perf_counter()
     checks = static_checks(source, filename, config)
     if not any(c.blocking for c in checks):
-        own = sandbox is None
-        box = sandbox or Sandbox(config.sandbox)
-        try:
+        with sandbox_or_own(sandbox, config.sandbox) as box:
             checks += _runtime_sections(box, source, filename, hint, config)
-        finally:
-            if own:
-                box.close()
     return Verdict.from_checks(filename, checks, time.perf_counter() - start)
 
 
@@ -99,21 +94,15 @@ def validate_paths(paths: list[str | Path], *, hint: str | None = None, sandbox:
     """
     config = config or ValidationConfig()
     files = expand_paths(paths)
-    own = sandbox is None
-    box = sandbox or Sandbox(config.sandbox)
     pending: deque[Future[Verdict]] = deque()
-    try:
-        with ThreadPoolExecutor(max_workers=config.jobs) as pool:
-            try:
-                for path in files:
-                    pending.append(pool.submit(_validate_file, path, hint, box, config))
-                    if len(pending) > config.jobs:
-                        yield pending.popleft().result()
-                while pending:
+    with sandbox_or_own(sandbox, config.sandbox) as box, ThreadPoolExecutor(max_workers=config.jobs) as pool:
+        try:
+            for path in files:
+                pending.append(pool.submit(_validate_file, path, hint, box, config))
+                if len(pending) > config.jobs:
                     yield pending.popleft().result()
-            finally:
-                for future in pending:  # the caller stopped early: do not probe the rest
-                    future.cancel()
-    finally:
-        if own:
-            box.close()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:  # the caller stopped early: do not probe the rest
+                future.cancel()

@@ -73,8 +73,8 @@ def test_options_are_checked() -> None:
 
 
 def test_kinds_are_listed() -> None:
-    assert agent_kinds() == [
-        "random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]", "hf:PATH"]
+    assert agent_kinds() == ["random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]",
+                             "package.module:Class", "hf:PATH"]
 
 
 def test_the_spec_url_wins_over_a_configured_one() -> None:

@@ -114,14 +114,15 @@ def test_run_on_a_pool_alone_replays_it_and_as_seed_levels_goes_on_with_the_desi
         (pool / f"game_00000_000_{name}.py").write_text(family.render(family.level_knobs(0)))
     sources = {p.read_text() for p in pool.glob("*.py")}
 
-    fixed = run(RunConfig(rounds=2, designer="pool", pool=str(tmp_path / "pool"), **TINY), tmp_path / "fixed",
+    fixed = run(RunConfig(rounds=2, designer="pool", pool={"path": str(tmp_path / "pool")}, **TINY),
+                tmp_path / "fixed",
                 console=quiet(), report=False)
     with RunStore.open(tmp_path / "fixed") as store:
         assert {e["source"] for e in store.environments()} == sources  # the pool and nothing else
         assert store.config["buffer"]["retire_after"] == 0 and store.config["buffer"]["min_fill"] == 2
-    assert [s["round"] for s in fixed.summaries] == [0, 1]
+    assert [s.round for s in fixed.summaries] == [0, 1]
 
-    run(RunConfig(rounds=2, designer="mutation", pool=str(tmp_path / "pool"), **TINY), tmp_path / "seeded",
+    run(RunConfig(rounds=2, designer="mutation", pool={"path": str(tmp_path / "pool")}, **TINY), tmp_path / "seeded",
         console=quiet(), report=False)
     with RunStore.open(tmp_path / "seeded") as store:
         stored = {e["source"] for e in store.environments()}
@@ -136,7 +137,31 @@ def test_run_pool_on_the_command_line(tmp_path):
                     "--set", "heldout.seeds=1", "--set", "tensorboard=false")
     assert proc.returncode == 0, proc.stderr
     with RunStore.open(tmp_path / "r") as store:
-        assert store.config["designer"] == "pool" and store.config["pool"] == str(pool)
+        assert store.config["designer"] == "pool" and store.config["pool"] == {"path": str(pool)}
         assert [e["source"] for e in store.environments()] == [(REFERENCE / "boxed_strict.py").read_text()]
     missing = spadegym("run", "--pool", str(tmp_path / "nope"), "--out", str(tmp_path / "r2"))
     assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+
+
+def test_the_pool_section_names_a_bad_key_or_a_missing_path_in_one_sentence(tmp_path):
+    from spadegym.errors import UserError
+    from spadegym.loop import validate_config
+
+    with pytest.raises(UserError, match=r"'pool\.paht' is not a known setting; did you mean 'path'\?"):
+        validate_config({"pool": {"paht": str(tmp_path)}})
+    with pytest.raises(UserError, match="the 'pool' designer plays the files of the pool: give the directory"):
+        validate_config({"designer": "pool"})
+    with pytest.raises(UserError, match="holds no environment|no such file") as err:
+        validate_config({"designer": "pool", "pool": {"path": str(tmp_path / "nope")}})
+    assert "\n" not in str(err.value)
+
+
+def test_a_pool_before_a_designer_has_that_designer_s_abilities(tmp_path):
+    from spadegym.designers.base import LearningDesigner
+    from spadegym.designers.pool import pool_designer
+    from spadegym.designers.registry import make_designer
+
+    files = [REFERENCE / "boxed_strict.py"]
+    alone, seeded = pool_designer(files), pool_designer(files, then=make_designer("mutation"))
+    assert not isinstance(alone, LearningDesigner) and isinstance(seeded, LearningDesigner)
+    assert not isinstance(pool_designer(files, then=make_designer("uniform")), LearningDesigner)

@@ -45,3 +45,24 @@ def test_duplicates_are_refused(serve, sandbox, tmp_path: Path) -> None:
     designer = designer_for(serve(model), sandbox)
     summary = design(designer, 2, ["Mathematical Reasoning"], tmp_path, sandbox)
     assert (summary.valid, summary.refused) == (1, {"duplicate": 1})
+
+
+def test_one_judge_names_refusals_and_drops_duplicates(sandbox) -> None:
+    from spadegym.designers.base import Candidate
+    from spadegym.designers.judge import Judge, refusal
+    from spadegym.families import get_family
+    from spadegym.validate.verdict import Verdict
+
+    family = get_family("grid_maze")
+    source = family.render(family.level_knobs(0))
+    judge = Judge(sandbox, known=lambda code_hash: False)
+    first, again = judge(Candidate(source, family.skill), "a"), judge(Candidate(source, family.skill), "b")
+    assert first.valid and first.env_id == "a" and first.verdict.valid
+    assert again.refusal == "duplicate" and again.env_id is None
+    broken = judge(Candidate("class BrokenEnv:\n    pass\n", family.skill), "c")
+    assert not broken.valid and broken.refusal == broken.verdict.category
+    # A designer's own reason wins over the verdict's category, except its generic "invalid".
+    leak = Verdict("x.py", False, "leak")
+    assert refusal(Candidate("", "s", refusal="hint_leak"), leak) == "hint_leak"
+    assert refusal(Candidate("", "s", refusal="invalid"), leak) == "leak"
+    assert refusal(Candidate("", "s"), Verdict("x.py", True, None)) is None

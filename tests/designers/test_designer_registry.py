@@ -27,7 +27,7 @@ def test_unknown_specs(spec: str, suggestion: str | None) -> None:
 def test_openai_spec_builds_the_llm_designer() -> None:
     designer = make_designer("openai:my/model@http://127.0.0.1:8001/v1", seed=5,
                              llm={"temperature": 0.2, "concurrency": 3, "unknown_field": 1},
-                             config={"repair_turns": 1}, corpus=False, validation={"random_episodes": 4})
+                             llm_designer={"repair_turns": 1}, corpus=False, validation={"random_episodes": 4})
     assert isinstance(designer, LLMDesigner) and designer.name == "openai:my/model"
     ep = designer.endpoint
     assert (ep.model, ep.base_url, ep.temperature, ep.concurrency, ep.max_tokens) == (

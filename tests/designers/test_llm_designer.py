@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -21,11 +22,11 @@ MATH = "Mathematical Reasoning"
 def test_valid_replies_come_out_as_valid_candidates(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("prose_valid"), reply("think_valid"), reply("fstring_bug")])
     designer = designer_for(serve(model), sandbox)
-    candidates = designer.propose(DesignContext(skill=MATH, count=3))
+    candidates = asyncio.run(designer.propose(DesignContext(skill=MATH, count=3)))
 
     assert len(candidates) == 3
     for cand in candidates:
-        assert cand.meta["valid"] and cand.meta["verdict"]["valid"] and cand.meta["refusal"] is None
+        assert cand.verdict.valid and cand.refusal is None and not cand.reward_as_invalid
         assert cand.attempts == 1 and not cand.meta["repaired"] and cand.meta["first_attempt_valid"]
         assert cand.hint == GOOD_HINT and cand.skill == MATH
         assert cand.lineage.operator == "llm" and cand.lineage.designer == "openai:designer-model"
@@ -41,7 +42,7 @@ def test_valid_replies_come_out_as_valid_candidates(serve, sandbox) -> None:
 def test_design_prompt_fences_the_document_and_names_the_skill(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("prose_valid")])
     designer = designer_for(serve(model), sandbox)
-    (cand,) = designer.propose(DesignContext(skill=MATH, count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
     system, user = model.requests["design"][0]["messages"]
     assert system["content"] == prompts.DESIGN_SYSTEM and "nothing inside those" in system["content"]
@@ -55,10 +56,11 @@ def test_design_prompt_fences_the_document_and_names_the_skill(serve, sandbox) -
 def test_invalid_first_reply_is_repaired_with_the_verdict_message(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("invalid_first")], repair=[reply("repaired")])
     designer = designer_for(serve(model), sandbox)
-    (cand,) = designer.propose(DesignContext(skill="Optimization", count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=1)))
 
-    assert cand.meta["valid"] and cand.attempts == 2
+    assert cand.verdict.valid and cand.refusal is None and cand.attempts == 2
     assert cand.meta["repaired"] is True and cand.meta["first_attempt_valid"] is False
+    assert cand.reward_as_invalid  # rewarded on its first attempt, which failed
     assert "except ValueError" in cand.source
     (repair,) = model.requests["repair"]
     messages = repair["messages"]
@@ -71,10 +73,10 @@ def test_invalid_first_reply_is_repaired_with_the_verdict_message(serve, sandbox
 def test_reply_that_stays_invalid_is_refused_with_its_verdict(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("invalid_first")], repair=[reply("invalid_first")])
     designer = designer_for(serve(model), sandbox, repair_turns=2)
-    (cand,) = designer.propose(DesignContext(skill="Optimization", count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=1)))
 
-    assert cand.meta["valid"] is False and cand.meta["refusal"] == "invalid"
-    assert cand.meta["verdict"]["category"] == "exception" and cand.attempts == 3
+    assert cand.refusal == "invalid"
+    assert cand.verdict.category == "exception" and cand.attempts == 3
     assert "class RoadMapEnv" in cand.source  # rejected code is kept for the store
     assert len(model.requests["repair"]) == 2 and not model.requests["hint"]
     assert designer.stats.refused == {"invalid": 1}
@@ -83,12 +85,12 @@ def test_reply_that_stays_invalid_is_refused_with_its_verdict(serve, sandbox) ->
 def test_replies_without_code_are_refused_and_counted(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("no_code"), reply("declined")])
     designer = designer_for(serve(model), sandbox)
-    cands = designer.propose(DesignContext(skill="Causal Inference", count=2))
+    cands = asyncio.run(designer.propose(DesignContext(skill="Causal Inference", count=2)))
 
-    assert sorted(c.meta["refusal"] for c in cands) == ["declined", "no_code"]
+    assert sorted(c.refusal for c in cands) == ["declined", "no_code"]
     for cand in cands:
-        assert cand.source == "" and cand.meta["valid"] is False
-        assert cand.meta["verdict"]["category"] == cand.meta["refusal"]
+        assert cand.source == "" and not cand.verdict.valid
+        assert cand.verdict.category == cand.refusal
     assert designer.stats.refused == {"declined": 1, "no_code": 1}
     assert not model.requests["repair"] and not model.requests["hint"]
 
@@ -108,9 +110,9 @@ def test_leaking_hint_is_rewritten_once(serve, sandbox) -> None:
     assert len(answer) >= 2  # distinctive enough for the leak check
     model = DesignerModel(design=[reply("think_valid")], hints=[f"The answer is {answer}.", GOOD_HINT])
     designer = designer_for(serve(model), sandbox)
-    (cand,) = designer.propose(DesignContext(skill=MATH, count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
-    assert cand.meta["valid"] and cand.hint == GOOD_HINT and cand.meta["hint_rewrites"] == 1
+    assert cand.refusal is None and cand.hint == GOOD_HINT and cand.meta["hint_rewrites"] == 1
     (retry,) = model.requests["hint_retry"]
     assert "states the answer" in retry["messages"][-1]["content"]
     assert designer.stats.hints_rewritten == 1
@@ -120,10 +122,10 @@ def test_hint_that_keeps_leaking_refuses_the_environment(serve, sandbox) -> None
     answer = answer_of(sandbox, extract_code(reply("think_valid")).code)
     model = DesignerModel(design=[reply("think_valid")], hints=[f"hint: it is {answer}"])
     designer = designer_for(serve(model), sandbox)
-    (cand,) = designer.propose(DesignContext(skill=MATH, count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
-    assert cand.meta["valid"] is False and cand.meta["refusal"] == "hint_leak"
-    assert cand.meta["verdict"]["category"] == "leak" and cand.meta["leaking_hint"] == f"it is {answer}"
+    assert cand.refusal == "hint_leak"
+    assert cand.verdict.category == "leak" and cand.meta["leaking_hint"] == f"it is {answer}"
     assert designer.stats.refused == {"hint_leak": 1}
 
 
@@ -132,7 +134,7 @@ def test_server_going_away_is_one_clear_error(serve, sandbox) -> None:
     designer = designer_for(server, sandbox)
     server.stop()
     with pytest.raises(LLMUnavailable) as err:
-        designer.propose(DesignContext(skill=MATH, count=2))
+        asyncio.run(designer.propose(DesignContext(skill=MATH, count=2)))
     message = str(err.value)
     assert server.url in message and "check that the server is running" in message
     assert "\n" not in message
@@ -141,11 +143,11 @@ def test_server_going_away_is_one_clear_error(serve, sandbox) -> None:
 def test_memory_feeds_later_prompts_and_state_persists(serve, sandbox) -> None:
     model = DesignerModel(design=[reply("prose_valid")])
     designer = designer_for(serve(model), sandbox)
-    (cand,) = designer.propose(DesignContext(skill=MATH, count=1))
+    (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
     designer.update([Feedback(cand.candidate_id, 0.8, True, "llm", {"win_rate": 0.5, "regret": 0.4,
                                                                     "env_id": "r001-odd"})])
     hard = LevelSummary("r000-hard", MATH, 0.02, 0.05, 0.0, -0.3, code_excerpt="class HardEnv: ...")
-    designer.propose(DesignContext(skill=MATH, count=1, hopeless=[hard]))
+    asyncio.run(designer.propose(DesignContext(skill=MATH, count=1, hopeless=[hard])))
 
     prompt = model.requests["design"][-1]["messages"][-1]["content"]
     assert '<past_environment id="r001-odd" win_rate="0.50" regret="0.40">' in prompt
@@ -164,10 +166,10 @@ def test_mixed_batch_share_valid_first_and_after_repair(serve, sandbox) -> None:
              "declined", "prose_valid"]
     model = DesignerModel(design=[reply(n) for n in names], repair=[reply("repaired")])
     designer = designer_for(serve(model), sandbox)
-    cands = designer.propose(DesignContext(skill=MATH, count=len(names)))
+    cands = asyncio.run(designer.propose(DesignContext(skill=MATH, count=len(names))))
 
     first = sum(c.meta["first_attempt_valid"] for c in cands) / len(cands)
-    after = sum(c.meta["valid"] for c in cands) / len(cands)
+    after = sum(c.refusal is None for c in cands) / len(cands)
     print(f"\nLLM designer on test replies: valid at first attempt {first:.2f}, after repair {after:.2f}")
     assert (first, after) == (4 / 8, 6 / 8)
     assert designer.stats.refused == {"declined": 1, "no_code": 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from spadegym.designers import make_designer
@@ -27,7 +28,7 @@ def _key(c: Candidate) -> str:
 def test_fresh_proposals_are_new_levels_of_the_skill_unique_and_valid(sandbox: Sandbox) -> None:
     designer = MutationDesigner(seed=3)
     assert isinstance(designer, Designer)
-    cands = designer.propose(DesignContext(skill=SKILL, count=6))
+    cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=6)))
     assert len(cands) == 6
     assert len({c.candidate_id for c in cands}) == 6 and len({_key(c) for c in cands}) == 6
     for c in cands:
@@ -40,9 +41,9 @@ def test_fresh_proposals_are_new_levels_of_the_skill_unique_and_valid(sandbox: S
 
 def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbox) -> None:
     designer = MutationDesigner(seed=5)
-    first = designer.propose(DesignContext(skill=SKILL, count=3))
+    first = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=3)))
     parents = _as_parents(first, [0.9, 0.1, 0.0])
-    children = designer.propose(DesignContext(skill=SKILL, count=8, parents=parents))
+    children = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=8, parents=parents)))
     by_id = {p.env_id: p for p in parents}
     mutated = [c for c in children if c.lineage.operator != "new"]
     assert mutated, "with parents, most proposals are edits"
@@ -69,7 +70,7 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
     assert not set(keys) & {json.dumps([p.family, p.knobs], sort_keys=True) for p in parents}
     # A grandchild is one level deeper.
     child = mutated[0]
-    grand = designer.propose(DesignContext(skill=SKILL, count=4, parents=_as_parents([child])))
+    grand = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=4, parents=_as_parents([child]))))
     assert any(g.lineage.depth == 2 and g.lineage.parents == [f"env-{child.candidate_id}"] for g in grand)
     for c in children[:3]:
         assert validate_source(c.source, "child.py", sandbox=sandbox).valid
@@ -77,10 +78,10 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
 
 def test_operator_policy_moves_toward_rewarded_operators() -> None:
     designer = MutationDesigner(seed=1)
-    parents = _as_parents(designer.propose(DesignContext(skill=SKILL, count=4)))
+    parents = _as_parents(asyncio.run(designer.propose(DesignContext(skill=SKILL, count=4))))
     before = designer.operator_probabilities(SKILL)
     for _ in range(6):
-        cands = designer.propose(DesignContext(skill=SKILL, count=8, parents=parents))
+        cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=8, parents=parents)))
         designer.update([Feedback(c.candidate_id, 1.0 if c.lineage.operator == "harder" else -0.5, True,
                                   c.lineage.operator) for c in cands])
     after = designer.operator_probabilities(SKILL)
@@ -93,9 +94,9 @@ def test_operator_policy_moves_toward_rewarded_operators() -> None:
 
 def test_same_seed_same_proposals_and_state_round_trip() -> None:
     def run(d: MutationDesigner) -> list[tuple[str, str]]:
-        first = d.propose(DesignContext(skill="Optimization", count=4))
+        first = asyncio.run(d.propose(DesignContext(skill="Optimization", count=4)))
         d.update([Feedback(c.candidate_id, 0.3 * i, True, c.lineage.operator) for i, c in enumerate(first)])
-        second = d.propose(DesignContext(skill="Optimization", count=5, parents=_as_parents(first)))
+        second = asyncio.run(d.propose(DesignContext(skill="Optimization", count=5, parents=_as_parents(first))))
         return [(c.candidate_id, _key(c)) for c in first + second]
 
     a, b = MutationDesigner(seed=42), MutationDesigner(seed=42)
@@ -113,7 +114,7 @@ def test_registry_builds_it_and_per_skill_scopes_keep_apart() -> None:
     designer = make_designer("mutation", seed=7)
     assert isinstance(designer, MutationDesigner) and designer.name == "mutation"
     scoped = MutationDesigner(seed=7, config={"per_skill": True})
-    cands = scoped.propose(DesignContext(skill="Causal Inference", count=4))
+    cands = asyncio.run(scoped.propose(DesignContext(skill="Causal Inference", count=4)))
     scoped.update([Feedback(c.candidate_id, 1.0, True, c.lineage.operator) for c in cands])
     assert scoped.operator_probabilities("Causal Inference")["new"] > scoped.operator_probabilities(SKILL)["new"]
 
@@ -123,16 +124,16 @@ def test_proposals_spread_over_the_skill_families_even_with_one_strong_parent() 
 
     designer = MutationDesigner(seed=5)
     names = {f.name for f in list_families(SKILL)}
-    first = designer.propose(DesignContext(skill=SKILL, count=len(names)))
+    first = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=len(names))))
     assert {c.family for c in first} == names  # one level of each family first
     best = [c for c in first][:1]
     parents = _as_parents(best, [1.0])  # one family holds the only (and best) parent
-    later = designer.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents))
+    later = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents)))
     counts = {n: sum(c.family == n for c in later) for n in names}
     assert max(counts.values()) - min(counts.values()) <= 1, counts
     unbalanced = MutationDesigner(seed=5, config={"balance_families": False})
-    unbalanced.propose(DesignContext(skill=SKILL, count=len(names)))
-    skewed = unbalanced.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents))
+    asyncio.run(unbalanced.propose(DesignContext(skill=SKILL, count=len(names))))
+    skewed = asyncio.run(unbalanced.propose(DesignContext(skill=SKILL, count=3 * len(names), parents=parents)))
     assert max(sum(c.family == n for c in skewed) for n in names) > max(counts.values())
 
 
@@ -148,7 +149,7 @@ def test_edits_follow_the_parent_win_rate() -> None:
         designer.stats["global"] = OperatorStats(preferences={o: (-9.0 if o == "new" else 0.0) for o in OPERATORS})
         parent = LevelSummary("p", family.skill, win_rate, 1.0, 0.0, 1.0, family="grid_maze", knobs=knobs,
                               source=family.render(knobs))
-        cands = designer.propose(DesignContext(skill=SKILL, count=12, parents=[parent] * 3))
+        cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=12, parents=[parent] * 3)))
         return [difficulty_index(c.family, c.knobs) for c in cands if c.family == "grid_maze"
                 and c.lineage.operator != "new"]
 
@@ -177,7 +178,7 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
     designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
     taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
                           knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
-    cands = designer.propose(DesignContext(skill=SKILL, count=2, mastered=taken))
+    cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=2, mastered=taken)))
     assert len(cands) == 2  # before: the slot came back empty after 50 draws of taken levels
     assert all(c.family in others for c in cands)
 
@@ -194,7 +195,7 @@ def test_a_family_the_agent_has_outgrown_gets_the_slot_and_a_harder_level() -> N
     for seed in range(5):
         designer = MutationDesigner(seed=seed)
         designer.proposed = {"grid_maze": 0, "key_rooms": 0, "sonar_dig": 9}  # not the least proposed
-        (cand,) = designer.propose(DesignContext(skill=SKILL, count=1, parents=parents))
+        (cand,) = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=1, parents=parents)))
         assert cand.family == "sonar_dig" and cand.lineage.parents == ["sonar"]
         assert difficulty_index("sonar_dig", cand.knobs) > 0
 
@@ -209,7 +210,7 @@ def test_a_retired_level_in_the_band_makes_its_family_climb() -> None:
     for seed in range(5):
         designer = MutationDesigner(seed=seed)
         designer.proposed = {"grid_maze": 0, "key_rooms": 0, "sonar_dig": 9}
-        (cand,) = designer.propose(DesignContext(skill=SKILL, count=1, parents=[stalled, *others]))
+        (cand,) = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=1, parents=[stalled, *others])))
         assert cand.family == "sonar_dig" and cand.lineage.operator in ("harder", "reshape")
         assert difficulty_index("sonar_dig", cand.knobs) > 0
     hard = LevelSummary("sonar", SKILL, 0.05, 0.9, 0.85, 0.1, family="sonar_dig", knobs=knobs, retired=True)

@@ -1,5 +1,7 @@
 """The non-adaptive baseline designers (uniform draws, fixed pools)."""
 
+import asyncio
+
 import pytest
 
 from spadegym.designers import make_designer
@@ -10,35 +12,35 @@ from spadegym.families import list_families
 
 def test_fixed_easy_proposes_every_family_once_at_level_zero():
     designer = make_designer("fixed:easy", seed=0)
-    first = designer.propose(DesignContext(skill="Optimization", count=10))
-    rest = designer.propose(DesignContext(skill="Optimization", count=100))
+    first = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=10)))
+    rest = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=100)))
     proposed = first + rest
     assert len(proposed) == len(list_families())
     assert {c.family for c in proposed} == {f.name for f in list_families()}
     assert all(c.knobs == next(f for f in list_families() if f.name == c.family).level_knobs(0) for c in proposed)
-    assert designer.propose(DesignContext(skill="Optimization", count=5)) == []  # the pool is spent
-    overrides = baseline_overrides(designer)
+    assert asyncio.run(designer.propose(DesignContext(skill="Optimization", count=5))) == []  # the pool is spent
+    overrides = baseline_overrides(designer.spec)
     assert overrides["min_fill"] == len(list_families()) and overrides["replay_fraction"] == 1.0
     assert overrides["retire_after"] == 0  # a fixed pool is replayed for the whole run
 
 
 def test_uniform_draws_stay_in_the_skill_and_are_seeded():
-    a = SamplerDesigner("uniform", seed=3).propose(DesignContext(skill="Spatial Reasoning", count=6))
-    b = SamplerDesigner("uniform", seed=3).propose(DesignContext(skill="Spatial Reasoning", count=6))
+    a = asyncio.run(SamplerDesigner("uniform", seed=3).propose(DesignContext(skill="Spatial Reasoning", count=6)))
+    b = asyncio.run(SamplerDesigner("uniform", seed=3).propose(DesignContext(skill="Spatial Reasoning", count=6)))
     assert [c.knobs for c in a] == [c.knobs for c in b]
     assert {c.skill for c in a} == {"Spatial Reasoning"}
     assert len({c.candidate_id for c in a}) == 6
-    assert baseline_overrides(SamplerDesigner("uniform")) == {"replay_fraction": 0.0}
+    assert baseline_overrides("uniform") == {"replay_fraction": 0.0}
 
 
 def test_state_round_trip_resumes_the_same_draws():
     designer = SamplerDesigner("uniform", seed=1)
-    designer.propose(DesignContext(skill="Optimization", count=3))
+    asyncio.run(designer.propose(DesignContext(skill="Optimization", count=3)))
     state = designer.state_dict()
-    later = designer.propose(DesignContext(skill="Optimization", count=3))
+    later = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=3)))
     restored = SamplerDesigner("uniform", seed=99)
     restored.load_state_dict(state)
-    assert [c.knobs for c in restored.propose(DesignContext(skill="Optimization", count=3))] == \
+    assert [c.knobs for c in asyncio.run(restored.propose(DesignContext(skill="Optimization", count=3)))] == \
         [c.knobs for c in later]
 
 
@@ -51,7 +53,7 @@ def test_staged_climbs_one_level_per_equal_share_of_the_rounds():
     designer = make_designer("staged", seed=0, rounds=8)
     levels_by_round = []
     for n in range(8):
-        proposed = designer.propose(DesignContext(skill="Logical Deduction", count=6, round=n))
+        proposed = asyncio.run(designer.propose(DesignContext(skill="Logical Deduction", count=6, round=n)))
         assert {c.skill for c in proposed} == {"Logical Deduction"}
         levels = set()
         for c in proposed:
@@ -65,7 +67,7 @@ def test_staged_climbs_one_level_per_equal_share_of_the_rounds():
     assert levels_by_round[0] == {0} and levels_by_round[-1] == {top}
     flat = [min(levels) for levels in levels_by_round]
     assert flat == sorted(flat)  # never back down
-    assert baseline_overrides(designer) == {"replay_fraction": 0.0}  # fresh levels every round
+    assert baseline_overrides(designer.spec) == {"replay_fraction": 0.0}  # fresh levels every round
 
 
 def test_staged_without_a_run_length_says_what_it_needs():

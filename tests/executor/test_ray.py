@@ -113,8 +113,8 @@ def test_a_ray_run_that_loses_an_actor_gives_the_same_levels_episodes_and_learne
         stop.set()
         killer.join()
     assert len(killed) == 1
-    assert sum(s.get("infrastructure", {}).get("actors_lost", 0) for s in remote.summaries) == 1
-    assert [s["valid"] for s in remote.summaries] == [s["valid"] for s in local.summaries]
+    assert sum(s.infrastructure.get("actors_lost", 0) for s in remote.summaries) == 1
+    assert [s.valid for s in remote.summaries] == [s.valid for s in local.summaries]
     (envs_l, eps_l, learner_l), (envs_r, eps_r, learner_r) = _run_facts(tmp_path / "local"), _run_facts(tmp_path / "ray")
     assert envs_r == envs_l and len(envs_l) >= 4
     assert eps_r == eps_l and len(eps_l) > 2 * 4 * 8  # train and held-out episodes
@@ -127,7 +127,7 @@ class _KillsAnActorAt:
 
     def __init__(self, pid: int, turn: int, still_running):
         self.inner, self.pid, self.turn, self.calls = make_agent("random", seed=5), pid, turn, 0
-        self.name, self.keeps_history, self.needs_valid_actions = "random", False, False
+        self.name, self.keeps_history, self.needs_valid_actions, self.lockstep = "random", False, False, True
         self.still_running = still_running
 
     async def act(self, views):

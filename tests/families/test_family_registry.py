@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spadegym.designers.base import SKILLS
 from spadegym.envfile import inspect_source
-from spadegym.families import FamilyError, get_family, list_families, new_environment
+from spadegym.families import SKILLS, FamilyError, get_family, list_families, new_environment
 
 
 def test_at_least_three_families_per_skill() -> None:

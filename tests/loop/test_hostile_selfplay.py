@@ -33,7 +33,7 @@ class FixtureDesigner:
         self.left = deque(files)
         self.feedback: list[Feedback] = []
 
-    def propose(self, context: DesignContext) -> list[Candidate]:
+    async def propose(self, context: DesignContext) -> list[Candidate]:
         picked = [self.left.popleft() for _ in range(min(context.count, len(self.left)))]
         return [Candidate(path.read_text(), context.skill, hint=None, candidate_id=f"fixture-{path.stem}",
                           lineage=Lineage(operator="fixture", designer=self.name)) for path in picked]
@@ -62,7 +62,7 @@ def test_selfplay_survives_a_designer_that_proposes_every_hostile_fixture(tmp_pa
     store = RunStore.create(tmp_path / "run", config.model_dump(mode="json"), {})
     try:
         with LocalExecutor(config.sandbox) as executor:
-            loop = SelfPlay(config, store, executor, designer, make_agent("random", seed=3), learns=False)
+            loop = SelfPlay(config, store, executor, designer, make_agent("random", seed=3))
             try:
                 summaries = [loop.round(n) for n in range(config.rounds)]
             finally:
@@ -72,7 +72,7 @@ def test_selfplay_survives_a_designer_that_proposes_every_hostile_fixture(tmp_pa
     finally:
         store.close()
 
-    assert [s["round"] for s in summaries] == [0, 1]
+    assert [s.round for s in summaries] == [0, 1]
     assert not designer.left and len(designer.feedback) == len(FIXTURES)
     with RunStore.open(tmp_path / "run") as reopened:
         proposals = reopened.proposals()

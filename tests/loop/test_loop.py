@@ -56,10 +56,11 @@ def test_resume_continues_exactly(tmp_path):
     straight = run(RunConfig(rounds=3, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
     run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
     resumed = run(resume=tmp_path / "b", rounds=3, console=quiet(), report=False)
-    assert [s["round"] for s in resumed.summaries] == [2]
+    assert [s.round for s in resumed.summaries] == [2]
     keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner",
             "diversity")
-    assert {k: straight.summaries[-1].get(k) for k in keys} == {k: resumed.summaries[-1].get(k) for k in keys}
+    last, resumed_last = straight.summaries[-1].to_dict(), resumed.summaries[-1].to_dict()
+    assert {k: last.get(k) for k in keys} == {k: resumed_last.get(k) for k in keys}
 
 
 def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
@@ -116,7 +117,11 @@ def test_config_errors_are_one_sentence(tmp_path):
                                "--print-config").stdout)["buffer"]
     assert pool["replay_fraction"] == 1.0 and pool["balance"] == "none" and pool["retire_after"] == 2  # by hand wins
     typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
-    assert typo.returncode == 2 and "unknown mutation setting 'directd'" in typo.stderr and "directed" in typo.stderr
+    assert typo.returncode == 2 and "'mutation.directd' is not a known setting" in typo.stderr
+    assert "did you mean 'directed'" in typo.stderr and "Traceback" not in typo.stderr
+    for bad in ("validation.random_episode=3", "llm_designer.repair_turn=1", "learner.hiden=8"):
+        refused = spadegym("run", "--set", bad, "--print-config")
+        assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
 
@@ -146,7 +151,7 @@ def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
                            llm={"concurrency": 8, "max_tokens": 512})
         result = run(config, tmp_path / "llm", console=quiet(), report=False)
     summary = result.summaries[0]
-    assert summary["valid"] == 2 and summary["episodes"] == 8
+    assert summary.valid == 2 and summary.episodes == 8
     with RunStore.open(tmp_path / "llm") as store:
         episodes = store.episodes(split="train")
         assert all(t["action"] == "5" for ep in episodes for t in ep["turns"])
@@ -159,7 +164,7 @@ def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
 def test_designer_reward_is_chosen_by_name(tmp_path, reward):
     result = run(RunConfig(rounds=1, designer_reward=reward, **TINY_CONFIG), tmp_path / reward,
                  console=quiet(), report=False)
-    assert result.summaries[0]["designer_reward_mean"] is not None
+    assert result.summaries[0].designer_reward_mean is not None
     # Each stored reward is the named function of the stored statistics, not another reward.
     expected = {
         "regret": lambda row: row["regret"],
@@ -179,6 +184,21 @@ def test_mutation_settings_reach_the_designer(tmp_path):
     with RunStore.open(tmp_path / "run") as store:
         saved = store.load_state("designer")["config"]
     assert saved["directed"] is False and saved["new_max_level"] == 3
+
+
+def test_every_component_picks_its_own_section(tmp_path):
+    from spadegym.executor import make_executor
+    from spadegym.loop.run import build_parts
+
+    config = RunConfig(designer="openai:m@http://127.0.0.1:9/v1", llm_designer={"repair_turns": 0},
+                       validation={"random_episodes": 3}, learner={"hidden": 4}, seed=5)
+    with make_executor("local", config.sandbox) as box, RunStore.create(tmp_path / "run", config.model_dump(mode="json"), {}) as store:
+        loop = build_parts(config, store, box)
+        try:
+            assert loop.designer.config.repair_turns == 0 and loop.designer._validation.random_episodes == 3
+            assert loop.agent.config.hidden == 4 and loop.agent.config.seed == 5  # unset seed: the run's
+        finally:
+            loop.close()
 
 
 def test_fresh_levels_are_shared_evenly_over_the_skills():
@@ -214,7 +234,7 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
         result = run(config, tmp_path / f"run-{seed}-{heldout_seed}", console=quiet(), report=False)
         with RunStore.open(tmp_path / f"run-{seed}-{heldout_seed}") as store:
             episodes = store.episodes(split="heldout")
-        return sorted((ep["env_id"], ep["seed"]) for ep in episodes), result.summaries[-1]
+        return sorted((ep["env_id"], ep["seed"]) for ep in episodes), result.summaries[-1].to_dict()
 
     shared_a, summary = heldout_seeds(1, 7)
     shared_b, _ = heldout_seeds(2, 7)
@@ -223,3 +243,29 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
     assert own != shared_b
     # The suite's ends (level 0 and each family's top level) are also scored level by level.
     assert "0" in summary["heldout_by_level"] and len(summary["heldout_by_level"]) >= 2
+
+
+def test_run_prints_nothing_and_calls_back_in_order(tmp_path, capsys):
+    from spadegym.loop import RunCallback
+
+    class Record(RunCallback):
+        def __init__(self):
+            self.calls = []
+
+        def on_start(self, start):
+            self.calls.append(("start", start.first_round, start.rounds))
+
+        def on_round(self, summary):
+            self.calls.append(("round", summary.round))
+
+        def on_note(self, message):
+            self.calls.append(("note", message.split()[0]))
+
+        def on_end(self):
+            self.calls.append(("end",))
+
+    hook = Record()
+    config = RunConfig(rounds=2, **{**TINY_CONFIG, "tensorboard": False})
+    run(config, tmp_path / "run", callbacks=[hook], report=False)
+    assert capsys.readouterr().out == ""  # the library loop prints nothing by itself
+    assert hook.calls == [("start", 0, 2), ("round", 0), ("round", 1), ("end",), ("note", "Run")]

@@ -79,9 +79,10 @@ def test_without_the_package_the_run_writes_no_board(tmp_path):
 
     out = tmp_path / "plain"
     code = ("import sys; sys.modules['tensorboard'] = None\n"  # None in sys.modules makes the import fail
-            "from spadegym.loop import RunConfig, run\n"
-            f"run(RunConfig(rounds=1, **{TINY!r}), {str(out)!r}, report=False)\n")
+            "from rich.console import Console\nfrom spadegym.loop import RunConfig, run\n"
+            f"run(RunConfig(rounds=1, **{TINY!r}), {str(out)!r}, report=False, console=Console())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "round   0" in proc.stdout and "TensorBoard" not in proc.stdout
     assert (out / "run.sqlite").exists() and not (out / "tensorboard").exists()
+

@@ -169,6 +169,6 @@ def test_designers_can_be_limited_to_some_families() -> None:
 
     context = DesignContext(skill="Mathematical Reasoning", count=6)
     uniform = make_designer("uniform", seed=1, families=["take_away"])
-    mutation = make_designer("mutation", seed=1, config={"families": ["water_jugs"]})
-    assert {c.family for c in uniform.propose(context)} == {"take_away"}
-    assert {c.family for c in mutation.propose(context)} == {"water_jugs"}
+    mutation = make_designer("mutation", seed=1, mutation={"families": ["water_jugs"]})
+    assert {c.family for c in asyncio.run(uniform.propose(context))} == {"take_away"}
+    assert {c.family for c in asyncio.run(mutation.propose(context))} == {"water_jugs"}

@@ -100,3 +100,20 @@ def test_deterministic_for_fixed_seeds(sandbox: Sandbox) -> None:
 def test_a_choice_agent_refuses_an_environment_without_valid_actions(sandbox: Sandbox) -> None:
     with pytest.raises(RolloutError, match="no valid_actions"):
         play(sandbox, {"endless": ENDLESS}, [Play("endless", 0)], make_agent("learner"))
+
+
+@pytest.mark.parametrize("keeps_history", [True, False])
+def test_the_view_step_alone_puts_the_hint_line_where_the_agent_reads_it(keeps_history: bool) -> None:
+    from spadegym.rollout import Episode
+    from spadegym.rollout.runner import EpisodeRun, _LiveEpisode
+
+    agent = make_agent("random")
+    agent.keeps_history = keeps_history
+    run = EpisodeRun(None, {}, [], agent)  # no sandbox: the view step needs none
+    item = _LiveEpisode(Play("e", 1, hinted=True), "k", None, Episode("e", 1, True), observation="obs", hint="go left")
+    first = run.view(item)
+    item.history.append(("obs", "x"))
+    later = run.view(item)
+    assert first.observation == "obs\nhint: go left"
+    assert later.observation == ("obs" if keeps_history else "obs\nhint: go left")
+    assert later.history == ([("obs", "x")] if keeps_history else []) and later.turn == 1

@@ -84,7 +84,7 @@ class Recording:
     def __init__(self, agent: Agent):
         self.agent, self.views = agent, []
         self.name, self.keeps_history = agent.name, agent.keeps_history
-        self.needs_valid_actions = agent.needs_valid_actions
+        self.needs_valid_actions, self.lockstep = agent.needs_valid_actions, agent.lockstep
 
     async def act(self, views: list[View]) -> list[Reply]:
         self.views += views

@@ -112,7 +112,8 @@ def config(model_dir, rounds: int = 1, **extra):
     return validate_config({
         "agent": f"hf:{model_dir}", "designer": f"hf:{model_dir}", "rounds": rounds, "seed": 0,
         "skills": ["Logical Deduction"], "skills_per_round": 1, "envs_per_round": 5,
-        "plays": 8, "hint_plays": 2, "group_size": 8,
+        # Two groups of 8 plays: won and lost plays in one round, whatever vocabulary the family files give the tiny model.
+        "plays": 16, "hint_plays": 2, "group_size": 8,
         "heldout": {"every": 0, "levels": "easiest", "families": ["number_sequence"], "seeds": 2, "hint": False},
         "train": {"max_new_tokens": 6, "designer_max_new_tokens": 6, "lr": 5e-3, "action_rule": "forgiving",
                   "max_seq_len": 16384, "threads": 1},
@@ -123,7 +124,7 @@ def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     from safetensors.torch import load_file
 
     result = run(config(writer_dir), out=tmp_path / "run", report=False)
-    summary = result.summaries[0]
+    summary = result.summaries[0].to_dict()
     learner = summary["learner"]
     assert 0 < summary["valid"] < summary["proposals"]  # the designer wrote valid and invalid files
     assert learner["agent_updates"] == 1 and learner["designer_updates"] == 2  # one policy, two steps

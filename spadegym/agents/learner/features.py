@@ -25,17 +25,14 @@ The scorer sees two sparse vectors per (observation, action) pair:
   how much of its distinct part other lines mention, keyed by their label
   without numbers ("clue" for "clue 2: ada has an alibi" and "suspect ada").
   Keyed by the verb and the label's other words, never by the words that
-  differ, they hold for any number of jobs or clues: with them the learner
-  plays job_schedule's levels 1-3 at 0.95-0.98 after a run of the loop, where
-  it reached 0.0-0.2 before (nothing tied the action to its line).
+  differ, they hold for any number of jobs or clues.
 
 Overlap features are keyed by the line label only, never by the words, so
 what they learn transfers to environments never seen in training; this is how
 the learner learns to follow the ``hint: <text>`` line in new environments.
-``distinct`` matters most for transfer: with several passes per update the
-learner fitted hint-following to the full-overlap hints of its training games
-and ignored the half overlap of ``say amber`` with ``the code word is amber``
-(unseen vault with hint after 8k episodes: 0.19; 0.58 with ``distinct``, 0.86 after 16k).
+``distinct`` matters most for transfer: without it the learner follows only
+hints that repeat the whole action, not ``the code word is amber`` for ``say amber``
+(the figures are in ``benchmarks/README.md``, ``benchmarks/learner.py``).
 
 All indices come from a fixed hash (crc32 and integer mixing), never Python's
 salted ``hash``, so features are the same in every process. A bounded cache

@@ -1,0 +1,88 @@
+"""Judging a candidate, written once: use its verdict or validate it, name the refusal, drop duplicates.
+
+The self-play loop and ``spadegym design`` both judge through ``Judge``, so a
+proposal is refused for the same reason, under the same name, wherever it is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..envfile import normalized_code_hash
+from ..validate.verdict import Verdict
+from .base import Candidate
+
+#: The refusal of a valid file whose code is already in the pool or earlier in the batch.
+DUPLICATE = "duplicate"
+
+
+@dataclass
+class Proposal:
+    """A candidate with what the judge said about it."""
+
+    candidate: Candidate
+    name: str  # the name it was validated under (an env id in a run, a file stem in a pool)
+    verdict: Verdict
+    code_hash: str
+    refusal: str | None = None  # None: usable; else why not (a verdict category, a designer refusal, "duplicate")
+
+    @property
+    def valid(self) -> bool:
+        return self.refusal is None
+
+    @property
+    def env_id(self) -> str | None:
+        """The level's id once accepted (its name); None for a refused proposal."""
+        return self.name if self.valid else None
+
+
+def refusal(candidate: Candidate, verdict: Verdict) -> str | None:
+    """None for a usable candidate; else its name: the designer's own reason, or the verdict's category."""
+    if verdict.valid and candidate.refusal is None:
+        return None
+    if candidate.refusal and candidate.refusal != "invalid":
+        return candidate.refusal
+    return verdict.category or candidate.refusal or "invalid"
+
+
+class Judge:
+    """Judges candidates in order; a valid file whose code was seen before is refused as a duplicate."""
+
+    def __init__(self, sandbox: Any = None, validation: Any = None, known: Callable[[str], Any] | None = None):
+        self.sandbox, self.validation = sandbox, validation
+        self.known = known or (lambda code_hash: False)  # codes already in the pool
+        self.accepted: set[str] = set()  # codes accepted in this batch
+
+    def __call__(self, candidate: Candidate, name: str, verdict: Verdict | None = None) -> Proposal:
+        """Judge one candidate: by ``verdict`` when the caller validated it already, else by its own, else the gate's."""
+        verdict = verdict or candidate.verdict or self.validate(candidate, name)
+        code_hash = normalized_code_hash(candidate.source)
+        reason = refusal(candidate, verdict)
+        if reason is None and (code_hash in self.accepted or self.known(code_hash)):
+            reason = DUPLICATE
+        if reason is None:
+            self.accepted.add(code_hash)
+        return Proposal(candidate, name, verdict, code_hash, reason)
+
+    def validate(self, candidate: Candidate, name: str) -> Verdict:
+        from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox's checks
+
+        return validate_source(candidate.source, f"{name}.py", hint=candidate.hint, sandbox=self.sandbox,
+                               config=self.validation)
+
+
+def share(count: int, parts: int, turn: int = 0) -> list[int]:
+    """``count`` split over ``parts`` as evenly as possible; the remainder goes to ``turn``'s parts first.
+
+    Rotating the remainder with ``turn`` keeps one part from getting the extra
+    every time the same parts come round again.
+    """
+    extra = count % parts
+    return [count // parts + (1 if (i - turn) % parts < extra else 0) for i in range(parts)]
+
+
+def split_count(count: int, skills: Sequence[str]) -> list[tuple[str, int]]:
+    """``count`` proposals spread over ``skills`` as evenly as possible, in order (skills with none left out)."""
+    return [(s, k) for s, k in zip(skills, share(count, len(skills))) if k > 0]

@@ -1,0 +1,23 @@
+"""The LLM designer's settings (the ``llm_designer`` section of a run's config); light to import."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class LLMDesignerConfig(BaseModel):
+    """How the LLM designer prompts, repairs and hints."""
+
+    model_config = {"extra": "forbid"}
+
+    corpus_words: int = Field(600, ge=0, description="Words of the grounding document shown per proposal (0 = no grounding).")
+    repair_turns: int = Field(2, ge=0, description="Follow-ups that send the gate's failed checks back for a fix.")
+    reward_first_attempt: bool = Field(True, description="The designer is rewarded on its first attempt: a repaired env counts as invalid for its reward.")
+    hint_words: int = Field(40, ge=5, description="Longest hint, in words.")
+    hint_retries: int = Field(1, ge=0, description="Rewrites of a hint that gives the answer away before the env is refused.")
+    hint_temperature: float = Field(0.3, ge=0, le=2, description="Sampling temperature of the hint call.")
+    hint_max_tokens: int = Field(1024, ge=16, description="Largest hint completion (room for reasoning models to think).")
+    memory_size: int = Field(200, ge=0, description="Past environments remembered.")
+    frontier_examples: int = Field(2, ge=0, description="Frontier examples (to vary) shown per prompt.")
+    avoid_examples: int = Field(1, ge=0, description="Too-easy and too-hard examples (to avoid) shown per prompt, each.")
+    target_win_rate: float = Field(0.5, ge=0, le=1, description="No-hint win rate the prompt asks for.")

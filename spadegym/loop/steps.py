@@ -1,0 +1,99 @@
+"""The pure steps of a round: functions of plain data, each testable on hand-made episodes.
+
+    score       episodes -> per-level statistics (win rates, returns, plays)
+    feedback    statistics -> raw designer rewards, and the centred reward each candidate earned
+    summarize   a finished round's record -> its RoundSummary
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from ..designers.base import Feedback
+from ..designers.judge import Proposal
+from ..envfile import EnvFileInfo
+from ..rollout import Episode
+from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
+from ..store.record import RoundRecord, RoundSummary
+
+
+def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFileInfo],
+          skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
+    """Per-level statistics of the scored episodes, without and with the hint."""
+    by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
+    for ep in episodes:
+        if ep.scored:
+            by_arm[(ep.env_id, ep.hinted)].append(ep)
+
+    def mean(eps: list[Episode], value: Callable[[Episode], float]) -> float:
+        return float(np.mean([value(e) for e in eps])) if eps else 0.0
+
+    stats = {}
+    for env_id in env_ids:
+        plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
+        info = infos[env_id]
+        stats[env_id] = EnvStats(
+            win_rate=mean(plain, lambda e: e.success), win_rate_hint=mean(hinted, lambda e: e.success),
+            mean_return=mean(plain, lambda e: e.ret), mean_return_hint=mean(hinted, lambda e: e.ret),
+            plays=len(plain), plays_hint=len(hinted),
+            # The gate checked that solution() wins, so its return is the maximal reward.
+            oracle_return=1.0 if info.has_solution else None,
+            skill_ema=skill_ema.get(info.skill or "unknown"),
+        )
+    return stats
+
+
+def feedback(proposals: list[Proposal], stats: Mapping[str, EnvStats],
+             reward: Callable[[EnvStats], float]) -> tuple[dict[str, float], list[Feedback]]:
+    """Raw designer rewards per level played, and per candidate the reward centred within its skill.
+
+    A refused proposal earns less than any valid one; so does a repaired one whose
+    designer is rewarded on its first attempt (``Candidate.reward_as_invalid``).
+    """
+    raw = {env_id: float(reward(s)) for env_id, s in stats.items()}
+    valid = [p for p in proposals if p.valid and p.name in raw]
+    centred = center_by_skill([raw[p.name] for p in valid], [p.candidate.skill for p in valid])
+    floor = invalid_reward(centred)
+    centred = [floor if p.candidate.reward_as_invalid else r for p, r in zip(valid, centred)]
+    told = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
+                     {"raw": raw[p.name], "env_id": p.name, "win_rate": stats[p.name].win_rate,
+                      "regret": stats[p.name].regret})
+            for p, r in zip(valid, centred)]
+    told += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
+                      {"reason": p.refusal}) for p in proposals if not p.valid]
+    return raw, told
+
+
+def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mapping[str, object],
+              heldout: Mapping[str, object], buffer: Mapping[str, object], buffer_size: int,
+              seconds: float, diversity: Mapping[str, object] | None = None) -> RoundSummary:
+    """The round's figures; ``skills`` names the skill of each level played that the buffer still holds."""
+    stats = record.stats.values()
+    win = [s.win_rate for s in stats]
+    oracle = [(s.regret, s.oracle_regret) for s in stats if s.oracle_regret is not None]
+    difficulty = [d for d in record.difficulty.values() if d is not None]
+    new_difficulty = [d for e, d in record.difficulty.items() if d is not None and e not in record.replayed]
+
+    def mean(xs: list[float]) -> float | None:
+        return round(float(np.mean(xs)), 4) if xs else None
+
+    return RoundSummary(
+        round=record.round, seconds=round(seconds, 3), episodes=len(record.episodes),
+        proposals=len(record.proposals), valid=sum(p.valid for p in record.proposals),
+        refusals=dict(Counter(p.refusal for p in record.proposals if p.refusal is not None)),
+        played=len(record.chosen), replayed=len(record.replayed),
+        win_rate=mean(win), win_rate_hint=mean([s.win_rate_hint for s in stats]),
+        return_mean=mean([s.mean_return for s in stats]), return_mean_hint=mean([s.mean_return_hint for s in stats]),
+        regret_mean=mean([s.regret for s in stats]), designer_reward_mean=mean(list(record.rewards.values())),
+        band_fraction=mean([float(bands.LEARNABLE[0] <= w <= bands.LEARNABLE[1]) for w in win]),
+        difficulty_mean=mean(difficulty), difficulty_new_mean=mean(new_difficulty),
+        skill_mix=dict(Counter(skills[e] for e in record.chosen if e in skills)),
+        hint_oracle_corr=pearson([a for a, _ in oracle], [b for _, b in oracle]),
+        episode_failures=dict(Counter(e.failure for e in record.episodes if e.failure)),
+        buffer=dict(buffer), buffer_size=buffer_size, diversity=dict(diversity or {}),
+        learner={k: v for k, v in learner.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+        heldout=dict(heldout),
+    )

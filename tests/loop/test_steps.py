@@ -1,0 +1,67 @@
+"""The pure steps of a round on hand-made episodes: score, designer feedback, summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.designers.base import Candidate, Lineage
+from spadegym.designers.judge import Proposal
+from spadegym.envfile import EnvFileInfo
+from spadegym.loop import steps
+from spadegym.rollout import Episode
+from spadegym.signals import EnvStats, hint_regret
+from spadegym.store.record import RoundRecord
+from spadegym.validate.verdict import Verdict
+
+
+def plays(env_id: str, hinted: bool, returns: list[float], failure: str | None = None) -> list[Episode]:
+    return [Episode(env_id, seed=i, hinted=hinted, ret=r, failure=failure) for i, r in enumerate(returns)]
+
+
+def proposal(name: str, skill: str, refusal: str | None = None, **candidate) -> Proposal:
+    cand = Candidate("src", skill, candidate_id=f"c-{name}", lineage=Lineage(operator="op"), **candidate)
+    return Proposal(cand, name, Verdict(f"{name}.py", refusal is None, refusal), f"hash-{name}", refusal)
+
+
+def test_score_counts_only_scored_episodes_per_arm() -> None:
+    episodes = (plays("a", False, [1.0, 0.0, 0.0, 0.0]) + plays("a", True, [1.0, 1.0])
+                + plays("a", False, [0.0], failure="timeout")  # an infrastructure failure is no loss
+                + plays("b", False, [0.5, 0.5]))
+    infos = {"a": EnvFileInfo("AEnv", methods={"solution"}, skill="S"), "b": EnvFileInfo("BEnv", skill="T")}
+    stats = steps.score(["a", "b"], episodes, infos, {"S": 0.3})
+    a, b = stats["a"], stats["b"]
+    assert (a.plays, a.plays_hint, a.win_rate, a.win_rate_hint) == (4, 2, 0.25, 1.0)
+    assert a.regret == pytest.approx(0.75) and a.oracle_regret == pytest.approx(0.75) and a.skill_ema == 0.3
+    assert b.plays_hint == 0 and b.win_rate_hint == 0.0 and b.oracle_regret is None and b.skill_ema is None
+    assert hint_regret(b) == b.regret == -0.5
+
+
+def test_feedback_centres_within_a_skill_and_floors_refusals_and_repairs() -> None:
+    stats = {e: EnvStats(w, 0.0, 0.0, 0.0) for e, w in (("a", 0.1), ("b", 0.3), ("c", 0.9))}
+    proposals = [proposal("a", "S"), proposal("b", "S"), proposal("c", "T", reward_as_invalid=True),
+                 proposal("d", "S", refusal="duplicate")]
+    raw, told = steps.feedback(proposals, stats, lambda s: s.win_rate)
+    assert raw == {"a": 0.1, "b": 0.3, "c": 0.9}
+    rewards = {fb.candidate_id: fb.reward for fb in told}
+    assert rewards["c-a"] == pytest.approx(-0.1) and rewards["c-b"] == pytest.approx(0.1)
+    floor = -0.1 - 1.0  # one unit below the lowest valid (centred) reward
+    assert rewards["c-c"] == pytest.approx(floor) and rewards["c-d"] == pytest.approx(floor)
+    assert [fb.valid for fb in told] == [True, True, True, False]
+    assert told[-1].details == {"reason": "duplicate"} and told[0].details["env_id"] == "a"
+
+
+def test_summary_averages_over_levels_and_counts_refusals() -> None:
+    record = RoundRecord(3, proposals=[proposal("a", "S"), proposal("x", "S", refusal="leak")],
+                         chosen=["a", "r"], replayed=["r"],
+                         episodes=plays("a", False, [1.0]) + plays("r", False, [0.0], failure="timeout"),
+                         stats={"a": EnvStats(0.5, 1.0, 0.5, 1.0), "r": EnvStats(1.0, 1.0, 1.0, 1.0)},
+                         rewards={"a": 0.2, "r": 0.4}, difficulty={"a": 0.0, "r": 1.0})
+    s = steps.summarize(record, skills={"a": "S"}, learner={"loss": 0.5, "note": "x"},
+                        heldout={"heldout_success": 0.25}, buffer={}, buffer_size=2, seconds=1.23456)
+    assert (s.round, s.proposals, s.valid, s.refusals, s.played, s.replayed) == (3, 2, 1, {"leak": 1}, 2, 1)
+    assert s.win_rate == 0.75 and s.regret_mean == 0.25 and s.designer_reward_mean == pytest.approx(0.3)
+    assert s.band_fraction == 0.5 and s.difficulty_mean == 0.5 and s.difficulty_new_mean == 0.0
+    assert s.skill_mix == {"S": 1} and s.episode_failures == {"timeout": 1} and s.learner == {"loss": 0.5}
+    assert s.seconds == 1.235 and s.hint_oracle_corr is None
+    stored = s.to_dict()
+    assert stored["heldout_success"] == 0.25 and "heldout" not in stored and "timings" in stored
