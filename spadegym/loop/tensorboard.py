@@ -20,7 +20,8 @@ BOARD_DIR = "tensorboard"
 
 #: Section (TensorBoard groups tags by the part before the first slash) of each top-level summary key.
 _SECTIONS = {
-    "win_rate": "agent", "win_rate_hint": "agent", "regret_mean": "agent", "episodes": "agent",
+    "win_rate": "agent", "win_rate_hint": "agent", "return_mean": "agent", "return_mean_hint": "agent",
+    "regret_mean": "agent", "episodes": "agent",
     "proposals": "designer", "valid": "designer", "designer_reward_mean": "designer",
     "difficulty_new_mean": "designer", "hint_oracle_corr": "designer",
     "played": "curriculum", "replayed": "curriculum", "band_fraction": "curriculum",

@@ -37,7 +37,7 @@ def test_rounds_become_scalars_and_resume_continues_the_steps(tmp_path):
     assert len(list(logdir.glob("events.out.tfevents.*"))) == 2
     acc = scalars(logdir)
     tags = set(acc.Tags()["scalars"])
-    for tag in ("agent/win_rate", "agent/win_rate_hint", "agent/regret_mean", "designer/valid",
+    for tag in ("agent/win_rate", "agent/win_rate_hint", "agent/return_mean", "agent/regret_mean", "designer/valid",
                 "designer/designer_reward_mean", "curriculum/buffer_size", "buffer/size", "buffer/retired", "timing/play",
                 "timing/seconds", "heldout/success"):
         assert tag in tags, sorted(tags)
