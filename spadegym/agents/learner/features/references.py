@@ -65,7 +65,7 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
                 for i in in_text.get(w, ()):
                     if i not in refers and labelled[i].stem:
                         mentions[i] = mentions.get(i, 0) + 1
-            for i, n in mentions.items():
+            for i, n in sorted(mentions.items()):  # line order, not the salted order of the words' set
                 out[j].add(Kind.MENTIONS, hashes(verb + "|" + labelled[i].stem), n / len(distinct))
         _extremes(referred, out)
     return out
