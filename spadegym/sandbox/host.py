@@ -46,7 +46,7 @@ class SandboxError(RuntimeError):
 @dataclass
 class _Pending:
     worker: Worker
-    rid: int
+    request_id: int
     op: str
     deadline: float
     started: float
@@ -277,7 +277,7 @@ def _how_it_ended(p: _Pending) -> protocol.Outcome:
 
 def _finish(p: _Pending, line: bytes) -> protocol.Outcome:
     config = p.worker.config
-    outcome = protocol.parse_reply(line, p.rid, config.output_limit)
+    outcome = protocol.parse_reply(line, p.request_id, config.output_limit)
     outcome.seconds = time.perf_counter() - p.started
     if outcome.ok:
         try:

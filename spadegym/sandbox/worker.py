@@ -218,9 +218,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _reply(rid: int, value: Any, capture: _CappedText, start: float) -> bytes:
+def _reply(request_id: int, value: Any, capture: _CappedText, start: float) -> bytes:
     try:
-        return protocol.encode({"id": rid, "ok": True, "value": value, "output": capture.take(),
+        return protocol.encode({"id": request_id, "ok": True, "value": value, "output": capture.take(),
                          "seconds": time.perf_counter() - start})
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         raise contract.ContractError(f"returned a value that cannot be sent as JSON: {exc}") from None
@@ -240,17 +240,17 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
             return
         try:
             req = protocol.decode(line)
-            rid, op = req.pop("id"), req.pop("op")
+            request_id, op = req.pop("id"), req.pop("op")
             handler = handlers[op]
         except Exception:  # malformed request from the host: nothing sensible to answer
             return
         sys.stdout = sys.stderr = capture
         start = time.perf_counter()
         try:
-            data = _reply(rid, handler(**req), capture, start)
+            data = _reply(request_id, handler(**req), capture, start)
         except BaseException as exc:  # noqa: BLE001 - the sandbox's whole point
             category, message = _classify(exc)
-            data = protocol.encode({"id": rid, "ok": False, "category": category, "message": message,
+            data = protocol.encode({"id": request_id, "ok": False, "category": category, "message": message,
                              "output": capture.take(), "seconds": time.perf_counter() - start})
         try:
             _write_all(out_fd, data)

@@ -78,7 +78,7 @@ def test_reply_to_another_request_id_is_a_protocol_failure(sandbox: Sandbox) -> 
     worker = env.worker
     worker._next_id += 5  # the worker answers id N+6; pretend we wait for N+1
     pending = worker.send("ping", 2.0)
-    pending.rid -= 5
+    pending.request_id -= 5
     from spadegym.sandbox.host import gather
 
     outcome = gather([pending])[0]
