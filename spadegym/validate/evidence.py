@@ -130,53 +130,53 @@ def _solution_play(handle: EnvHandle, seed: int, tools: bool,
                 break
 
 
-def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
-    seeds = ev.seeds
-    if ev.has_solution:
+def _main_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    seeds = evidence.seeds
+    if evidence.has_solution:
         def keep(trace: Trace, solution: Outcome | None) -> None:
-            ev.first, ev.solution = trace, solution
-        yield from _solution_play(handle, seeds.first, ev.has_tools, keep)
+            evidence.first, evidence.solution = trace, solution
+        yield from _solution_play(handle, seeds.first, evidence.has_tools, keep)
     else:
-        ev.first = Trace(seeds.first, (yield handle, "reset",
+        evidence.first = Trace(seeds.first, (yield handle, "reset",
                                        {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
-    if not ev.first.reset.ok:
+    if not evidence.first.reset.ok:
         return
-    if ev.first.failure is None:  # replay in the same worker, which a failure would have replaced
-        ev.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
-    ev.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
-    if ev.has_solution and ev.other_reset.ok:
-        ev.other_solution = yield handle, "call", {"method": "solution", "args": []}
-    if ev.has_tools and ev.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
-        ev.tools = yield handle, "call", {"method": "get_tools", "args": []}
+    if evidence.first.failure is None:  # replay in the same worker, which a failure would have replaced
+        evidence.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
+    evidence.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
+    if evidence.has_solution and evidence.other_reset.ok:
+        evidence.other_solution = yield handle, "call", {"method": "solution", "args": []}
+    if evidence.has_tools and evidence.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
+        evidence.tools = yield handle, "call", {"method": "get_tools", "args": []}
     for action in GARBAGE_ACTIONS:
-        ev.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1, tools=ev.has_tools)))
-    ev.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
-                                  min(config.repeat_steps, ev.turn_budget), tools=ev.has_tools)
+        evidence.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
+    evidence.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
+                                  min(config.repeat_steps, evidence.turn_budget), tools=evidence.has_tools)
 
 
-def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
-    if ev.has_solution:
+def _twin_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    if evidence.has_solution:
         def keep(trace: Trace, solution: Outcome | None) -> None:
-            ev.twin, ev.twin_solution = trace, solution
-        yield from _solution_play(handle, ev.seeds.first, ev.has_tools, keep)
+            evidence.twin, evidence.twin_solution = trace, solution
+        yield from _solution_play(handle, evidence.seeds.first, evidence.has_tools, keep)
     else:
-        ev.twin = yield from _random_play(ev, handle, config, 0)
-    ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
-    if ev.has_solution and ev.twin_other_reset.ok:
-        ev.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
-    menu = ev.twin.reset.value.get("valid_actions") if ev.twin.reset.ok else None
+        evidence.twin = yield from _random_play(evidence, handle, config, 0)
+    evidence.twin_other_reset = yield handle, "reset", {"seed": evidence.seeds.second, "want": ["valid_actions"]}
+    if evidence.has_solution and evidence.twin_other_reset.ok:
+        evidence.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
+    menu = evidence.twin.reset.value.get("valid_actions") if evidence.twin.reset.ok else None
     for action in (menu or [])[:_MAX_SWEEP]:
-        ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1, tools=ev.has_tools)))
+        evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
 
 
-def _random_play(ev: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
+def _random_play(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
     policy = uniform(random_episode_rng(config.seed, i))
-    return (yield from play(handle, ev.seeds.random_episode(i), policy, ev.turn_budget, tools=ev.has_tools))
+    return (yield from play(handle, evidence.seeds.random_episode(i), policy, evidence.turn_budget, tools=evidence.has_tools))
 
 
-def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
+def _random_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
     for i in episodes:
-        ev.random.append((yield from _random_play(ev, handle, config, i)))
+        evidence.random.append((yield from _random_play(evidence, handle, config, i)))
 
 
 def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, deadline: float) -> list[EnvHandle]:
@@ -187,26 +187,26 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
 
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
-    ev = Evidence(Seeds(config.seed), load=Outcome("ok"))
+    evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
     workers = min(config.random_workers, config.random_episodes)
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
     handles = _open_handles(sandbox, source, filename, workers + 2, deadline)
     main, twin, randoms = handles[0], handles[1], handles[2:]
     try:
-        ev.load = main.loaded
+        evidence.load = main.loaded
         if not main.loaded.ok:
-            return ev
-        ev.methods = list(main.info.get("methods", []))
-        ev.declared_max_turns = main.info.get("max_turns")
-        ev.turn_budget = ev.declared_max_turns or config.max_turns
-        probes: list[Probe] = [_main_probe(ev, main, config), _twin_probe(ev, twin, config)]
-        probes += [_random_probe(ev, h, config, range(k, config.random_episodes, workers))
+            return evidence
+        evidence.methods = list(main.info.get("methods", []))
+        evidence.declared_max_turns = main.info.get("max_turns")
+        evidence.turn_budget = evidence.declared_max_turns or config.max_turns
+        probes: list[Probe] = [_main_probe(evidence, main, config), _twin_probe(evidence, twin, config)]
+        probes += [_random_probe(evidence, h, config, range(k, config.random_episodes, workers))
                    for k, h in enumerate(randoms)]
         # A timeout already decides the verdict; waiting out more of them would only cost time.
         run_lockstep(probes, stop_on={"timeout"})
-        ev.random.sort(key=lambda t: t.seed)
-        return ev
+        evidence.random.sort(key=lambda t: t.seed)
+        return evidence
     finally:
         for h in handles:
             h.close()
