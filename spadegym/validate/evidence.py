@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from ..envfile.contract import OptionalMethods
 from ..sandbox import EnvHandle, Outcome, Sandbox
 from .config import ValidationConfig
 from .probes import (
@@ -63,7 +64,7 @@ class Seeds:
 
 
 @dataclass
-class Evidence:
+class Evidence(OptionalMethods):
     """Everything the probes saw; the runtime and quality checks only read this."""
 
     seeds: Seeds
@@ -85,18 +86,6 @@ class Evidence:
     repeated: Trace | None = None
     random: list[Trace] = field(default_factory=list)
     tools: Outcome | None = None               # get_tools() after reset(s1), in tool-use environments
-
-    @property
-    def has_tools(self) -> bool:
-        return "get_tools" in self.methods
-
-    @property
-    def has_solution(self) -> bool:
-        return "solution" in self.methods
-
-    @property
-    def has_valid_actions(self) -> bool:
-        return "valid_actions" in self.methods
 
     @property
     def solution_actions(self) -> list[str] | None:
