@@ -101,15 +101,16 @@ class HFDesigner(LLMDesigner):
     def update(self, feedback: list[Feedback]) -> dict[str, Any]:
         """Remember the scores (memory), then train on this round's first completions (or queue them)."""
         super().update(feedback)
-        known = [(fb, *self._traces.pop(fb.candidate_id)) for fb in feedback if fb.candidate_id in self._traces]
+        known = [(scored, *self._traces.pop(scored.candidate_id))
+                 for scored in feedback if scored.candidate_id in self._traces]
         self._traces.clear()  # a candidate never scored (not played) is not trained on
         shaping = self.train.designer_format_reward
-        rewards = [fb.reward + (0.0 if fb.valid else shaping * progress) for fb, _, _, progress in known]
+        rewards = [scored.reward + (0.0 if scored.valid else shaping * progress) for scored, _, _, progress in known]
         advantages = group_advantages(rewards, [skill for _, _, skill, _ in known])
         samples = [Sample(trace, float(a), "designer", reward=r)
                    for (_, trace, _, _), a, r in zip(known, advantages, rewards)]
         stats: dict[str, Any] = {"designer_samples": len(samples),
-                                 "designer_valid_rate": _mean([float(fb.valid) for fb, *_ in known]),
+                                 "designer_valid_rate": _mean([float(scored.valid) for scored, *_ in known]),
                                  "designer_reward": _mean(rewards),
                                  "designer_gate_progress": _mean([p for *_, p in known])}
         if not self.train.train_designer:

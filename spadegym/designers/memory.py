@@ -13,6 +13,7 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..signals import bands
 from .base import LevelSummary
 
 EXCERPT_CHARS = 1200
@@ -52,8 +53,8 @@ def code_excerpt(source: str, max_chars: int = EXCERPT_CHARS) -> str:
 class DesignerMemory:
     """A bounded, JSON-persistable record of past environments and their scores."""
 
-    def __init__(self, capacity: int = 200, band: tuple[float, float] = (0.15, 0.85),
-                 easy_above: float = 0.9, hard_below: float = 0.1):
+    def __init__(self, capacity: int = 200, band: tuple[float, float] = bands.FRONTIER,
+                 easy_above: float = bands.MASTERED, hard_below: float = bands.TOO_HARD):
         self.capacity = capacity
         self.band = band
         self.easy_above = easy_above

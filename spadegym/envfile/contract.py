@@ -73,6 +73,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,6 +239,28 @@ class StepResult:
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
+
+
+class OptionalMethods:
+    """What an environment offers beyond ``reset``/``step``; ``methods`` names the optional methods its class defines."""
+
+    methods: Collection[str]
+
+    @property
+    def has_solution(self) -> bool:
+        return "solution" in self.methods
+
+    @property
+    def has_valid_actions(self) -> bool:
+        return "valid_actions" in self.methods
+
+    @property
+    def has_hint(self) -> bool:
+        return "hint" in self.methods
+
+    @property
+    def has_tools(self) -> bool:
+        return "get_tools" in self.methods
 
 
 def _as_bool(value: Any, what: str) -> bool:

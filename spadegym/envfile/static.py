@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .contract import OptionalMethods
+
 ENV_CLASS_SUFFIX = "Env"
 METADATA_NAMES = ("SKILL", "DESCRIPTION", "DIFFICULTY")
 #: Base classes the runtime provides (as the SPADE reference injects them): never the environment class.
@@ -70,7 +72,7 @@ def _literal(node: ast.AST) -> Any:
 
 
 @dataclass
-class EnvFileInfo:
+class EnvFileInfo(OptionalMethods):
     """Metadata read statically from an environment file."""
 
     class_name: str
@@ -80,14 +82,6 @@ class EnvFileInfo:
     difficulty: dict[str, Any] = field(default_factory=dict)
     static_hint: str | None = None
     declared_max_turns: int | None = None
-
-    @property
-    def has_solution(self) -> bool:
-        return "solution" in self.methods
-
-    @property
-    def has_valid_actions(self) -> bool:
-        return "valid_actions" in self.methods
 
 
 def inspect_source(source: str, filename: str = "<env>") -> EnvFileInfo:

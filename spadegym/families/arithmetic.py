@@ -1,7 +1,7 @@
 """Mathematical Reasoning families: button lock, water jugs, take-away game.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class ButtonLockEnv(EpisodeCore):
            ("*", 2), ("*", 3)]
 
     def setup(self):
-        n, depth = self.k["buttons"], self.k["depth"]
+        n, depth = self.knobs["buttons"], self.knobs["depth"]
         while True:
             self.ops = self.rng.sample(self.OPS, n)
             self.value = self.rng.randint(0, 9)
@@ -94,12 +94,12 @@ class WaterJugsEnv(EpisodeCore):
     NAMES = "abc"
 
     def budget(self):
-        return self.k["depth"] + self.k["slack"]
+        return self.knobs["depth"] + self.knobs["slack"]
 
     def setup(self):
-        n, depth = self.k["jugs"], self.k["depth"]
+        n, depth = self.knobs["jugs"], self.knobs["depth"]
         while True:
-            self.caps = self.rng.sample(range(2, self.k["capacity"] + 1), n)
+            self.caps = self.rng.sample(range(2, self.knobs["capacity"] + 1), n)
             dist = self._distances(tuple([0] * n))
             amounts = {}
             for state, d in dist.items():
@@ -198,11 +198,11 @@ class TakeAwayEnv(EpisodeCore):
     TITLE = "take-away game"
 
     def budget(self):
-        return self.k["piles"] * self.k["stones"] // 2 + 3
+        return self.knobs["piles"] * self.knobs["stones"] // 2 + 3
 
     def setup(self):
         while True:
-            self.piles = [self.rng.randint(2, self.k["stones"]) for _ in range(self.k["piles"])]
+            self.piles = [self.rng.randint(2, self.knobs["stones"]) for _ in range(self.knobs["piles"])]
             if self._grundy(self.piles) != 0:
                 break
         self.last = "none yet"
@@ -210,11 +210,11 @@ class TakeAwayEnv(EpisodeCore):
     def _grundy(self, piles):
         g = 0
         for p in piles:
-            g ^= p % (self.k["max_take"] + 1)
+            g ^= p % (self.knobs["max_take"] + 1)
         return g
 
     def _moves(self, piles):
-        return [(i, t) for i, p in enumerate(piles) for t in range(1, min(p, self.k["max_take"]) + 1)]
+        return [(i, t) for i, p in enumerate(piles) for t in range(1, min(p, self.knobs["max_take"]) + 1)]
 
     def _best(self, piles):
         for i, t in self._moves(piles):
@@ -226,7 +226,7 @@ class TakeAwayEnv(EpisodeCore):
 
     def observe(self):
         lines = [f"pile {'xyz'[i]}: {p} stones" for i, p in enumerate(self.piles)]
-        lines.append(f"rule: take 1 to {self.k['max_take']} stones from one pile; taking the last stone wins")
+        lines.append(f"rule: take 1 to {self.knobs['max_take']} stones from one pile; taking the last stone wins")
         lines.append(f"opponent last move: {self.last}")
         return lines
 
@@ -240,7 +240,7 @@ class TakeAwayEnv(EpisodeCore):
         if sum(self.piles) == 0:
             return "you took the last stone", 1.0, "win"
         good = self._grundy(self.piles) == 0
-        if self.rng.random() < self.k["opponent"]:
+        if self.rng.random() < self.knobs["opponent"]:
             oi, ot = self._best(self.piles)
         else:
             oi, ot = self.rng.choice(self._moves(self.piles))

@@ -1,7 +1,7 @@
 """Causal Inference families: lamp wiring, device chain, garden causes.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ class LampWiringEnv(EpisodeCore):
     TITLE = "lamp wiring"
 
     def setup(self):
-        n, m = self.k["switches"], self.k["lamps"]
+        n, m = self.knobs["switches"], self.knobs["lamps"]
         for attempt in range(1000):
             self.wires = [sorted(self.rng.sample(range(m), self.rng.randint(1, min(2, m)))) for _ in range(n)]
             self.lamps = [self.rng.random() < 0.5 for _ in range(m)]
             self.target = list(self.lamps)
-            for s in self.rng.sample(range(n), min(n, self.k["depth"])):
+            for s in self.rng.sample(range(n), min(n, self.knobs["depth"])):
                 for lamp in self.wires[s]:
                     self.target[lamp] = not self.target[lamp]
             flips = self._fewest()
             # Few lamps cannot need many flips: after a while accept any target two flips away or more.
-            if flips and (len(flips) == self.k["depth"] or (attempt >= 100 and len(flips) >= 2)):
+            if flips and (len(flips) == self.knobs["depth"] or (attempt >= 100 and len(flips) >= 2)):
                 break
         self.known = set()
 
@@ -82,18 +82,18 @@ class DeviceChainEnv(EpisodeCore):
     TITLE = "device chain"
 
     def budget(self):
-        return self.k["length"] + self.k["slack"]
+        return self.knobs["length"] + self.knobs["slack"]
 
     def setup(self):
-        self.chain = self.rng.sample(range(1, self.k["devices"] + 1), self.k["length"])
+        self.chain = self.rng.sample(range(1, self.knobs["devices"] + 1), self.knobs["length"])
         self.powered = []
         self.failed = {}  # chain position -> devices that sputtered there (what a player has seen)
         self.longest = 0  # the longest prefix of the chain ever powered (what a player has seen run)
 
     def observe(self):
         on = ", ".join(f"device {d}" for d in self.powered) or "none"
-        lines = [f"devices: {self.k['devices']}", f"powered: {on}",
-                 f"chain length: {self.k['length']} devices end with the gate",
+        lines = [f"devices: {self.knobs['devices']}", f"powered: {on}",
+                 f"chain length: {self.knobs['length']} devices end with the gate",
                  "chain found so far: " + (", ".join(f"device {d}" for d in self.chain[:self.longest]) or "none")]
         failed = self.failed.get(len(self.powered))
         if failed:
@@ -101,7 +101,7 @@ class DeviceChainEnv(EpisodeCore):
         return lines
 
     def actions(self):
-        return [f"activate {d}" for d in range(1, self.k["devices"] + 1)]
+        return [f"activate {d}" for d in range(1, self.knobs["devices"] + 1)]
 
     def apply(self, action):
         d = int(action.split()[1])
@@ -114,7 +114,7 @@ class DeviceChainEnv(EpisodeCore):
                 return f"device {d} runs and the gate opens", 1.0, "win"
             return f"device {d} starts humming", 1.0 / len(self.chain), None
         self.failed.setdefault(len(self.powered), set()).add(d)
-        broke = bool(self.powered) and self.k.get("strict", 1)
+        broke = bool(self.powered) and self.knobs.get("strict", 1)
         self.powered = [] if broke else self.powered
         return f"device {d} sputters" + ("; the chain breaks and every device stops" if broke else ""), -1.0, None
 
@@ -129,7 +129,7 @@ class DeviceChainEnv(EpisodeCore):
             d = self.chain[k]
             return f"device {d} is next in the chain found so far: activate device {d}"
         tried = self.failed.get(k, set())
-        d = min(d for d in range(1, self.k["devices"] + 1) if d not in tried and d not in self.powered)
+        d = min(d for d in range(1, self.knobs["devices"] + 1) if d not in tried and d not in self.powered)
         return f"device {d} has not sputtered in the next place yet: activate device {d}"
 
 
@@ -140,12 +140,12 @@ class GardenCausesEnv(EpisodeCore):
     FACTORS = ["water", "light", "compost", "music", "shade", "wind"]
 
     def budget(self):
-        return self.k["factors"] + self.k["growth"] + self.k["slack"]
+        return self.knobs["factors"] + self.knobs["growth"] + self.knobs["slack"]
 
     def setup(self):
-        names = self.FACTORS[: self.k["factors"]]
-        needed = min(self.k["needed"], len(names))
-        harmful = min(self.k["harmful"], len(names) - needed)
+        names = self.FACTORS[: self.knobs["factors"]]
+        needed = min(self.knobs["needed"], len(names))
+        harmful = min(self.knobs["harmful"], len(names) - needed)
         picked = self.rng.sample(names, needed + harmful)
         self.needed, self.harmful = picked[:needed], picked[needed:]
         while True:
@@ -158,7 +158,7 @@ class GardenCausesEnv(EpisodeCore):
         return all(self.on[f] for f in self.needed) and not any(self.on[f] for f in self.harmful)
 
     def observe(self):
-        lines = [f"plant height: {self.height} (goal {self.k['growth'] + 1})"]
+        lines = [f"plant height: {self.height} (goal {self.knobs['growth'] + 1})"]
         lines += [f"{f}: {'on' if v else 'off'}" for f, v in self.on.items()]
         return lines
 
@@ -169,7 +169,7 @@ class GardenCausesEnv(EpisodeCore):
         if action == "wait":
             if self._thrives():
                 self.height += 1
-                if self.height > self.k["growth"]:
+                if self.height > self.knobs["growth"]:
                     return "the plant grew and is in full bloom", 1.0, "win"
                 return "the plant grew", 1.0, None
             self.height -= 1

@@ -32,7 +32,7 @@ class EpisodeCore:
     TITLE = "puzzle"
 
     def __init__(self):
-        self.k = dict(DIFFICULTY)
+        self.knobs = dict(DIFFICULTY)
         self.max_turns = int(self.budget())
         self.done = True
         self.turn = 0
@@ -43,7 +43,7 @@ class EpisodeCore:
         if seed is None:  # the runtime seeds the module-level random before reset
             seed = random.getrandbits(32)
         # A per-instance generator: the same seed and knobs give the same instance.
-        self.rng = random.Random(f"{self.TITLE}:{seed}:{self.k.get('variant', 0)}")
+        self.rng = random.Random(f"{self.TITLE}:{seed}:{self.knobs.get('variant', 0)}")
         self.turn = 0
         self.done = False
         self.event = "start"
@@ -64,7 +64,7 @@ class EpisodeCore:
             progress = -0.5
         terminated = outcome is not None
         reward = 1.0 if outcome == "win" else 0.0
-        if not terminated and self.k.get("reward_shaping") == "partial":
+        if not terminated and self.knobs.get("reward_shaping") == "partial":
             reward = round(0.1 * max(-1.0, min(1.0, progress)), 3)
         truncated = not terminated and self.turn >= self.max_turns
         if truncated:
@@ -111,7 +111,7 @@ class EpisodeCore:
 
     # -- what a family defines ------------------------------------------------
     def budget(self):
-        return self.k.get("turns", 20)
+        return self.knobs.get("turns", 20)
 
     def setup(self):
         raise NotImplementedError

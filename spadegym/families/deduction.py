@@ -1,7 +1,7 @@
 """Logical Deduction families: code breaker, suspect grid, hidden order.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class CodeBreakerEnv(EpisodeCore):
     COLOURS = ["red", "blue", "green", "yellow", "white", "black"]
 
     def setup(self):
-        n, c = self.k["slots"], self.k["colors"]
+        n, c = self.knobs["slots"], self.knobs["colors"]
         self.guess = [self.COLOURS[0]] * n
         self.secret = list(self.guess)
         while self.secret == self.guess:  # an unbroken code, so the solution takes several steps
@@ -36,21 +36,21 @@ class CodeBreakerEnv(EpisodeCore):
 
     def _fitting(self):
         # The first code, in the listed colour order, that agrees with the feedback of every checked guess.
-        for code in itertools.product(self.COLOURS[: self.k["colors"]], repeat=self.k["slots"]):
+        for code in itertools.product(self.COLOURS[: self.knobs["colors"]], repeat=self.knobs["slots"]):
             if all(self._feedback(guess.split(), list(code)) == (exact, near)
                    for guess, exact, near in self.history):
                 return list(code)
         return list(self.guess)
 
     def observe(self):
-        lines = [f"slots: {self.k['slots']}, colours: {', '.join(self.COLOURS[: self.k['colors']])}",
+        lines = [f"slots: {self.knobs['slots']}, colours: {', '.join(self.COLOURS[: self.knobs['colors']])}",
                  "current guess: " + " ".join(self.guess)]
         for guess, exact, near in self.history:
             lines.append(f"checked {guess}: {exact} exact, {near} right colour wrong slot")
         return lines
 
     def actions(self):
-        acts = [f"set {s} {c}" for s in range(1, self.k["slots"] + 1) for c in self.COLOURS[: self.k["colors"]]]
+        acts = [f"set {s} {c}" for s in range(1, self.knobs["slots"] + 1) for c in self.COLOURS[: self.knobs["colors"]]]
         return acts + ["check"]
 
     def apply(self, action):
@@ -87,14 +87,14 @@ class SuspectGridEnv(EpisodeCore):
     TOOLS = ["rope", "knife", "wrench", "candle"]
 
     def setup(self):
-        self.people = self.PEOPLE[: self.k["suspects"]]
-        self.tools = self.TOOLS[: self.k["weapons"]]
+        self.people = self.PEOPLE[: self.knobs["suspects"]]
+        self.tools = self.TOOLS[: self.knobs["weapons"]]
         self.culprit = self.rng.choice(self.people)
         self.weapon = self.rng.choice(self.tools)
         facts = [f"{p} has an alibi" for p in self.people if p != self.culprit]
         facts += [f"the {t} is untouched" for t in self.tools if t != self.weapon]
         self.rng.shuffle(facts)
-        n = self.k["clues"]
+        n = self.knobs["clues"]
         self.clues = [[] for _ in range(n)]
         for i, fact in enumerate(facts):
             self.clues[i % n].append(fact)
@@ -158,11 +158,11 @@ class HiddenOrderEnv(EpisodeCore):
     TITLE = "hidden order"
 
     def setup(self):
-        n = self.k["items"]
+        n = self.knobs["items"]
         self.weight = dict(zip(range(1, n + 1), self.rng.sample(range(1, 10 * n), n)))
         self.placed = []
         self.known = []
-        self.strikes = self.k["mistakes"]
+        self.strikes = self.knobs["mistakes"]
 
     def _left(self):
         return sorted(set(self.weight) - set(self.placed))
@@ -175,7 +175,7 @@ class HiddenOrderEnv(EpisodeCore):
         return lines
 
     def actions(self):
-        n = self.k["items"]
+        n = self.knobs["items"]
         acts = [f"compare {a} {b}" for a in range(1, n + 1) for b in range(a + 1, n + 1)]
         return acts + [f"place {i}" for i in self._left()]
 

@@ -1,7 +1,7 @@
 """Optimization families: knapsack, job scheduling, fuel-limited route.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ class KnapsackEnv(EpisodeCore):
     TITLE = "knapsack"
 
     def budget(self):
-        return 2 * self.k["items"] + 2
+        return 2 * self.knobs["items"] + 2
 
     def setup(self):
-        n = self.k["items"]
+        n = self.knobs["items"]
         self.weights = [self.rng.randint(1, 9) for _ in range(n)]
         self.values = [self.rng.randint(1, 12) for _ in range(n)]
         self.capacity = max(max(self.weights), sum(self.weights) // 2)
         self.best = self._best(set(), self.capacity)[0]
-        self.goal = -(-self.best * self.k["target_pct"] // 100)  # ceiling
+        self.goal = -(-self.best * self.knobs["target_pct"] // 100)  # ceiling
         self.taken, self.seen = set(), set()
 
     def _best(self, taken, room):
@@ -96,27 +96,27 @@ class JobScheduleEnv(EpisodeCore):
     TITLE = "job schedule"
 
     def budget(self):
-        return self.k["jobs"] + 3
+        return self.knobs["jobs"] + 3
 
     def setup(self):
-        n = self.k["jobs"]
+        n = self.knobs["jobs"]
         self.duration = [self.rng.randint(1, 5) for _ in range(n)]
         order = list(range(n))
         self.rng.shuffle(order)
         self.deadline, clock = [0] * n, 0
         for j in order:  # deadlines just after a feasible order's finish times
             clock += self.duration[j]
-            self.deadline[j] = clock + self.rng.randint(0, self.k["slack"])
+            self.deadline[j] = clock + self.rng.randint(0, self.knobs["slack"])
         self.clock, self.done_jobs, self.late = 0, [], 0
 
     def observe(self):
-        lines = [f"clock: {self.clock}", f"late jobs: {self.late} (allowed {self.k.get('late_allowed', 0)})"]
+        lines = [f"clock: {self.clock}", f"late jobs: {self.late} (allowed {self.knobs.get('late_allowed', 0)})"]
         for j in range(len(self.duration)):
             if j in self.done_jobs:
                 lines.append(f"job {j + 1}: deadline {self.deadline[j]}, took {self.duration[j]}, finished")
             else:
                 lines.append(f"job {j + 1}: deadline {self.deadline[j]}, duration unknown")
-        if self.k.get("aid") and len(self.done_jobs) < len(self.duration):  # easy levels: the comparison done
+        if self.knobs.get("aid") and len(self.done_jobs) < len(self.duration):  # easy levels: the comparison done
             lines.append(f"soonest deadline: {self.policy()[4:]}")
         return lines
 
@@ -130,7 +130,7 @@ class JobScheduleEnv(EpisodeCore):
         on_time = self.clock <= self.deadline[j]
         if not on_time:
             self.late += 1
-            if self.late > self.k.get("late_allowed", 0):
+            if self.late > self.knobs.get("late_allowed", 0):
                 return f"job {j + 1} finished at {self.clock}, after its deadline; too many late jobs", 0.0, "lose"
         text = f"job {j + 1} took {self.duration[j]} and finished at {self.clock}" + ("" if on_time else " (late)")
         if len(self.done_jobs) == len(self.duration):
@@ -151,10 +151,10 @@ class FuelRouteEnv(EpisodeCore):
     TITLE = "fuel route"
 
     def budget(self):
-        return 2 * self.k["towns"]
+        return 2 * self.knobs["towns"]
 
     def setup(self):
-        n = self.k["towns"]
+        n = self.knobs["towns"]
         towns = list(range(1, n + 1))
         while True:
             self.rng.shuffle(towns)
@@ -171,7 +171,7 @@ class FuelRouteEnv(EpisodeCore):
                 break
         dist = self._dijkstra(self.here)
         self.goal = max(far, key=lambda t: (dist[t], t))
-        self.fuel = dist[self.goal] + self.k["slack"]
+        self.fuel = dist[self.goal] + self.knobs["slack"]
 
     def _dijkstra(self, source):
         dist, todo = {source: 0}, {source}

@@ -1,7 +1,7 @@
 """Pattern Recognition families: number sequence, rule sorter, motif fill.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ class NumberSequenceEnv(EpisodeCore):
     TITLE = "number sequence"
 
     def setup(self):
-        kind = self.rng.randrange(self.k["complexity"])
+        kind = self.rng.randrange(self.knobs["complexity"])
         a, d, e = self.rng.randint(1, 9), self.rng.randint(2, 7), self.rng.randint(1, 5)
-        terms, n = [], self.k["shown"] + self.k["terms"]
+        terms, n = [], self.knobs["shown"] + self.knobs["terms"]
         for i in range(n):
             if kind == 0:  # constant difference
                 terms.append(a + d * i)
@@ -32,14 +32,14 @@ class NumberSequenceEnv(EpisodeCore):
                 terms.append(terms[-1] + terms[-2] if len(terms) > 1 else (a, d)[i])
         self.rule = ["adds the same amount each time", "alternates between two steps",
                      "adds a step that grows each time", "adds the two previous terms"][kind]
-        self.terms, self.known = terms, self.k["shown"]
-        self.strikes = self.k["mistakes"]
+        self.terms, self.known = terms, self.knobs["shown"]
+        self.strikes = self.knobs["mistakes"]
         self._draw_options()
 
     def _draw_options(self):
         true = self.terms[self.known]
         wrong = set()
-        while len(wrong) < self.k["options"] - 1:
+        while len(wrong) < self.knobs["options"] - 1:
             w = true + self.rng.choice([-1, 1]) * self.rng.randint(1, 6)
             if w != true:
                 wrong.add(w)
@@ -87,23 +87,23 @@ class RuleSorterEnv(EpisodeCore):
 
     def _fits(self, obj):
         hits = [obj[a] == v for a, v in self.rule]
-        if self.k["complexity"] == 3:
+        if self.knobs["complexity"] == 3:
             return hits[0] and not hits[1]
         return all(hits)
 
     def setup(self):
         attrs = self.rng.sample(list(self.ATTRS), 2)
-        self.rule = [(a, self.rng.choice(self.ATTRS[a])) for a in attrs][: 1 if self.k["complexity"] == 1 else 2]
-        if self.k["complexity"] == 3:  # "A but not B"
+        self.rule = [(a, self.rng.choice(self.ATTRS[a])) for a in attrs][: 1 if self.knobs["complexity"] == 1 else 2]
+        if self.knobs["complexity"] == 3:  # "A but not B"
             self.text = f"{self.rule[0][1]} things that are not {self.rule[1][1]}"
         else:
             self.text = " and ".join(v for _, v in self.rule) + " things"
-        self.examples = [self._obj() for _ in range(self.k["examples"])]
+        self.examples = [self._obj() for _ in range(self.knobs["examples"])]
         while not any(map(self._fits, self.examples)):
             self.examples.append(self._obj())
-        self.items = [self._obj() for _ in range(self.k["items"])]
+        self.items = [self._obj() for _ in range(self.knobs["items"])]
         self.sorted = {}
-        self.strikes = self.k.get("mistakes", 0)
+        self.strikes = self.knobs.get("mistakes", 0)
 
     @staticmethod
     def _name(obj):
@@ -153,20 +153,20 @@ class MotifFillEnv(EpisodeCore):
     SYMBOLS = ["sun", "moon", "star", "leaf", "fire", "rain"]
 
     def setup(self):
-        alphabet = self.SYMBOLS[: self.k["alphabet"]]
-        p = self.k["period"]
+        alphabet = self.SYMBOLS[: self.knobs["alphabet"]]
+        p = self.knobs["period"]
         while True:
             self.motif = [self.rng.choice(alphabet) for _ in range(p)]
             # A motif that repeats inside itself would have a shorter period.
             if all(self.motif != self.motif[s:] + self.motif[:s] for s in range(1, p)):
                 break
-        length = 2 * p + self.k["blanks"] + 1
+        length = 2 * p + self.knobs["blanks"] + 1
         self.row = [self.motif[i % p] for i in range(length)]
-        self.hidden = list(range(length - self.k["blanks"], length))
-        self.masked = {i for i in range(length - self.k["blanks"]) if self.rng.random() < self.k["noise"]}
+        self.hidden = list(range(length - self.knobs["blanks"], length))
+        self.masked = {i for i in range(length - self.knobs["blanks"]) if self.rng.random() < self.knobs["noise"]}
         self.filled = []
         self.alphabet = alphabet
-        self.strikes = self.k.get("mistakes", 0)
+        self.strikes = self.knobs.get("mistakes", 0)
 
     def _shown(self):
         out = []

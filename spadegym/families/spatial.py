@@ -1,7 +1,7 @@
 """Spatial Reasoning families: grid maze, key and door rooms, sonar treasure dig.
 
 Each class is rendered into a standalone file (see ``core``); it uses only
-``self.k`` (the knob values), ``self.rng`` and the standard library.
+``self.knobs`` (the knob values), ``self.rng`` and the standard library.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ class GridMazeEnv(EpisodeCore):
 
     def budget(self):
         # Random walks cover a small grid fast: the budget grows with the side, not the area.
-        return 2 * self.k["size"] + self.k["slack"]
+        return 2 * self.knobs["size"] + self.knobs["slack"]
 
     def setup(self):
-        n = self.k["size"]
+        n = self.knobs["size"]
         cells = [(r, c) for r in range(n) for c in range(n)]
         while True:
-            self.walls = {cell for cell in cells if self.rng.random() < self.k["walls"]}
+            self.walls = {cell for cell in cells if self.rng.random() < self.knobs["walls"]}
             free = [cell for cell in cells if cell not in self.walls]
             if len(free) < 2:
                 continue
@@ -36,7 +36,7 @@ class GridMazeEnv(EpisodeCore):
                 break
 
     def _open(self, cell):
-        n = self.k["size"]
+        n = self.knobs["size"]
         out = []
         for name, (dr, dc) in self.MOVES.items():
             r, c = cell[0] + dr, cell[1] + dc
@@ -64,7 +64,7 @@ class GridMazeEnv(EpisodeCore):
         lines = [f"position: row {self.pos[0] + 1}, column {self.pos[1] + 1}",
                  f"goal: row {self.goal[0] + 1}, column {self.goal[1] + 1}",
                  "open directions: " + ", ".join(name for name, _ in self._open(self.pos))]
-        if self.k.get("compass"):  # an aid at easy levels: which way the goal lies (walls aside)
+        if self.knobs.get("compass"):  # an aid at easy levels: which way the goal lies (walls aside)
             (r, c), (gr, gc) = self.pos, self.goal
             ways = ["south" if gr > r else "north"] * (gr != r) + ["east" if gc > c else "west"] * (gc != c)
             lines.append("goal direction: " + ", ".join(ways))
@@ -99,10 +99,10 @@ class KeyRoomsEnv(EpisodeCore):
 
     def budget(self):
         # Worst case: across the whole tree to the key and back to the door.
-        return 2 * self.k["rooms"] + self.k["slack"]
+        return 2 * self.knobs["rooms"] + self.knobs["slack"]
 
     def setup(self):
-        n = self.k["rooms"]
+        n = self.knobs["rooms"]
         rooms = list(range(1, n + 1))
         self.rng.shuffle(rooms)
         self.links = {r: set() for r in rooms}
@@ -110,7 +110,7 @@ class KeyRoomsEnv(EpisodeCore):
             a, b = rooms[i], rooms[self.rng.randrange(i)]
             self.links[a].add(b)
             self.links[b].add(a)
-        for _ in range(self.k["extra_passages"]):
+        for _ in range(self.knobs["extra_passages"]):
             a, b = self.rng.sample(rooms, 2)
             self.links[a].add(b)
             self.links[b].add(a)
@@ -180,19 +180,19 @@ class SonarDigEnv(EpisodeCore):
     MOVES = {"north": (-1, 0), "south": (1, 0), "west": (0, -1), "east": (0, 1)}
 
     def budget(self):
-        return 2 * (self.k["size"] - 1) + 1 + self.k["slack"]
+        return 2 * (self.knobs["size"] - 1) + 1 + self.knobs["slack"]
 
     def setup(self):
-        n = self.k["size"]
+        n = self.knobs["size"]
         cells = [(r, c) for r in range(n) for c in range(n)]
         self.pos, self.treasure = self.rng.sample(cells, 2)
-        self.shovels = self.k["shovels"]
+        self.shovels = self.knobs["shovels"]
 
     def _distance(self):
         return abs(self.pos[0] - self.treasure[0]) + abs(self.pos[1] - self.treasure[1])
 
     def observe(self):
-        n = self.k["size"]
+        n = self.knobs["size"]
         return [f"field: {n} by {n}", f"position: row {self.pos[0] + 1}, column {self.pos[1] + 1}",
                 f"sonar: treasure is {self._distance()} steps away", f"digs left: {self.shovels}"]
 
@@ -209,7 +209,7 @@ class SonarDigEnv(EpisodeCore):
             return "nothing here", -0.5, None
         dr, dc = self.MOVES[action.split()[1]]
         r, c = self.pos[0] + dr, self.pos[1] + dc
-        n = self.k["size"]
+        n = self.knobs["size"]
         if not (0 <= r < n and 0 <= c < n):
             return "you are at the edge of the field", -0.5, None
         before = self._distance()

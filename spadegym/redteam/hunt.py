@@ -33,7 +33,7 @@ from ..executor import Executor, make_executor
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
 from ..sandbox import Sandbox
-from ..signals import center_by_skill, get_designer_reward, invalid_reward
+from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
 from ..store import RunStore
 from ..validate import ValidationConfig
 from .clusters import ClusterMemory, cluster_key, failure_pattern
@@ -127,7 +127,7 @@ class RedTeam:
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "redteam", n, skill),
             frontier=[summary(r) for r in ranked if r.win_rate <= self.config.max_win_rate][:8],
-            mastered=[summary(r) for r in ranked if r.win_rate > 0.9][:4],
+            mastered=[summary(r) for r in ranked if r.win_rate > bands.MASTERED][:4],
             parents=[summary(r) for r in ranked][:16],
         )
 

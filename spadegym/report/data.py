@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..figures import finite_or_none
-from ..signals import pearson
+from ..signals import bands, pearson
 from ..store import RunStore
 
-BAND = (0.2, 0.8)  # the learnable band: no-hint win rate partly solved
+BAND = bands.LEARNABLE  # the learnable band: no-hint win rate partly solved
 
 
 @dataclass

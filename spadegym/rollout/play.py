@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..envfile import SourceError, read_source
+from ..envfile import OptionalMethods, SourceError, read_source
 from ..sandbox import Sandbox, SandboxConfig
 from .agent import Agent
 from .records import Episode
@@ -23,13 +23,12 @@ class PlayFileError(ValueError):
 
 
 @dataclass
-class PlaySetup:
+class PlaySetup(OptionalMethods):
     """One environment file, ready to play."""
 
     path: Path
     spec: EnvSpec
-    has_hint: bool
-    has_valid_actions: bool
+    methods: list[str]  # the optional methods the loaded class defines
     declared_max_turns: int | None
 
 
@@ -49,7 +48,7 @@ def load_for_play(sandbox: Sandbox, path: str | Path, hint: str | None = None) -
         handle.close()
     methods = info.get("methods", [])
     return PlaySetup(path=path, spec=EnvSpec(env_id=path.stem, source=source, filename=path.name, hint=hint),
-                     has_hint="hint" in methods, has_valid_actions="valid_actions" in methods,
+                     methods=list(methods),
                      declared_max_turns=info.get("max_turns"))
 
 

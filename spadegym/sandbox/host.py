@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import hardening, schema
-from . import protocol as P
+from . import hardening, protocol, schema
 from .config import TIERS, SandboxConfig
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -47,7 +46,7 @@ class SandboxError(RuntimeError):
 @dataclass
 class _Pending:
     worker: Worker
-    rid: int
+    request_id: int
     op: str
     deadline: float
     started: float
@@ -78,7 +77,7 @@ class Worker:
         if not self.alive or timeout <= 0:
             return pending
         try:
-            pending.unsent = _write_some(self.to_worker, memoryview(P.encode({"id": self._next_id, "op": op, **args})))
+            pending.unsent = _write_some(self.to_worker, memoryview(protocol.encode({"id": self._next_id, "op": op, **args})))
         except (OSError, ValueError):
             self.alive = False
         return pending
@@ -168,18 +167,18 @@ def _write_some(fd: int, data: memoryview) -> memoryview | None:
     return None
 
 
-def gather(pendings: list[_Pending]) -> list[P.Outcome]:
+def gather(pendings: list[_Pending]) -> list[protocol.Outcome]:
     """Wait for replies to requests in flight on several workers (pipelined).
 
     Every request ends by its deadline, whatever the worker does: the rest of a
     request the worker's pipe did not take is written here, under the same
     deadline as the reply.
     """
-    results: list[P.Outcome | None] = [None] * len(pendings)
+    results: list[protocol.Outcome | None] = [None] * len(pendings)
     waiting: dict[int, _Pending] = {}
     for i, p in enumerate(pendings):
         if not p.worker.alive:
-            results[i] = _done(p, P.failure(P.CRASH, "the worker process had already ended"))
+            results[i] = _done(p, protocol.failure(protocol.CRASH, "the worker process had already ended"))
             continue
         line = p.worker._line() if p.unsent is None else None  # a reply already buffered needs no system call
         if line is None:
@@ -193,7 +192,7 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
             if now >= p.deadline:
                 p.worker.kill()
                 limit = p.why or f"{p.op} did not answer within {p.deadline - p.started:.1f}s"
-                results[i] = _done(p, P.failure(P.TIMEOUT, f"{limit} (endless loop or sleep?)", now - p.started))
+                results[i] = _done(p, protocol.failure(protocol.TIMEOUT, f"{limit} (endless loop or sleep?)", now - p.started))
                 del waiting[i]
             elif p.deadline < earliest:
                 earliest = p.deadline
@@ -231,12 +230,12 @@ def gather(pendings: list[_Pending]) -> list[P.Outcome]:
                 del waiting[i]
             elif len(worker._buf) > worker.config.line_limit:
                 worker.kill()
-                results[i] = _done(p, P.failure(P.PROTOCOL, "worker reply exceeds the line size limit"))
+                results[i] = _done(p, protocol.failure(protocol.PROTOCOL, "worker reply exceeds the line size limit"))
                 del waiting[i]
     return results  # type: ignore[return-value] - every slot is filled above
 
 
-def _done(p: _Pending, outcome: P.Outcome) -> P.Outcome:
+def _done(p: _Pending, outcome: protocol.Outcome) -> protocol.Outcome:
     """Charge the request's time and text to its episode's budgets; the outcome, or a too_large failure."""
     return p.budget.account(p, outcome) if p.budget is not None else outcome
 
@@ -253,43 +252,43 @@ def _text_size(value: Any) -> int:
 
 
 # Signals that mean a resource limit rather than a crash.
-_LIMIT_SIGNALS = {"SIGXCPU": (P.TIMEOUT, "used up its CPU-time limit"),
-                  "SIGXFSZ": (P.FORBIDDEN, "exceeded the file size limit")}
+_LIMIT_SIGNALS = {"SIGXCPU": (protocol.TIMEOUT, "used up its CPU-time limit"),
+                  "SIGXFSZ": (protocol.FORBIDDEN, "exceeded the file size limit")}
 
 
-def _ended(p: _Pending) -> P.Outcome:
+def _ended(p: _Pending) -> protocol.Outcome:
     """The worker closed its pipe mid-request: say how it died when we can tell."""
     return _done(p, _how_it_ended(p))
 
 
-def _how_it_ended(p: _Pending) -> P.Outcome:
+def _how_it_ended(p: _Pending) -> protocol.Outcome:
     how = p.worker.ended_how()
     p.worker.kill()
     seconds = time.perf_counter() - p.started
     for sig, (category, what) in _LIMIT_SIGNALS.items():
         if how and how.endswith(sig):
-            return P.failure(category, f"the worker {what} during {p.op} ({how})", seconds)
+            return protocol.failure(category, f"the worker {what} during {p.op} ({how})", seconds)
     if p.op == "load" and how == f"exited with code {hardening.CONFINE_FAILED_EXIT}":
-        return P.failure(P.CRASH, "the worker could not confine itself (a sandbox layer that "
+        return protocol.failure(protocol.CRASH, "the worker could not confine itself (a sandbox layer that "
                          "sandbox.min_tier requires failed); run `spadegym doctor`", seconds)
     detail = how or "os._exit, a fatal signal or a C-level crash"
-    return P.failure(P.CRASH, f"the worker process ended during {p.op} ({detail})", seconds)
+    return protocol.failure(protocol.CRASH, f"the worker process ended during {p.op} ({detail})", seconds)
 
 
-def _finish(p: _Pending, line: bytes) -> P.Outcome:
+def _finish(p: _Pending, line: bytes) -> protocol.Outcome:
     config = p.worker.config
-    outcome = P.parse_reply(line, p.rid, config.output_limit)
+    outcome = protocol.parse_reply(line, p.request_id, config.output_limit)
     outcome.seconds = time.perf_counter() - p.started
     if outcome.ok:
         try:
             outcome.value = schema.check_value(p.op, p.method, outcome.value, p.worker.limits)
         except schema.Rejected as exc:
-            outcome = P.failure(exc.category, f"{p.op}: {exc}", outcome.seconds, outcome.output)
-    if outcome.status in (P.PROTOCOL, P.TOO_LARGE) or p.worker._buf:
+            outcome = protocol.failure(exc.category, f"{p.op}: {exc}", outcome.seconds, outcome.output)
+    if outcome.status in (protocol.PROTOCOL, protocol.TOO_LARGE) or p.worker._buf:
         # Extra or forged lines mean the environment wrote to the protocol pipe.
         p.worker.kill()
         if outcome.ok:
-            outcome = P.failure(P.PROTOCOL, "worker sent more than one reply (forged protocol lines)")
+            outcome = protocol.failure(protocol.PROTOCOL, "worker sent more than one reply (forged protocol lines)")
     return _done(p, outcome)
 
 
@@ -404,7 +403,7 @@ class Sandbox:
         """
         return EnvHandle(self, source, filename, max_turns, deadline=deadline)
 
-    def gather(self, pendings: list[_Pending]) -> list[P.Outcome]:
+    def gather(self, pendings: list[_Pending]) -> list[protocol.Outcome]:
         """``gather`` for this sandbox's handles (the method every environment host has)."""
         return gather(pendings)
 
@@ -457,7 +456,7 @@ class EnvHandle:
     source: str
     filename: str = "<env>"
     max_turns: int | None = None
-    loaded: P.Outcome = field(init=False)
+    loaded: protocol.Outcome = field(init=False)
     worker: Worker | None = field(init=False, default=None)
     episodes: int = field(init=False, default=0)
     deadline: float | None = None
@@ -467,7 +466,7 @@ class EnvHandle:
     def __post_init__(self) -> None:
         self.loaded = self._load()
 
-    def _load(self) -> P.Outcome:
+    def _load(self) -> protocol.Outcome:
         self.worker = self.sandbox.spawn()
         self.episodes = 0
         timeout, why = self._limit(self.sandbox.config.load_timeout_s, episode=False)
@@ -499,7 +498,7 @@ class EnvHandle:
             why = "{op} ran past the time budget its caller set (e.g. validation.verdict_budget_s)"
         return limit, why
 
-    def account(self, pending: _Pending, outcome: P.Outcome) -> P.Outcome:
+    def account(self, pending: _Pending, outcome: protocol.Outcome) -> protocol.Outcome:
         """Count a finished request against the episode's time and text budgets."""
         self.spent += time.perf_counter() - pending.started
         if outcome.ok:
@@ -507,7 +506,7 @@ class EnvHandle:
             limit = self.sandbox.config.episode_chars
             if self.chars > limit:
                 pending.worker.kill()
-                return P.failure(P.TOO_LARGE, f"the episode's replies brought more than {limit:,} characters of "
+                return protocol.failure(protocol.TOO_LARGE, f"the episode's replies brought more than {limit:,} characters of "
                                  f"text (sandbox.episode_chars) by {pending.op}", outcome.seconds, outcome.output)
         return outcome
 
@@ -535,25 +534,25 @@ class EnvHandle:
             return False
         return _disk_usage(self.worker.scratch) > self.sandbox.config.scratch_mb * (1 << 20)
 
-    def request(self, op: str, **args: Any) -> P.Outcome:
+    def request(self, op: str, **args: Any) -> protocol.Outcome:
         return gather([self.submit(op, **args)])[0]
 
-    def reset(self, seed: int | None = None, want: list[str] | None = None) -> P.Outcome:
+    def reset(self, seed: int | None = None, want: list[str] | None = None) -> protocol.Outcome:
         return self.request("reset", seed=seed, want=want or [])
 
-    def step(self, action: str, want: list[str] | None = None) -> P.Outcome:
+    def step(self, action: str, want: list[str] | None = None) -> protocol.Outcome:
         return self.request("step", action=action, want=want or [])
 
     def tool(self, name: str, arguments: dict[str, Any] | None = None,
-             want: list[str] | None = None) -> P.Outcome:
+             want: list[str] | None = None) -> protocol.Outcome:
         """A tool call (``execute_tool``); the value has the shape of ``step``'s."""
         return self.request("tool", name=name, arguments=arguments or {}, want=want or [])
 
-    def tools(self, calls: list[dict[str, Any]], want: list[str] | None = None) -> P.Outcome:
+    def tools(self, calls: list[dict[str, Any]], want: list[str] | None = None) -> protocol.Outcome:
         """Several tool calls in one turn (``{"name", "arguments"}`` each); the value has the shape of ``step``'s."""
         return self.request("tools", calls=calls, want=want or [])
 
-    def call(self, method: str, *args: Any) -> P.Outcome:
+    def call(self, method: str, *args: Any) -> protocol.Outcome:
         return self.request("call", method=method, args=list(args))
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..envfile.contract import ACTION_FORMATS
 from ..text import is_safe, safe_text
-from . import protocol as P
+from . import protocol
 
 #: Characters of an observation a worker sends at most (longer ones are cut in the worker).
 OBSERVATION_CHARS = 200_000
@@ -49,14 +49,14 @@ class Limits:
 
 
 def _bad(what: str) -> Rejected:
-    return Rejected(P.PROTOCOL, f"the worker's reply has an invalid {what} (a forged or corrupted reply)")
+    return Rejected(protocol.PROTOCOL, f"the worker's reply has an invalid {what} (a forged or corrupted reply)")
 
 
 def _text(value: Any, what: str, limit: int) -> str:
     if type(value) is not str:
         raise _bad(what)
     if len(value) > limit:
-        raise Rejected(P.TOO_LARGE, f"{what} has {len(value):,} characters, above the limit of {limit:,}")
+        raise Rejected(protocol.TOO_LARGE, f"{what} has {len(value):,} characters, above the limit of {limit:,}")
     return safe_text(value)
 
 
@@ -82,14 +82,14 @@ def _text_list(value: Any, what: str, count: int, chars: int) -> list[str]:
     if type(value) is not list:
         raise _bad(what)
     if len(value) > count:
-        raise Rejected(P.TOO_LARGE, f"{what} lists {len(value):,} entries, above the limit of {count:,}")
+        raise Rejected(protocol.TOO_LARGE, f"{what} lists {len(value):,} entries, above the limit of {count:,}")
     try:
         joined = "\n".join(value)  # one pass in C: the type check, the size and the text check
     except TypeError:
         raise _bad(what) from None
     total = len(joined) - max(0, len(value) - 1)
     if total > chars:
-        raise Rejected(P.TOO_LARGE, f"{what} holds {total:,} characters, above the limit of {chars:,}")
+        raise Rejected(protocol.TOO_LARGE, f"{what} holds {total:,} characters, above the limit of {chars:,}")
     return value if is_safe(joined) else [safe_text(v) for v in value]
 
 
@@ -113,7 +113,7 @@ def structure(value: Any, what: str, chars: int, depth: int = MAX_DEPTH) -> Any:
             copy = item
         elif kind is list or kind is dict:
             if level >= depth:
-                raise Rejected(P.TOO_LARGE, f"{what} nests deeper than {depth} levels")
+                raise Rejected(protocol.TOO_LARGE, f"{what} nests deeper than {depth} levels")
             if kind is list:
                 copy = [None] * len(item)
                 stack += [(v, copy, i, level + 1) for i, v in enumerate(item)]
@@ -127,7 +127,7 @@ def structure(value: Any, what: str, chars: int, depth: int = MAX_DEPTH) -> Any:
         else:
             raise _bad(what)
         if budget < 0:
-            raise Rejected(P.TOO_LARGE, f"{what} is larger than {chars:,} characters")
+            raise Rejected(protocol.TOO_LARGE, f"{what} is larger than {chars:,} characters")
         parent[key] = copy
     return root[0]
 
@@ -136,7 +136,7 @@ def _tools(value: Any, limits: Limits) -> list[dict[str, Any]]:
     if type(value) is not list or any(type(v) is not dict for v in value):
         raise _bad("tool list")
     if len(value) > limits.tools:
-        raise Rejected(P.TOO_LARGE, f"get_tools() lists {len(value)} tools, above the limit of {limits.tools}")
+        raise Rejected(protocol.TOO_LARGE, f"get_tools() lists {len(value)} tools, above the limit of {limits.tools}")
     return structure(value, "the tool list", limits.structure_chars)
 
 

@@ -19,8 +19,7 @@ from ..envfile import contract
 from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
 from ..envfile.reference import action_format
 from ..envfile.static import SourceError
-from . import protocol as P
-from . import schema
+from . import protocol, schema
 
 _OPTIONAL_METHODS = ("valid_actions", "solution", "hint", "get_tools", "execute_tool")
 _MAX_INFO_CHARS = schema.INFO_CHARS
@@ -59,26 +58,26 @@ class _Forbidden(Exception):
 def _classify(exc: BaseException) -> tuple[str, str]:
     """Map an exception escaping environment code to a failure category and message."""
     if isinstance(exc, MemoryError):
-        return P.MEMORY, "ran out of memory (MemoryError): keep state small"
+        return protocol.MEMORY, "ran out of memory (MemoryError): keep state small"
     if isinstance(exc, SystemExit):
-        return P.CRASH, "called sys.exit(): environments must return values, never exit"
+        return protocol.CRASH, "called sys.exit(): environments must return values, never exit"
     if isinstance(exc, KeyboardInterrupt):
-        return P.CRASH, "raised KeyboardInterrupt"
+        return protocol.CRASH, "raised KeyboardInterrupt"
     if isinstance(exc, RecursionError):
-        return P.EXCEPTION, "RecursionError: maximum recursion depth exceeded; avoid deep recursion"
+        return protocol.EXCEPTION, "RecursionError: maximum recursion depth exceeded; avoid deep recursion"
     if isinstance(exc, (PermissionError, _Forbidden)):
-        return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
+        return protocol.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
     if isinstance(exc, OSError) and exc.errno in (1, 13):  # EPERM, EACCES from seccomp/landlock
-        return P.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
+        return protocol.FORBIDDEN, f"blocked operation: {type(exc).__name__}: {exc}"[:300]
     if isinstance(exc, (contract.ContractError, SourceError)):
-        return P.INVALID_RETURN if isinstance(exc, contract.ContractError) else P.EXCEPTION, str(exc)
+        return protocol.INVALID_RETURN if isinstance(exc, contract.ContractError) else protocol.EXCEPTION, str(exc)
     tb = traceback.extract_tb(exc.__traceback__)
     where = ""
     for frame in reversed(tb):
         if not frame.filename.startswith(os.path.dirname(os.path.dirname(__file__))):
             where = f" (line {frame.lineno} in {frame.name}: {(frame.line or '').strip()[:120]})"
             break
-    return P.EXCEPTION, f"{type(exc).__name__}: {str(exc)[:300]}{where}"
+    return protocol.EXCEPTION, f"{type(exc).__name__}: {str(exc)[:300]}{where}"
 
 
 def _safe_info(info: dict[str, Any]) -> dict[str, Any]:
@@ -240,9 +239,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _reply(rid: int, value: Any, capture: _CappedText, start: float) -> bytes:
+def _reply(request_id: int, value: Any, capture: _CappedText, start: float) -> bytes:
     try:
-        return P.encode({"id": rid, "ok": True, "value": value, "output": capture.take(),
+        return protocol.encode({"id": request_id, "ok": True, "value": value, "output": capture.take(),
                          "seconds": time.perf_counter() - start})
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         raise contract.ContractError(f"returned a value that cannot be sent as JSON: {exc}") from None
@@ -261,18 +260,18 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
         if line is None:
             return
         try:
-            req = P.decode(line)
-            rid, op = req.pop("id"), req.pop("op")
+            req = protocol.decode(line)
+            request_id, op = req.pop("id"), req.pop("op")
             handler = handlers[op]
         except Exception:  # malformed request from the host: nothing sensible to answer
             return
         sys.stdout = sys.stderr = capture
         start = time.perf_counter()
         try:
-            data = _reply(rid, handler(**req), capture, start)
+            data = _reply(request_id, handler(**req), capture, start)
         except BaseException as exc:  # noqa: BLE001 - the sandbox's whole point
             category, message = _classify(exc)
-            data = P.encode({"id": rid, "ok": False, "category": category, "message": message,
+            data = protocol.encode({"id": request_id, "ok": False, "category": category, "message": message,
                              "output": capture.take(), "seconds": time.perf_counter() - start})
         try:
             _write_all(out_fd, data)

@@ -56,7 +56,9 @@ def _plain(value: Any) -> Any:
         return value.tolist()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
-    if isinstance(value, (set, frozenset, tuple)):
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)  # a set's own order depends on the process's hash seed
+    if isinstance(value, tuple):
         return list(value)
     if isinstance(value, Path):
         return str(value)

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..envfile import is_success
-from ..envfile.contract import PLAIN, reduce_action
+from ..envfile.contract import PLAIN, OptionalMethods, reduce_action
 from ..envfile.reference import is_prose, solution_sequences
 from ..sandbox import EnvHandle, Outcome, Sandbox
 from .config import ValidationConfig
@@ -75,7 +75,7 @@ class Seeds:
 
 
 @dataclass
-class Evidence:
+class Evidence(OptionalMethods):
     """Everything the probes saw; the runtime and quality checks only read this."""
 
     seeds: Seeds
@@ -100,18 +100,6 @@ class Evidence:
     random: list[Trace] = field(default_factory=list)
     tools: Outcome | None = None               # get_tools() after reset(s1), in tool-use environments
     sequences: list[Trace] = field(default_factory=list)  # a text solution read as sequences, from reset(s0)
-
-    @property
-    def has_tools(self) -> bool:
-        return "get_tools" in self.methods
-
-    @property
-    def has_solution(self) -> bool:
-        return "solution" in self.methods
-
-    @property
-    def has_valid_actions(self) -> bool:
-        return "valid_actions" in self.methods
 
     @property
     def raw_solution(self) -> list[str] | None:
@@ -179,73 +167,73 @@ def _play_actions(handle: EnvHandle, trace: Trace, actions: list[str], tools: bo
             break
 
 
-def _sequence_plays(ev: Evidence, handle: EnvHandle) -> Probe:
+def _sequence_plays(evidence: Evidence, handle: EnvHandle) -> Probe:
     """A text solution that did not win as one action: play each sequence read from it, until one wins."""
-    assert ev.first is not None
-    if not ev.solution_is_text or ev.first.failure is not None or (ev.first.ended and is_success(ev.first.ret)):
+    assert evidence.first is not None
+    if not evidence.solution_is_text or evidence.first.failure is not None or (evidence.first.ended and is_success(evidence.first.ret)):
         return
-    for actions in solution_sequences((ev.raw_solution or [""])[0]):
-        trace = Trace(ev.seeds.first, (yield handle, "reset", {"seed": ev.seeds.first, "want": []}))
-        ev.sequences.append(trace)
+    for actions in solution_sequences((evidence.raw_solution or [""])[0]):
+        trace = Trace(evidence.seeds.first, (yield handle, "reset", {"seed": evidence.seeds.first, "want": []}))
+        evidence.sequences.append(trace)
         if not trace.reset.ok:
             return
-        yield from _play_actions(handle, trace, [reduce_action(a) for a in actions], ev.has_tools)
+        yield from _play_actions(handle, trace, [reduce_action(a) for a in actions], evidence.has_tools)
         if trace.failure is not None or (trace.ended and is_success(trace.ret)):
             return
 
 
-def _main_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
-    seeds = ev.seeds
-    if ev.has_solution:
+def _main_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    seeds = evidence.seeds
+    if evidence.has_solution:
         def keep(trace: Trace, solution: Outcome | None) -> None:
-            ev.first, ev.solution = trace, solution
-        yield from _solution_play(handle, seeds.first, ev.has_tools, keep)
+            evidence.first, evidence.solution = trace, solution
+        yield from _solution_play(handle, seeds.first, evidence.has_tools, keep)
     else:
-        ev.first = Trace(seeds.first, (yield handle, "reset",
+        evidence.first = Trace(seeds.first, (yield handle, "reset",
                                        {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
-    if not ev.first.reset.ok:
+    if not evidence.first.reset.ok:
         return
-    if ev.has_valid_actions:
-        ev.menu_source = "valid_actions"
-    elif menu_of(ev.first.reset.value):
-        ev.menu_source = "observation"
-    yield from _sequence_plays(ev, handle)
-    if ev.first.failure is None:  # replay in the same worker, which a failure would have replaced
-        ev.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
-    ev.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
-    if ev.has_solution and ev.other_reset.ok:
-        ev.other_solution = yield handle, "call", {"method": "solution", "args": []}
-    if ev.has_tools and ev.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
-        ev.tools = yield handle, "call", {"method": "get_tools", "args": []}
+    if evidence.has_valid_actions:
+        evidence.menu_source = "valid_actions"
+    elif menu_of(evidence.first.reset.value):
+        evidence.menu_source = "observation"
+    yield from _sequence_plays(evidence, handle)
+    if evidence.first.failure is None:  # replay in the same worker, which a failure would have replaced
+        evidence.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
+    evidence.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
+    if evidence.has_solution and evidence.other_reset.ok:
+        evidence.other_solution = yield handle, "call", {"method": "solution", "args": []}
+    if evidence.has_tools and evidence.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
+        evidence.tools = yield handle, "call", {"method": "get_tools", "args": []}
     for action in GARBAGE_ACTIONS:
-        ev.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1, tools=ev.has_tools)))
-    ev.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
-                                  min(config.repeat_steps, ev.turn_budget), tools=ev.has_tools)
+        evidence.garbage.append((yield from play(handle, seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
+    evidence.repeated = yield from play(handle, seeds.first, scripted([REPEATED_ACTION]),
+                                  min(config.repeat_steps, evidence.turn_budget), tools=evidence.has_tools)
 
 
-def _twin_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
-    if ev.has_solution:
+def _twin_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig) -> Probe:
+    if evidence.has_solution:
         def keep(trace: Trace, solution: Outcome | None) -> None:
-            ev.twin, ev.twin_solution = trace, solution
-        yield from _solution_play(handle, ev.seeds.first, ev.has_tools, keep)
+            evidence.twin, evidence.twin_solution = trace, solution
+        yield from _solution_play(handle, evidence.seeds.first, evidence.has_tools, keep)
     else:
-        ev.twin = yield from _random_play(ev, handle, config, 0)
-    ev.twin_other_reset = yield handle, "reset", {"seed": ev.seeds.second, "want": ["valid_actions"]}
-    if ev.has_solution and ev.twin_other_reset.ok:
-        ev.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
-    menu = menu_of(ev.twin.reset.value) if ev.twin.reset.ok else None
+        evidence.twin = yield from _random_play(evidence, handle, config, 0)
+    evidence.twin_other_reset = yield handle, "reset", {"seed": evidence.seeds.second, "want": ["valid_actions"]}
+    if evidence.has_solution and evidence.twin_other_reset.ok:
+        evidence.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
+    menu = menu_of(evidence.twin.reset.value) if evidence.twin.reset.ok else None
     for action in (menu or [])[:_MAX_SWEEP]:
-        ev.sweep.append((yield from play(handle, ev.seeds.first, scripted([action]), 1, tools=ev.has_tools)))
+        evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
 
 
-def _random_play(ev: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
+def _random_play(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
     policy = uniform(random_episode_rng(config.seed, i))
-    return (yield from play(handle, ev.seeds.random_episode(i), policy, ev.turn_budget, tools=ev.has_tools))
+    return (yield from play(handle, evidence.seeds.random_episode(i), policy, evidence.turn_budget, tools=evidence.has_tools))
 
 
-def _random_probe(ev: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
+def _random_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
     for i in episodes:
-        ev.random.append((yield from _random_play(ev, handle, config, i)))
+        evidence.random.append((yield from _random_play(evidence, handle, config, i)))
 
 
 def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, deadline: float) -> list[EnvHandle]:
@@ -256,27 +244,27 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
 
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
-    ev = Evidence(Seeds(config.seed), load=Outcome("ok"))
+    evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
     workers = min(config.random_workers, config.random_episodes)
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
     handles = _open_handles(sandbox, source, filename, workers + 2, deadline)
     main, twin, randoms = handles[0], handles[1], handles[2:]
     try:
-        ev.load = main.loaded
+        evidence.load = main.loaded
         if not main.loaded.ok:
-            return ev
-        ev.methods = list(main.info.get("methods", []))
-        ev.action_format = main.info.get("action_format", PLAIN)
-        ev.declared_max_turns = main.info.get("max_turns")
-        ev.turn_budget = ev.declared_max_turns or config.max_turns
-        probes: list[Probe] = [_main_probe(ev, main, config), _twin_probe(ev, twin, config)]
-        probes += [_random_probe(ev, h, config, range(k, config.random_episodes, workers))
+            return evidence
+        evidence.methods = list(main.info.get("methods", []))
+        evidence.action_format = main.info.get("action_format", PLAIN)
+        evidence.declared_max_turns = main.info.get("max_turns")
+        evidence.turn_budget = evidence.declared_max_turns or config.max_turns
+        probes: list[Probe] = [_main_probe(evidence, main, config), _twin_probe(evidence, twin, config)]
+        probes += [_random_probe(evidence, h, config, range(k, config.random_episodes, workers))
                    for k, h in enumerate(randoms)]
         # A timeout already decides the verdict; waiting out more of them would only cost time.
         run_lockstep(probes, stop_on={"timeout"})
-        ev.random.sort(key=lambda t: t.seed)
-        return ev
+        evidence.random.sort(key=lambda t: t.seed)
+        return evidence
     finally:
         for h in handles:
             h.close()

@@ -44,11 +44,11 @@ def validate_source(source: str, filename: str = "<env>", *, hint: str | None = 
 
 def _runtime_sections(box: Sandbox, source: str, filename: str, hint: str | None,
                       config: ValidationConfig) -> list[Check]:
-    ev = gather_evidence(box, source, filename, config)
-    checks = runtime_checks(ev, config)
+    evidence = gather_evidence(box, source, filename, config)
+    checks = runtime_checks(evidence, config)
     if any(c.blocking and c.name in _GATING for c in checks):
         return checks
-    return checks + feasibility_checks(ev) + degeneracy_checks(ev, config, hint)
+    return checks + feasibility_checks(evidence) + degeneracy_checks(evidence, config, hint)
 
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:

@@ -15,25 +15,25 @@ from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, WARNING, Check, fai
 _DIGIT = re.compile(r"\d")
 
 
-def feasibility_checks(ev: Evidence) -> list[Check]:
+def feasibility_checks(evidence: Evidence) -> list[Check]:
     """Only for files with solution(): playing it from reset must win within the turn budget."""
-    if not ev.has_solution or ev.first is None or ev.solution is None:
+    if not evidence.has_solution or evidence.first is None or evidence.solution is None:
         return []
-    seed = ev.first.seed
-    if not ev.solution.ok:
-        return [failed("solution_returns_actions", explain(f"solution() after reset(seed={seed})", ev.solution,
-                       "return the list of action strings that wins the current instance"), ev.solution.status)]
-    actions = ev.solution_actions or []
+    seed = evidence.first.seed
+    if not evidence.solution.ok:
+        return [failed("solution_returns_actions", explain(f"solution() after reset(seed={seed})", evidence.solution,
+                       "return the list of action strings that wins the current instance"), evidence.solution.status)]
+    actions = evidence.solution_actions or []
     if not actions:
         return [failed("solution_returns_actions", f"solution() returned an empty list after reset(seed={seed}): "
                        "return the actions that win the current instance, in order.", CONTRACT)]
-    checks = [passed("solution_returns_actions"), _solution_wins(ev, actions)]
-    checks.append(_solution_fits(ev, actions))
+    checks = [passed("solution_returns_actions"), _solution_wins(evidence, actions)]
+    checks.append(_solution_fits(evidence, actions))
     return checks
 
 
-def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
-    trace = ev.first
+def _solution_wins(evidence: Evidence, actions: list[str]) -> Check:
+    trace = evidence.first
     assert trace is not None
     played = f"Playing solution() {short(actions, 60)} from reset(seed={trace.seed})"
     if trace.failure is not None:
@@ -41,11 +41,11 @@ def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
                       trace.failure.status)
     if trace.ended and is_success(trace.ret):
         return passed("solution_wins", "feasible: solution() wins when played")
-    if ev.solution_is_text:
-        return _text_solution(ev)
+    if evidence.solution_is_text:
+        return _text_solution(evidence)
     boxed = (" Its actions hold \\boxed{}, which an agent's action never does (the box is stripped from "
              "the reply before step()): return bare actions, or parse the box in step()"
-             if ev.solution_boxed and ev.action_format == PLAIN else "")
+             if evidence.solution_boxed and evidence.action_format == PLAIN else "")
     if boxed:
         return failed("solution_wins", f"{played} did not win.{boxed}.", INFEASIBLE)
     last = trace.steps[-1].value if trace.steps else {"reward": 0.0, "terminated": False, "truncated": False}
@@ -61,15 +61,15 @@ def _solution_wins(ev: Evidence, actions: list[str]) -> Check:
     return failed("solution_wins", f"{played} {why}.", INFEASIBLE)
 
 
-def _text_solution(ev: Evidence) -> Check:
+def _text_solution(evidence: Evidence) -> Check:
     """A text solution (the reference's prose): won as a sequence; else, in a SPADE-style file (boxed or
     tool_call format), feasibility unverified (a warning), and in a plain one infeasible as before."""
-    won = ev.winning_sequence
+    won = evidence.winning_sequence
     if won is not None:
         return passed("solution_wins", f"feasible: solution() text wins played as {len(won.actions)} actions "
                       f"{short(won.actions, 60)}")
-    text, tried = short((ev.raw_solution or [""])[0], 60), len(ev.sequences)
-    if ev.action_format == PLAIN:  # spadegym's own contract: a text solution is the answer, and must win
+    text, tried = short((evidence.raw_solution or [""])[0], 60), len(evidence.sequences)
+    if evidence.action_format == PLAIN:  # spadegym's own contract: a text solution is the answer, and must win
         return failed("solution_wins", f"solution() returned text {text} that did not win played as one action "
                       f"or as any of {tried} sequences read from it: return the list of actions that wins.",
                       INFEASIBLE)
@@ -78,33 +78,33 @@ def _text_solution(ev: Evidence) -> Check:
                   "judges it, and a list of the winning actions would let the gate prove it.", INFEASIBLE, WARNING)
 
 
-def _solution_fits(ev: Evidence, actions: list[str]) -> Check:
-    trace = ev.first
+def _solution_fits(evidence: Evidence, actions: list[str]) -> Check:
+    trace = evidence.first
     assert trace is not None
-    won = ev.winning_sequence
-    if ev.solution_is_text and not (trace.ended and is_success(trace.ret)):
+    won = evidence.winning_sequence
+    if evidence.solution_is_text and not (trace.ended and is_success(trace.ret)):
         if won is None:
             return passed("solution_fits_max_turns")  # unverified: nothing to measure
         trace, actions = won, won.actions
     needed = len(trace.steps) if trace.ended and is_success(trace.ret) else len(actions)
-    if needed <= ev.turn_budget:
+    if needed <= evidence.turn_budget:
         return passed("solution_fits_max_turns")
-    source = f"max_turns={ev.declared_max_turns}" if ev.declared_max_turns else \
-        f"the runner's default of {ev.turn_budget} turns"
+    source = f"max_turns={evidence.declared_max_turns}" if evidence.declared_max_turns else \
+        f"the runner's default of {evidence.turn_budget} turns"
     return failed("solution_fits_max_turns", f"solution() needs {needed} actions but the episode is cut at "
                   f"{source}: raise max_turns or make the instance solvable in fewer moves.", INFEASIBLE)
 
 
-def degeneracy_checks(ev: Evidence, config: ValidationConfig, hint: str | None = None) -> list[Check]:
-    checks: list[Check | None] = [_not_won_without_trying(ev), _random_policy_loses(ev, config),
-                                  _reward_varies(ev)]
+def degeneracy_checks(evidence: Evidence, config: ValidationConfig, hint: str | None = None) -> list[Check]:
+    checks: list[Check | None] = [_not_won_without_trying(evidence), _random_policy_loses(evidence, config),
+                                  _reward_varies(evidence)]
     if config.check_leaks:
-        checks += _leak_checks(ev, config, hint)
+        checks += _leak_checks(evidence, config, hint)
     return [c for c in checks if c is not None]
 
 
-def _not_won_without_trying(ev: Evidence) -> Check:
-    for trace in [*ev.garbage, ev.repeated]:
+def _not_won_without_trying(evidence: Evidence) -> Check:
+    for trace in [*evidence.garbage, evidence.repeated]:
         if trace is None or not trace.actions or _DIGIT.search(trace.actions[-1]):
             continue  # a malformed reply holding a number may be a leniently parsed right answer
         if trace.failure is None and trace.ended and is_success(trace.ret):
@@ -114,8 +114,8 @@ def _not_won_without_trying(ev: Evidence) -> Check:
     return passed("not_won_without_trying")
 
 
-def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check | None:
-    played = [t for t in ev.random if t.failure is None]
+def _random_policy_loses(evidence: Evidence, config: ValidationConfig) -> Check | None:
+    played = [t for t in evidence.random if t.failure is None]
     if not played:
         return None
     wins = sum(is_success(t.ret) for t in played)
@@ -123,22 +123,22 @@ def _random_policy_loses(ev: Evidence, config: ValidationConfig) -> Check | None
     if rate <= config.random_win_threshold:
         return passed("random_policy_loses", f"random policy won {wins}/{len(played)}")
     policy = {"valid_actions": "uniform over valid_actions()",
-              "observation": "uniform over the actions the observation lists"}.get(ev.menu_source or "",
+              "observation": "uniform over the actions the observation lists"}.get(evidence.menu_source or "",
                                                                                     "short generic answers")
     return failed("random_policy_loses", f"A random policy ({policy}) won {wins} of {len(played)} episodes "
                   f"({rate:.2f} > {config.random_win_threshold:g}): make winning depend on the hidden state, "
                   "e.g. more choices, fewer turns or a longer exact sequence.", DEGENERATE)
 
 
-def _reward_varies(ev: Evidence) -> Check | None:
-    rewards = [r for t in ev.all_traces() for r in t.rewards]
+def _reward_varies(evidence: Evidence) -> Check | None:
+    rewards = [r for t in evidence.all_traces() for r in t.rewards]
     if not rewards:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
     # In a SPADE-style file generic answers that never match say nothing about the reward;
     # spadegym's own (plain) files keep the strict rule.
-    if not ev.informed and ev.action_format != PLAIN:
+    if not evidence.informed and evidence.action_format != PLAIN:
         return failed("reward_varies", f"All {len(rewards)} probe steps returned the same reward "
                       f"{rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no action "
                       "list in the observation, no playable solution()): list the actions so the gate can tell.",
@@ -148,37 +148,37 @@ def _reward_varies(ev: Evidence) -> Check | None:
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
 
 
-def _answer(ev: Evidence) -> Answer | None:
-    actions = ev.solution_actions
-    if ev.solution_is_text:  # a plan in prose: its answer is what won, if anything did
-        won = ev.winning_sequence
-        if won is None and not (ev.first is not None and ev.first.ended and is_success(ev.first.ret)):
+def _answer(evidence: Evidence) -> Answer | None:
+    actions = evidence.solution_actions
+    if evidence.solution_is_text:  # a plan in prose: its answer is what won, if anything did
+        won = evidence.winning_sequence
+        if won is None and not (evidence.first is not None and evidence.first.ended and is_success(evidence.first.ret)):
             return None
         actions = won.actions if won is not None else actions
-    if not actions or ev.first is None:
+    if not actions or evidence.first is None:
         return None
-    other = ev.other_solution.value if ev.other_solution is not None and ev.other_solution.ok else None
+    other = evidence.other_solution.value if evidence.other_solution is not None and evidence.other_solution.ok else None
     return Answer(text=actions[-1].strip(), single_step=len(actions) == 1,
-                  menu=ev.first.reset.value.get("valid_actions"),
+                  menu=evidence.first.reset.value.get("valid_actions"),
                   other_text=other[-1].strip() if isinstance(other, list) and other else None)
 
 
-def _leak_checks(ev: Evidence, config: ValidationConfig, hint: str | None) -> list[Check]:
-    answer = _answer(ev)
-    if answer is None or ev.first is None:
+def _leak_checks(evidence: Evidence, config: ValidationConfig, hint: str | None) -> list[Check]:
+    answer = _answer(evidence)
+    if answer is None or evidence.first is None:
         return []
     limits = (config.min_answer_chars, config.min_answer_digits)
-    seed = ev.first.seed
-    other_obs = ev.other_reset.value["observation"] if ev.other_reset is not None and ev.other_reset.ok else None
+    seed = evidence.first.seed
+    other_obs = evidence.other_reset.value["observation"] if evidence.other_reset is not None and evidence.other_reset.ok else None
     checks = []
-    if leaks_in_observation(answer, ev.first.first_observation, other_obs, *limits):
+    if leaks_in_observation(answer, evidence.first.first_observation, other_obs, *limits):
         checks.append(failed("answer_not_in_observation", f"The first observation after reset(seed={seed}) "
                              f"contains the answer {short(answer.text)} from solution(): keep it hidden and let "
                              "the agent infer it (if it is one of several listed options, return the options "
                              "from valid_actions() instead).", LEAK))
     else:
         checks.append(passed("answer_not_in_observation"))
-    hint = hint if hint is not None else ev.first.reset.value.get("hint")
+    hint = hint if hint is not None else evidence.first.reset.value.get("hint")
     if hint:
         if leaks_in_hint(answer, hint, *limits):
             checks.append(failed("hint_does_not_reveal_answer", f"The hint {short(hint, 60)} states the answer "

@@ -34,35 +34,35 @@ def explain(call: str, out: Outcome, advice: str | None = None) -> str:
     return f"{call} failed ({out.status}): {what}; {advice or ADVICE.get(out.status, 'fix the code there')}."
 
 
-def runtime_checks(ev: Evidence, config: ValidationConfig) -> list[Check]:
+def runtime_checks(evidence: Evidence, config: ValidationConfig) -> list[Check]:
     """Loading and reset gate the rest: without them nothing else can be observed."""
-    if not ev.load.ok:
-        return [failed("loads", explain("Loading the file and calling the class with no arguments", ev.load),
-                       ev.load.status)]
+    if not evidence.load.ok:
+        return [failed("loads", explain("Loading the file and calling the class with no arguments", evidence.load),
+                       evidence.load.status)]
     checks = [passed("loads")]
-    if ev.first is None:  # the probes stopped before the first reset answered
+    if evidence.first is None:  # the probes stopped before the first reset answered
         return [*checks, failed("reset_runs", "The probes stopped before reset() answered; make loading and "
                                 "reset() return quickly.", "timeout")]
-    if not ev.first.reset.ok:
-        return [*checks, failed("reset_runs", explain(f"reset(seed={ev.first.seed})", ev.first.reset),
-                                ev.first.reset.status)]
-    checks.append(_resets_run(ev))
-    checks.append(_observation_not_empty(ev.first))
-    if ev.has_valid_actions:
-        checks.append(_valid_actions(ev.first))
-    if ev.has_tools or "execute_tool" in ev.methods:
-        checks.append(_tools(ev))
-    checks.append(_steps_run(ev))
-    checks.append(_reward_range(ev, config))
-    checks += [c for c in (_deterministic(ev), _replay(ev)) if c is not None]
-    checks.append(_robust(ev))
+    if not evidence.first.reset.ok:
+        return [*checks, failed("reset_runs", explain(f"reset(seed={evidence.first.seed})", evidence.first.reset),
+                                evidence.first.reset.status)]
+    checks.append(_resets_run(evidence))
+    checks.append(_observation_not_empty(evidence.first))
+    if evidence.has_valid_actions:
+        checks.append(_valid_actions(evidence.first))
+    if evidence.has_tools or "execute_tool" in evidence.methods:
+        checks.append(_tools(evidence))
+    checks.append(_steps_run(evidence))
+    checks.append(_reward_range(evidence, config))
+    checks += [c for c in (_deterministic(evidence), _replay(evidence)) if c is not None]
+    checks.append(_robust(evidence))
     return checks
 
 
-def _resets_run(ev: Evidence) -> Check:
-    extra = [(t.seed, t.reset) for t in ev.all_traces()]
-    if ev.other_reset is not None:
-        extra.append((ev.seeds.second, ev.other_reset))
+def _resets_run(evidence: Evidence) -> Check:
+    extra = [(t.seed, t.reset) for t in evidence.all_traces()]
+    if evidence.other_reset is not None:
+        extra.append((evidence.seeds.second, evidence.other_reset))
     for seed, out in extra:
         if not out.ok:
             advice = "make reset() work for every integer seed" if out.status == "exception" else None
@@ -89,34 +89,34 @@ def _valid_actions(first: Trace) -> Check:
     return passed("valid_actions_nonempty")
 
 
-def _tools(ev: Evidence) -> Check:
+def _tools(evidence: Evidence) -> Check:
     """A tool-use environment lists its tools and can run them."""
-    if not ev.has_tools:
+    if not evidence.has_tools:
         return failed("tools_listed", "The class defines execute_tool() but no get_tools(), so agents are "
                       "never shown tools and never call them: add get_tools(self) returning the tool "
                       "schemas, or remove execute_tool().", CONTRACT, WARNING)
-    if "execute_tool" not in ev.methods:
+    if "execute_tool" not in evidence.methods:
         return failed("tools_listed", "The class defines get_tools() but no execute_tool(self, name, "
                       "arguments), so every tool call would fail: add it.", CONTRACT)
-    out = ev.tools
+    out = evidence.tools
     if out is None:
         return passed("tools_listed")  # a stopped probe never asked
     if not out.ok:
-        return failed("tools_listed", explain(f"get_tools() after reset(seed={ev.seeds.second})", out,
+        return failed("tools_listed", explain(f"get_tools() after reset(seed={evidence.seeds.second})", out,
                                               "return a list of dicts, each with the tool's 'name'"
                                               if out.status == "invalid_return" else None), out.status)
     if not out.value:
-        return failed("tools_listed", f"get_tools() returned an empty list after reset(seed={ev.seeds.second}): "
+        return failed("tools_listed", f"get_tools() returned an empty list after reset(seed={evidence.seeds.second}): "
                       "return the schema of every tool the agent can call.", CONTRACT)
     return passed("tools_listed")
 
 
-def _steps_run(ev: Evidence) -> Check:
+def _steps_run(evidence: Evidence) -> Check:
     """Steps with ordinary actions (the solution's and the random policy's)."""
-    twin = "replaying solution() in a second worker" if ev.has_solution else "random play"
-    for trace, where in [(ev.first, "playing solution()"), (ev.twin, twin),
-                         *((t, "random play") for t in ev.random),
-                         *((t, "trying each of valid_actions()") for t in ev.sweep)]:
+    twin = "replaying solution() in a second worker" if evidence.has_solution else "random play"
+    for trace, where in [(evidence.first, "playing solution()"), (evidence.twin, twin),
+                         *((t, "random play") for t in evidence.random),
+                         *((t, "trying each of valid_actions()") for t in evidence.sweep)]:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
             continue
         out = trace.failure
@@ -125,8 +125,8 @@ def _steps_run(ev: Evidence) -> Check:
     return passed("step_runs")
 
 
-def _reward_range(ev: Evidence, config: ValidationConfig) -> Check:
-    for trace in ev.all_traces():
+def _reward_range(evidence: Evidence, config: ValidationConfig) -> Check:
+    for trace in evidence.all_traces():
         for action, out in zip(trace.actions, trace.steps):
             r = out.value["reward"] if out.ok else 0.0
             if not -1.0 <= r <= 1.0:
@@ -148,19 +148,19 @@ def _values(out: Outcome | None) -> object:
     return out.value if out is not None and out.ok else None
 
 
-def _deterministic(ev: Evidence) -> Check | None:
+def _deterministic(evidence: Evidence) -> Check | None:
     """None when a stopped probe left nothing to compare."""
-    reference = ev.first if ev.has_solution else (ev.random[0] if ev.random else None)
-    if reference is None or ev.twin is None or reference.seed != ev.twin.seed:
+    reference = evidence.first if evidence.has_solution else (evidence.random[0] if evidence.random else None)
+    if reference is None or evidence.twin is None or reference.seed != evidence.twin.seed:
         return None
     advice = ("derive all randomness from the seed (random.Random(seed), or the module random that the "
               "runtime seeds), never from time, id(), hash() of objects or unseeded generators")
     same = f"Two fresh workers given reset(seed={reference.seed})"
-    if _values(ev.solution) != _values(ev.twin_solution):
+    if _values(evidence.solution) != _values(evidence.twin_solution):
         return failed("deterministic", f"{same} returned different solution() lists "
-                      f"({short(_values(ev.solution))} vs {short(_values(ev.twin_solution))}), so the instance "
+                      f"({short(_values(evidence.solution))} vs {short(_values(evidence.twin_solution))}), so the instance "
                       f"depends on more than the seed: {advice}.", NONDETERMINISTIC)
-    a, b = reference.signature(), ev.twin.signature()
+    a, b = reference.signature(), evidence.twin.signature()
     if a != b:
         i = _first_difference(a, b)
         if i == 0:
@@ -171,32 +171,32 @@ def _deterministic(ev: Evidence) -> Check | None:
         else:
             where = f"ended after different numbers of steps ({len(a) - 1} vs {len(b) - 1})"
         return failed("deterministic", f"{same} and the same actions {where}: {advice}.", NONDETERMINISTIC)
-    if ev.twin_other_reset is not None and ev.other_reset is not None:
-        first, second = _values(ev.other_reset), _values(ev.twin_other_reset)
-        if first != second or _values(ev.other_solution) != _values(ev.twin_other_solution):
-            return failed("deterministic", f"Two fresh workers given reset(seed={ev.seeds.second}) built "
+    if evidence.twin_other_reset is not None and evidence.other_reset is not None:
+        first, second = _values(evidence.other_reset), _values(evidence.twin_other_reset)
+        if first != second or _values(evidence.other_solution) != _values(evidence.twin_other_solution):
+            return failed("deterministic", f"Two fresh workers given reset(seed={evidence.seeds.second}) built "
                           f"different instances (first observation, valid_actions() or solution() differ): "
                           f"{advice}.", NONDETERMINISTIC)
     return passed("deterministic")
 
 
-def _replay(ev: Evidence) -> Check | None:
-    if ev.replay is None or ev.first is None:
+def _replay(evidence: Evidence) -> Check | None:
+    if evidence.replay is None or evidence.first is None:
         return None
-    if not ev.replay.ok:
-        return failed("replay_after_reset", explain(f"reset(seed={ev.first.seed}) after a played episode",
-                                                    ev.replay, "reset() must rebuild all state"), ev.replay.status)
-    before, after = ev.first.first_observation, ev.replay.value["observation"]
+    if not evidence.replay.ok:
+        return failed("replay_after_reset", explain(f"reset(seed={evidence.first.seed}) after a played episode",
+                                                    evidence.replay, "reset() must rebuild all state"), evidence.replay.status)
+    before, after = evidence.first.first_observation, evidence.replay.value["observation"]
     if before == after:
         return passed("replay_after_reset")
-    return failed("replay_after_reset", f"reset(seed={ev.first.seed}) after playing an episode returned "
+    return failed("replay_after_reset", f"reset(seed={evidence.first.seed}) after playing an episode returned "
                   f"{short(after, 60)} instead of the first {short(before, 60)}: rebuild every piece of state "
                   "in reset() (counters, boards, generators) instead of carrying it over from the last "
                   "episode.", NONDETERMINISTIC)
 
 
-def _robust(ev: Evidence) -> Check:
-    for trace in [*ev.garbage, ev.repeated]:
+def _robust(evidence: Evidence) -> Check:
+    for trace in [*evidence.garbage, evidence.repeated]:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
             continue
         out = trace.failure

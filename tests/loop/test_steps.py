@@ -42,11 +42,11 @@ def test_feedback_centres_within_a_skill_and_floors_refusals_and_repairs() -> No
                  proposal("d", "S", refusal="duplicate")]
     raw, told = steps.feedback(proposals, stats, lambda s: s.win_rate)
     assert raw == {"a": 0.1, "b": 0.3, "c": 0.9}
-    rewards = {fb.candidate_id: fb.reward for fb in told}
+    rewards = {feedback.candidate_id: feedback.reward for feedback in told}
     assert rewards["c-a"] == pytest.approx(-0.1) and rewards["c-b"] == pytest.approx(0.1)
     floor = -0.1 - 1.0  # one unit below the lowest valid (centred) reward
     assert rewards["c-c"] == pytest.approx(floor) and rewards["c-d"] == pytest.approx(floor)
-    assert [fb.valid for fb in told] == [True, True, True, False]
+    assert [feedback.valid for feedback in told] == [True, True, True, False]
     assert told[-1].details == {"reason": "duplicate"} and told[0].details["env_id"] == "a"
 
 

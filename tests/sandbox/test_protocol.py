@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from spadegym.sandbox import Sandbox, SandboxConfig
-from spadegym.sandbox import protocol as P
+from spadegym.sandbox import Sandbox, SandboxConfig, protocol
 
 GOOD = {"id": 3, "ok": True, "value": {"observation": "x"}, "output": "", "seconds": 0.01}
 
@@ -18,7 +17,7 @@ def line(**changes: object) -> bytes:
 
 
 def test_a_well_formed_reply_is_ok() -> None:
-    outcome = P.parse_reply(line(), 3)
+    outcome = protocol.parse_reply(line(), 3)
     assert outcome.ok and outcome.value == {"observation": "x"}
 
 
@@ -39,13 +38,13 @@ def test_a_well_formed_reply_is_ok() -> None:
     (line(ok=False, category="exception", message=7), "unknown failure category"),
 ])
 def test_forged_and_garbage_replies_are_protocol_failures(raw: bytes, says: str) -> None:
-    outcome = P.parse_reply(raw, 3)
-    assert outcome.status == P.PROTOCOL
+    outcome = protocol.parse_reply(raw, 3)
+    assert outcome.status == protocol.PROTOCOL
     assert says in outcome.message
 
 
 def test_a_failure_reply_keeps_its_category_and_caps_the_message() -> None:
-    outcome = P.parse_reply(line(ok=False, category="timeout", message="m" * 5000), 3)
+    outcome = protocol.parse_reply(line(ok=False, category="timeout", message="m" * 5000), 3)
     assert outcome.status == "timeout" and len(outcome.message) == 2000
 
 
@@ -67,7 +66,7 @@ def test_oversized_reply_line_is_a_protocol_failure_and_the_worker_is_replaced()
         env = box.open(BIG_SOLUTION, "big.py")
         assert env.loaded.ok and env.reset(seed=0).ok
         outcome = env.call("solution")
-        assert outcome.status == P.PROTOCOL and "line size limit" in outcome.message
+        assert outcome.status == protocol.PROTOCOL and "line size limit" in outcome.message
         assert env.worker is not None and not env.worker.alive
         again = env.reset(seed=1)  # a fresh worker reloads the same source
         assert again.ok and again.value["observation"] == "ready"
@@ -79,10 +78,10 @@ def test_reply_to_another_request_id_is_a_protocol_failure(sandbox: Sandbox) -> 
     worker = env.worker
     worker._next_id += 5  # the worker answers id N+6; pretend we wait for N+1
     pending = worker.send("ping", 2.0)
-    pending.rid -= 5
+    pending.request_id -= 5
     from spadegym.sandbox.host import gather
 
     outcome = gather([pending])[0]
-    assert outcome.status == P.PROTOCOL and "pending" in outcome.message
+    assert outcome.status == protocol.PROTOCOL and "pending" in outcome.message
     assert not worker.alive
     env.close()

@@ -1,0 +1,15 @@
+"""Hashed features of an observation and its candidate actions.
+
+The scorer sees two sparse vectors per (observation, action) pair: the
+observation's features, shared by all actions of a view (``observation``),
+and the pair's: the action's own words (``actions``), how much of it each
+labelled line names (``overlap``), which labelled line it refers to
+(``references``), and every tagged observation word crossed with every action
+word (``featurizer``). Each feature's index is a stable hash (``hashing``), so
+features are the same in every process.
+"""
+
+from .featurizer import Featurizer, ViewFeatures
+from .hashing import Entries, Kind, mix, token_hash
+
+__all__ = ["Entries", "Featurizer", "Kind", "ViewFeatures", "mix", "token_hash"]

@@ -1,0 +1,55 @@
+"""Action features: each word of the action and its whole text, whatever the observation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hashing import Entries, Kind, TokenHashes
+from .observation import TOKEN, WORD
+
+_ACTION_TOKENS = 32  # tokens of an action that are read
+_MEMO_LIMIT = 50_000  # the action memo is cleared past this many actions
+
+
+@dataclass
+class Action:
+    tokens: np.ndarray  # uint64 hashes of the words and of the whole text, crossed with the observation
+    words: frozenset[str]
+    text: str  # " w1 w2 ... "
+    idx: np.ndarray
+    val: np.ndarray
+    verb: str  # its first word: actions sharing it are siblings ("run job 1", "run job 4")
+
+
+class Actions:
+    """The features of an action, remembered: the same few actions come back turn after turn."""
+
+    def __init__(self, hashes: TokenHashes, bits: int):
+        self.hashes, self.bits = hashes, bits
+        self._known: dict[str, Action] = {}
+
+    def __call__(self, action: str) -> Action:
+        known = self._known.get(action)
+        if known is None:
+            if len(self._known) > _MEMO_LIMIT:
+                self._known.clear()
+            known = self._known[action] = self._read(action)
+        return known
+
+    def clear(self) -> None:
+        self._known.clear()
+
+    def _read(self, action: str) -> Action:
+        tokens = TOKEN.findall(action.lower())[:_ACTION_TOKENS]
+        words = [t for t in tokens if WORD.fullmatch(t)]
+        whole = self.hashes(" ".join(tokens))
+        entries = Entries()
+        for t in tokens:
+            entries.add(Kind.ACT_TOKEN, self.hashes(t))
+        entries.add(Kind.ACT_TEXT, whole)
+        idx = entries.indices(self.bits)
+        val = np.full(len(idx), 1.0 / len(idx), dtype=np.float32)  # the group sums to 1: see ``featurizer``
+        return Action(np.unique(np.asarray(entries.b, dtype=np.uint64)), frozenset(words),
+                      " " + " ".join(words) + " ", idx, val, words[0] if words else "")

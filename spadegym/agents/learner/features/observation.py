@@ -1,0 +1,148 @@
+"""Observation features, shared by every action of a view, and the parsed lines the pair features read.
+
+An observation is read line by line; a line may carry a label, the text before
+``:`` (``position`` in ``position: 1 2``). Its features are the words, bigrams
+within a line, words tagged with their line's label (and, for a line's first
+words, with their place in it), the labels themselves, and *relations*: the
+numbers of two labelled lines compared slot by slot (``position: 1 2`` against
+``key: 3 2`` gives row <, column =), because whether to go up or down is a
+comparison, which a sum of per-line features cannot express.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....envfile.contract import HINT_PREFIX
+from .hashing import Entries, Kind, TokenHashes, keyed
+
+TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+WORD = re.compile(r"[a-z0-9]+")
+# A line label: a short phrase starting with a letter, then a colon ("position: 1 2", "hint: ...").
+_LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
+_NO_LABEL = "_"
+_ALL_LINES = "*"  # the label of all lines read together
+_HINT_LABEL = HINT_PREFIX.split(":")[0]
+_HINT_TOKENS = 64  # the hint line's own budget, outside max_tokens: a long observation must not cut it off
+NUMBERS = 4  # leading numbers of a line compared with other lines' numbers
+_NUMERIC_LINES = 8  # labelled lines whose numbers are compared (the pairs grow quadratically)
+_SLOTS = 6  # leading tokens of a line that are also tagged with their place in the line
+_SLOT_STRIDE = 0x10000000B  # moves a slot-tagged label clear of every 32-bit label hash
+_REF_WORDS = 8  # words of a labelled line that reference features may name (numbers excluded)
+_LABELLED_LINES = 32  # labelled lines an action may refer to (long observations are cut)
+_TAG_MIX = np.uint64(0x100000001B3)  # folds a (label, word) pair into one 64-bit key
+_REL_A, _REL_B = 0x9E3779B1, 0x85EBCA77  # fold two labels and a slot into one relation key
+
+
+@dataclass
+class Line:
+    """The words of all lines sharing one label, read as one line: what overlap features compare an action with."""
+
+    label_hash: int
+    words: frozenset[str]
+    text: str  # " w1 w2 ... ", for contiguous-containment tests
+    count: int
+
+
+@dataclass
+class LabelledLine:
+    """One labelled line as written (not merged): what an action can refer to (``job 4: deadline 6``)."""
+
+    label_words: frozenset[str]
+    numbers: tuple[int, ...]
+    word_set: frozenset[str]
+    stem: str  # the label without its numbers ("clue" for "clue 2")
+    named: tuple[str, ...]  # its first words that are not numbers, for reference features
+
+
+@dataclass
+class Observation:
+    idx: np.ndarray
+    val: np.ndarray
+    tagged: np.ndarray  # uint64 keys of the distinct (label, word) pairs, crossed with action tokens
+    lines: list[Line]
+    labelled: list[LabelledLine]
+
+
+def read_observation(observation: str, hashes: TokenHashes, bits: int, max_tokens: int,
+                     max_tagged: int) -> Observation:
+    """The observation's features and lines; past ``max_tokens`` tokens only the hint line is read."""
+    entries = Entries()
+    entries.add(keyed(Kind.OBS_BIAS, 0), 0)
+    tagged: dict[tuple[int, int], None] = {}  # an ordered set: the cross features follow its order
+    lines: dict[int, Line] = {}
+    numeric: dict[int, list[int]] = {}  # label -> its first numbers
+    labelled: list[LabelledLine] = []
+    budget = max_tokens
+    for raw in observation.lower().splitlines():
+        m = _LABEL.match(raw)
+        label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, raw)
+        hint = label == _HINT_LABEL
+        if budget <= 0 and not hint:
+            continue  # the hint line comes last: a long observation must not cut it off
+        tokens = TOKEN.findall(content)[:_HINT_TOKENS if hint else budget]
+        budget -= 0 if hint else len(tokens)
+        lh = hashes(label)
+        entries.add(keyed(Kind.OBS_LABEL, lh), 0)
+        prev = 0
+        for slot, tok in enumerate(tokens):
+            th = hashes(tok)
+            entries.add(keyed(Kind.OBS_WORD, th), 0)
+            entries.add(keyed(Kind.OBS_BIGRAM, prev), th)
+            entries.add(keyed(Kind.OBS_TAGGED, lh), th)
+            prev = th
+            if len(tagged) < max_tagged:
+                tagged[(lh, th)] = None
+                if slot < _SLOTS:  # where a word stands in a short line matters: "position: 1 2"
+                    tagged[(lh + (slot + 1) * _SLOT_STRIDE, th)] = None
+        numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:NUMBERS]
+        if numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
+            numeric[lh] = numbers
+        words = [t for t in tokens if WORD.fullmatch(t)]
+        if m and not hint and len(labelled) < _LABELLED_LINES:
+            labelled.append(_labelled_line(label, numbers, words))
+        if words:
+            _merge_line(lines, lh, words)
+    _relations(numeric, entries, tagged, max_tagged)
+    if lines:  # all lines together: overlap with the observation as a whole
+        merged = list(lines.values())
+        lines[-1] = Line(hashes(_ALL_LINES), frozenset().union(*(x.words for x in merged)),
+                         "".join(x.text for x in merged), sum(x.count for x in merged))
+    idx, counts = np.unique(entries.indices(bits), return_counts=True)
+    val = counts.astype(np.float32) / np.float32(len(entries))  # sums to 1: see ``featurizer``
+    pairs = np.asarray(list(tagged), dtype=np.uint64).reshape(-1, 2)
+    return Observation(idx, val, pairs[:, 0] * _TAG_MIX ^ pairs[:, 1], list(lines.values()), labelled)
+
+
+def _labelled_line(label: str, numbers: list[int], words: list[str]) -> LabelledLine:
+    label_words = WORD.findall(label)
+    named = tuple(dict.fromkeys(w for w in words if not w.isdigit()))[:_REF_WORDS]
+    return LabelledLine(frozenset(label_words), tuple(numbers), frozenset(words),
+                        " ".join(w for w in label_words if not w.isdigit()), named)
+
+
+def _merge_line(lines: dict[int, Line], label_hash: int, words: list[str]) -> None:
+    """Lines sharing a label are read as one."""
+    line = lines.get(label_hash)
+    text = " " + " ".join(words) + " "
+    if line is None:
+        lines[label_hash] = Line(label_hash, frozenset(words), text, len(words))
+    else:
+        lines[label_hash] = Line(label_hash, line.words | set(words), line.text + text[1:], line.count + len(words))
+
+
+def _relations(numeric: dict[int, list[int]], entries: Entries, tagged: dict[tuple[int, int], None],
+               max_tagged: int) -> None:
+    """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >)."""
+    labels = list(numeric)
+    for i, la in enumerate(labels):
+        for lb in labels[i + 1:]:
+            for slot, (x, y) in enumerate(zip(numeric[la], numeric[lb])):
+                rel = (la * _REL_A + lb * _REL_B + slot) & 0xFFFFFFFF
+                sign = (x > y) - (x < y) + 2
+                entries.add(keyed(Kind.OBS_RELATION, rel), sign)
+                if len(tagged) < max_tagged:
+                    tagged[(rel, sign)] = None

@@ -1,0 +1,97 @@
+"""Reference features: the labelled line an action names, among actions that share their first word.
+
+Of "run job 1" and "run job 4", the words that set one apart ("4") name the
+labelled line it refers to ("job 4: deadline 4, duration unknown"). The action
+gets that line's words (``REF_WORD``), whether each of its numbers is the
+smallest or the largest among the lines its siblings refer to (``REF_MIN``,
+``REF_MAX``: the earliest deadline), and how much of its distinct part other
+lines mention (``MENTIONS``), keyed by their label without numbers ("clue" for
+"clue 2: ada has an alibi" and "suspect ada"). Keys use the verb and the
+label's other words, never the words that differ, so they hold for any number
+of jobs or clues.
+"""
+
+from __future__ import annotations
+
+from .actions import Action
+from .hashing import Entries, Kind, TokenHashes
+from .observation import NUMBERS, LabelledLine
+
+_MASK48 = (1 << 48) - 1  # reference keys stay 48-bit: they are mixed with a word hash
+_KEY_MIX = 0x9E3779B1  # folds a reference key and a word into one key
+_SLOT_MIX = 31  # folds a reference key and a number's slot into one key
+
+
+def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashes: TokenHashes) -> list[Entries]:
+    """Each action's reference entries.
+
+    Siblings are the actions sharing a first word; what sets one apart must all
+    be in a line's label, with more besides ("job" of "job 4"), for the action
+    to refer to that line.
+    """
+    out = [Entries() for _ in actions]
+    if not labelled:
+        return out
+    in_label: dict[str, list[int]] = {}
+    in_text: dict[str, list[int]] = {}
+    for i, line in enumerate(labelled):
+        for w in line.label_words:
+            in_label.setdefault(w, []).append(i)
+        for w in line.word_set:
+            in_text.setdefault(w, []).append(i)
+    siblings: dict[str, list[int]] = {}
+    for j, action in enumerate(actions):
+        if action.verb:
+            siblings.setdefault(action.verb, []).append(j)
+    for verb, members in siblings.items():
+        if len(members) < 2:
+            continue
+        shared = frozenset.intersection(*(actions[j].words for j in members))
+        referred: dict[int, tuple[int, LabelledLine]] = {}  # action -> (key, line)
+        for j in members:
+            distinct = actions[j].words - shared
+            if not distinct:
+                continue
+            refers = _referred_lines(labelled, in_label, distinct)
+            if refers:
+                line = labelled[min(refers)]
+                key = hashes(verb + "|" + " ".join(sorted(line.label_words - distinct)))
+                referred[j] = (key, line)
+                out[j].add(Kind.REFERS, key)
+                for w in line.named:
+                    out[j].add(Kind.REF_WORD, (key * _KEY_MIX + hashes(w)) & _MASK48)
+            mentions: dict[int, int] = {}
+            for w in distinct:
+                for i in in_text.get(w, ()):
+                    if i not in refers and labelled[i].stem:
+                        mentions[i] = mentions.get(i, 0) + 1
+            for i, n in sorted(mentions.items()):  # line order, not the salted order of the words' set
+                out[j].add(Kind.MENTIONS, hashes(verb + "|" + labelled[i].stem), n / len(distinct))
+        _extremes(referred, out)
+    return out
+
+
+def _referred_lines(labelled: list[LabelledLine], in_label: dict[str, list[int]], distinct: frozenset[str]) -> set[int]:
+    """The lines whose label holds all of ``distinct`` and more besides."""
+    found: set[int] | None = None
+    for w in distinct:
+        found = set(in_label.get(w, ())) if found is None else found & set(in_label.get(w, ()))
+        if not found:
+            break
+    return {i for i in found or () if labelled[i].label_words - distinct}
+
+
+def _extremes(referred: dict[int, tuple[int, LabelledLine]], out: list[Entries]) -> None:
+    """Mark, slot by slot, the siblings whose referred line holds the smallest or the largest number."""
+    if len(referred) < 2:
+        return
+    for slot in range(NUMBERS):
+        have = {j: line.numbers[slot] for j, (_, line) in referred.items() if len(line.numbers) > slot}
+        if len(have) < 2:
+            continue
+        low, high = min(have.values()), max(have.values())
+        if low == high:
+            continue
+        for j, x in have.items():
+            if x in (low, high):
+                out[j].add(Kind.REF_MIN if x == low else Kind.REF_MAX, (referred[j][0] * _SLOT_MIX + slot) & _MASK48)
