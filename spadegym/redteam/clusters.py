@@ -72,12 +72,14 @@ class ClusterMemory:
 
     counts: Counter[str] = field(default_factory=Counter)
     minimal: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # key -> (family, knobs)
+    written: dict[str, str] = field(default_factory=dict)  # normalised code hash of a written file -> its cluster
 
-    def known_cluster(self, family: str | None, knobs: dict[str, Any]) -> str | None:
+    def known_cluster(self, family: str | None, knobs: dict[str, Any], code_hash: str = "") -> str | None:
         """A cluster whose minimal level this family level dominates (it holds the same bug, as far as
-        knob-wise shrinking can tell), so it need not be shrunk again."""
+        knob-wise shrinking can tell), or, for a written file, the cluster it (or its minimal form) already
+        joined, so it need not be shrunk again."""
         if not family:
-            return None
+            return self.written.get(code_hash) if code_hash else None
         for key, (fam, minimal) in self.minimal.items():
             if fam == family and dominates(family, knobs, minimal):
                 return key
@@ -87,10 +89,13 @@ class ClusterMemory:
         """1 for a new cluster, 1 / (1 + k) for one that already holds k failures."""
         return 1.0 / (1.0 + self.counts[key])
 
-    def add(self, key: str, family: str | None = None, knobs: dict[str, Any] | None = None) -> None:
+    def add(self, key: str, family: str | None = None, knobs: dict[str, Any] | None = None,
+            code_hashes: tuple[str, ...] = ()) -> None:
         self.counts[key] += 1
         if family and key not in self.minimal:
             self.minimal[key] = (family, dict(knobs or {}))
+        for code_hash in code_hashes:
+            self.written.setdefault(code_hash, key)
 
     def __len__(self) -> int:
         return len(self.counts)

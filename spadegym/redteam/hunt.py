@@ -96,7 +96,7 @@ class RedTeam:
         for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(skills))):
             if k:
                 for cand in await self.propose(self.context(n, skill, k)):
-                    props.append(await self.judge(n, len(props), cand))
+                    props.append(await self.judge(n, len(props), cand, {p.code_hash for p in props}))
         self.proposals += len(props)
         for p in props:
             if self.prober.fails(p.probe):
@@ -123,12 +123,15 @@ class RedTeam:
                                 family=r.family, knobs=r.knobs, depth=r.depth)
 
         # Levels in a filled cluster are no parents: every edit of them that still fails repeats that failure.
-        ranked = [r for r in self.buffer.ranked(skill) if self.memory.known_cluster(r.family, r.knobs) is None]
+        ranked = [r for r in self.buffer.ranked(skill)
+                  if self.memory.known_cluster(r.family, r.knobs, r.code_hash) is None]
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "redteam", n, skill),
             frontier=[summary(r) for r in ranked if r.win_rate <= self.config.max_win_rate][:8],
             mastered=[summary(r) for r in ranked if r.win_rate > bands.MASTERED][:4],
-            parents=[summary(r) for r in ranked][:16],
+            # Only levels the target lost at least once are edited (mutation toward failing regions): an
+            # edit of a level it wins every time is a near copy of a pass, where a fresh draw explores.
+            parents=[summary(r) for r in ranked if r.score > 0][:16],
         )
 
     async def propose(self, context: DesignContext, attempts: int = 8) -> list[Candidate]:
@@ -146,9 +149,10 @@ class RedTeam:
             out.append(cand)
         return out
 
-    async def judge(self, n: int, i: int, cand: Candidate) -> Proposal:
+    async def judge(self, n: int, i: int, cand: Candidate, earlier: set[str] | None = None) -> Proposal:
+        """Gate and target plays; a file already judged (in an earlier round or this one) is a duplicate."""
         code_hash = normalized_code_hash(cand.source) if cand.source else ""
-        if code_hash and self.buffer.duplicate_of(code_hash):
+        if code_hash and (self.buffer.duplicate_of(code_hash) or code_hash in (earlier or ())):
             probe = Probe(cand.source, False, None, "duplicate")
         elif not cand.source:
             verdict = cand.verdict.to_dict() if cand.verdict is not None else None
@@ -163,7 +167,7 @@ class RedTeam:
     async def cluster(self, p: Proposal) -> tuple[str, float]:
         """The failure's cluster and its novelty; a new cluster's minimal form is confirmed as a case."""
         cand = p.candidate
-        known = self.memory.known_cluster(cand.family, cand.knobs)
+        known = self.memory.known_cluster(cand.family, cand.knobs, p.code_hash)
         if known is not None:
             novelty = self.memory.novelty(known)
             self.memory.add(known)
@@ -174,7 +178,8 @@ class RedTeam:
         novelty = self.memory.novelty(key)
         if novelty == 1.0 and len(self.cases) < self.config.max_cases:
             await self.confirm_case(p, minimal, key, pattern)
-        self.memory.add(key, cand.family, minimal.knobs)
+        written = () if cand.family else (p.code_hash, normalized_code_hash(minimal.source))
+        self.memory.add(key, cand.family, minimal.knobs, written)
         return key, novelty
 
     async def minimise(self, p: Proposal) -> Minimal:
@@ -210,7 +215,7 @@ class RedTeam:
             solution_return=stats.oracle_return if stats else None,
             hint_win_rate=stats.win_rate_hint if stats and stats.plays_hint else None,
             transcript=transcript(minimal.probe), hint=cand.hint,
-            minimise_steps=len(minimal.steps),
+            minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
         self.cases.append((case, minimal.source, cand.source))
 

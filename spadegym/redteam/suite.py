@@ -60,6 +60,7 @@ class Case:
     transcript: str = ""  # a short failing transcript of the target
     hint: str | None = None
     minimise_steps: int = 0
+    shrink_steps: list[dict[str, Any]] = field(default_factory=list)  # each smaller version tried, and its verdict
     sha256: str = ""
 
     def to_dict(self) -> dict[str, Any]:
