@@ -75,8 +75,9 @@ BLIND_SPOTS: list[tuple[str, str, Callable[[str], bool]]] = [
     ("knapsack", "eight items (long lists)", lambda o: _count(r"^item \d+:", o) >= 8),
     ("hidden order", "five items, sixteen turns, no mistake allowed",
      lambda o: _count(r"item \d+", _line(o, "items")) >= 5 and _number("turns left", o) == 16 and _number("mistakes allowed", o) == 0),
-    ("number sequence", "six options, three terms to find, no mistake allowed",
-     lambda o: len(menu(o)) == 6 and _number("terms still to find", o) == 3 and _number("mistakes allowed", o) == 0),
+    ("number sequence", "three terms shown, three to find, six options, no mistake allowed",
+     lambda o: len(menu(o)) == 6 and _number("terms still to find", o) == 3 and _number("mistakes allowed", o) == 0
+     and len(_line(o, "sequence").split(",")) == 4),
     ("motif fill", "a motif of period 5 over six symbols, three tiles to fill",
      lambda o: _row(o) >= 13 and len(menu(o)) == 6 and _number("tiles to fill", o) == 3),
     ("motif fill", "a motif of period 2 over four symbols (the middle of the alphabet range)",

@@ -65,6 +65,7 @@ class MutationConfig(BaseModel):
     families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
     fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
+    min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
 
 
 @dataclass
@@ -201,7 +202,7 @@ class MutationDesigner:
                 knobs = {**start, **patch}
                 lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=parent.depth + 1)
                 detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
-            if _key(family.name, knobs) in taken:
+            if _key(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
                 continue
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
         return None

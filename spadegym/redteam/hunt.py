@@ -9,7 +9,8 @@ One round, as the algorithm reads:
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
-    remember   the level buffer keeps scored levels as parents; the store keeps everything
+    remember   the level buffer keeps scored levels; those the target lost at least once (outside
+               a filled cluster) are the designer's parents; the store keeps everything
 
 Rule: the designer earns reward only for solvable levels the target fails, and
 less for a bug it has already found, so the search spreads over distinct failures.
@@ -105,6 +106,8 @@ class RedTeam:
                 p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
             elif p.probe.stats is not None:
                 p.reward = self.reward_fn(p.probe.stats)
+                if p.probe.stats.win_rate > self.config.max_win_rate:
+                    self.memory.add_pass(p.candidate.family, p.candidate.knobs)
         self.reward_designer(props)
         self.remember(n, props)
         summary = {
@@ -139,7 +142,8 @@ class RedTeam:
         out = []
         for cand in await _propose(self.designer, context):
             for _ in range(attempts if self.config.avoid_known else 0):
-                if self.memory.known_cluster(cand.family, cand.knobs) is None:
+                code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
+                if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
                     break
                 self.avoided += 1
                 again = await _propose(self.designer, replace(context, count=1))
@@ -190,7 +194,11 @@ class RedTeam:
             return tried, self.prober.fails(tried)
 
         if cand.family and self.config.minimise:
-            return await shrink_level(cand.family, cand.knobs, probe, judge)
+            minimal = await shrink_level(cand.family, cand.knobs, probe, judge)
+            for step in minimal.steps:  # a family level (valid, solvable) that no longer fails was won
+                if not step["still_fails"]:
+                    self.memory.add_pass(cand.family, step["level"])
+            return minimal
         endpoint = getattr(self.designer, "endpoint", None)
         if endpoint is not None and self.config.minimise and self.config.simplify_turns:
             return await simplify_file(cand.source, cand.hint, probe, judge, endpoint, self.config.simplify_turns)
@@ -269,15 +277,18 @@ class RedTeam:
     # -- the whole search ------------------------------------------------------------
     async def run(self, on_round: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
         summaries = []
-        n = 0
+        n = empty = 0
         while self.proposals < self.config.budget:
             summary = await self.round(n, min(self.config.per_round, self.config.budget - self.proposals))
             summaries.append(summary)
             if on_round is not None:
                 on_round(summary)
             n += 1
-            if summary["proposals"] == 0:
-                break  # the designer has nothing left to propose
+            # A skill with nothing new left proposes nothing; the others take the budget. The search
+            # ends when a whole rotation of the skills' slots brought no proposal.
+            empty = empty + 1 if summary["proposals"] == 0 else 0
+            if empty >= len(self.config.skills):
+                break
         return summaries
 
     def suite_info(self) -> dict[str, Any]:
