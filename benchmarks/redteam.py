@@ -1,19 +1,22 @@
 """Red-team search: distinct failure clusters found per 100 proposals, red-team designer vs uniform draws.
 
-Both arms hunt the same frozen target with the same budget and the same
+Both arms hunt the same frozen target with the same proposal budget and the same
 pipeline (gate, target plays, clustering, shrinking, confirmation on fresh
 seeds); only the designer differs:
 
-    redteam   the mutation designer rewarded by ``failure`` (failure rate x feasibility) with the novelty
-              bonus and the memory of found failures (``avoid_known``), as ``spadegym redteam`` runs it
+    redteam   the mutation designer as ``spadegym redteam`` runs it: rewarded by ``failure``
+              (failure rate x feasibility) with the novelty bonus, the memory of found
+              failures (``avoid_known``), edits of the levels closest to failing
     uniform   levels drawn uniformly from the families (every knob uniform), no learning, no memory
 
-The target is an OpenAI-compatible server on 127.0.0.1 whose player plays the
-take-away game optimally (``spadegym.llm.fake_players.NimPlayer``) except in
-planted blind spots of its opening position: three piles with a take limit of
-3, or a pile of at least ``--big`` stones. A cluster counts once a case of it
-passed confirmation. Prints per-arm figures for each seed and the ratio of the
-means; ``--json`` adds one JSON object as the last line.
+The target is an OpenAI-compatible server on 127.0.0.1 whose player
+(``spadegym.llm.fake_players.FamilyPlayer``) plays five built-in families of
+four skills well, except in planted blind spots of different rarity (judged on
+the episode's opening observation; see ``BLIND_SPOTS``), plus whatever its
+solvers get wrong by themselves (an observation-only player cannot always sort
+five items in eight turns). A cluster counts once a case of it passed
+confirmation. Prints per-arm figures for each seed and the ratio of the means;
+``--json`` adds one JSON object as the last line.
 
     nice -n 19 python benchmarks/redteam.py [--budget 100] [--seeds 3] [--json]
 """
@@ -23,24 +26,69 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import NimPlayer, NimState
+from spadegym.llm.fake_players import FamilyPlayer, menu, read_nim
 from spadegym.redteam import RedTeamConfig
 from spadegym.redteam.hunt import redteam_async
 
+FAMILIES = ["take_away", "knapsack", "hidden_order", "number_sequence", "motif_fill"]
 ARMS = {"redteam": {"designer": "mutation"}, "uniform": {"designer": "uniform", "avoid_known": False}}
 
 
-def blind_spot(big: int):
-    def weak(opening: NimState) -> bool:
-        return (len(opening.piles) >= 3 and opening.max_take == 3) or max(opening.piles) >= big
-    return weak
+def _count(pattern: str, opening: str) -> int:
+    return len(re.findall(pattern, opening, re.M))
+
+
+def _number(label: str, opening: str) -> int:
+    found = re.search(rf"^{label}: (\d+)", opening, re.M)
+    return int(found.group(1)) if found else -1
+
+
+def _line(opening: str, label: str) -> str:
+    found = re.search(rf"^{label}: (.*)$", opening, re.M)
+    return found.group(1) if found else ""
+
+
+def _row(opening: str) -> int:
+    return len(_line(opening, "row").split())
+
+
+def _nim(opening: str, piles: int, limit: int) -> bool:
+    state = read_nim(opening)
+    return state is not None and len(state.piles) == piles and state.max_take == limit
+
+
+#: (game title, what the blind spot is, a test of the episode's opening observation). Most are
+#: stacked difficulty (two or three knobs at their hard end), one sits at the easy end of its
+#: knobs and one in the middle of a knob's range; their rarity under uniform draws differs.
+BLIND_SPOTS: list[tuple[str, str, Callable[[str], bool]]] = [
+    ("take-away game", "three piles with a take limit of 3", lambda o: _nim(o, 3, 3)),
+    ("take-away game", "two piles with a take limit of 2 (the easiest games)", lambda o: _nim(o, 2, 2)),
+    ("knapsack", "eight items (long lists)", lambda o: _count(r"^item \d+:", o) >= 8),
+    ("hidden order", "five items, sixteen turns, no mistake allowed",
+     lambda o: _count(r"item \d+", _line(o, "items")) >= 5 and _number("turns left", o) == 16 and _number("mistakes allowed", o) == 0),
+    ("number sequence", "three terms shown, three to find, six options, no mistake allowed",
+     lambda o: len(menu(o)) == 6 and _number("terms still to find", o) == 3 and _number("mistakes allowed", o) == 0
+     and len(_line(o, "sequence").split(",")) == 4),
+    ("motif fill", "a motif of period 5 over six symbols, three tiles to fill",
+     lambda o: _row(o) >= 13 and len(menu(o)) == 6 and _number("tiles to fill", o) == 3),
+    ("motif fill", "a motif of period 2 over four symbols (the middle of the alphabet range)",
+     lambda o: _row(o) <= 8 and len(menu(o)) == 4),
+]
+
+
+def planted_player() -> FamilyPlayer:
+    games = {game for game, _, _ in BLIND_SPOTS}
+    tests = {g: [test for game, _, test in BLIND_SPOTS if game == g] for g in games}
+    return FamilyPlayer({g: (lambda o, ts=ts: any(t(o) for t in ts)) for g, ts in tests.items()})
 
 
 def run_arm(arm: str, seed: int, args: argparse.Namespace, url: str) -> dict[str, Any]:
@@ -65,22 +113,26 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=100, help="Proposals per arm and seed.")
     parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--families", nargs="+", default=["take_away"])
-    parser.add_argument("--big", type=int, default=9, help="Blind spot: an opening pile of at least this many stones.")
+    parser.add_argument("--families", nargs="+", default=FAMILIES)
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    player = planted_player()
+    for game, what, _ in BLIND_SPOTS:
+        print(f"blind spot  {game}: {what}")
     rows = []
-    with FakeOpenAIServer(NimPlayer(blind_spot(args.big), on_opening=True)) as server:
+    with FakeOpenAIServer(player) as server:
         for seed in range(args.seeds):
-            for arm in ARMS:
+            for arm in args.arms:
                 row = run_arm(arm, seed, args, server.url)
                 rows.append(row)
                 print(f"seed {seed}  {arm:<8} proposals {row['proposals']:>4}  failed levels {row['failed_levels']:>4}  "
                       f"clusters {row['clusters']:>2} ({row['clusters_per_100']:.1f} per 100)  "
                       f"minimal failures {row['minimal_failures']:>2}  repeats {row['repeats_per_100']:.1f} per 100  "
                       f"{row['seconds']:.0f}s", flush=True)
+                print(f"    {', '.join(row['cluster_keys'])}", flush=True)
     per_arm = {}
-    for arm in ARMS:
+    for arm in args.arms:
         mine = [r for r in rows if r["arm"] == arm]
         per_arm[arm] = {"clusters_per_100": round(statistics.mean(r["clusters_per_100"] for r in mine), 2),
                         "clusters_per_100_by_seed": [r["clusters_per_100"] for r in mine],
@@ -89,16 +141,18 @@ def main() -> None:
                         "repeats_per_100": round(statistics.mean(r["repeats_per_100"] for r in mine), 1),
                         "cluster_keys": sorted({k for r in mine for k in r["cluster_keys"]}),
                         "seconds": round(sum(r["seconds"] for r in mine), 1)}
-    uniform = per_arm["uniform"]["clusters_per_100"]
-    ratio = round(per_arm["redteam"]["clusters_per_100"] / uniform, 3) if uniform else None
+    uniform = per_arm.get("uniform", {}).get("clusters_per_100")
+    ratio = round(per_arm["redteam"]["clusters_per_100"] / uniform, 3) if uniform and "redteam" in per_arm else None
     for arm, figures in per_arm.items():
         print(f"{arm:<8} {figures['clusters_per_100']:.2f} clusters per 100 proposals "
               f"(by seed {figures['clusters_per_100_by_seed']}), {figures['failed_levels_per_100']:.1f} failed levels "
-              f"and {figures['repeats_per_100']:.1f} repeats of a known failure per 100, {figures['seconds']:.0f}s")
+              f"and {figures['repeats_per_100']:.1f} repeats of a known failure per 100, "
+              f"{len(figures['cluster_keys'])} distinct clusters over the seeds, {figures['seconds']:.0f}s")
     print(f"ratio (red-team / uniform, distinct clusters per 100 proposals): {ratio}")
     if args.json:
         print(json.dumps({"ratio_clusters_vs_uniform": ratio, "arms": per_arm, "runs": rows,
-                          "budget": args.budget, "seeds": args.seeds, "families": args.families, "big": args.big}))
+                          "budget": args.budget, "seeds": args.seeds, "families": args.families,
+                          "blind_spots": [f"{g}: {w}" for g, w, _ in BLIND_SPOTS]}))
 
 
 if __name__ == "__main__":

@@ -64,6 +64,8 @@ class MutationConfig(BaseModel):
     band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder; its top is where the band reward's plateau ends.")
     families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
     fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
+    novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
+    min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
 
 
 @dataclass
@@ -88,6 +90,7 @@ class MutationDesigner:
         self.stats: dict[str, OperatorStats] = {}
         self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
         self.proposed: dict[str, int] = {}  # family -> levels proposed (family balance)
+        self.visited: dict[str, list[list[float]]] = {}  # family -> knob positions of its levels proposed (novelty)
 
     # -- the operator policy -------------------------------------------------
     def _scope(self, skill: str) -> str:
@@ -184,7 +187,9 @@ class MutationDesigner:
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
                 if self.config.fresh_uniform:
-                    knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
+                    draws = [{k: self.rng.choice(v) for k, v in family.knobs.items()}
+                             for _ in range(self.config.novelty_draws)]
+                    knobs = max(draws, key=lambda d: self.novelty(family, d))  # the first of equals
                 else:
                     knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
                     knobs["variant"] = self.rng.choice(family.knobs["variant"])
@@ -197,15 +202,23 @@ class MutationDesigner:
                 knobs = {**start, **patch}
                 lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=parent.depth + 1)
                 detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
-            if _key(family.name, knobs) in taken:
+            if _key(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
                 continue
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
         return None
+
+    def novelty(self, family: Family, knobs: dict[str, Any]) -> float:
+        """Distance (mean over difficulty knobs, each scaled to [0, 1]) to the nearest level of the
+        family proposed so far; 1 when it has none."""
+        point = _position(family, knobs)
+        return min((sum(abs(a - b) for a, b in zip(point, seen)) / max(1, len(point))
+                    for seen in self.visited.get(family.name, [])), default=1.0)
 
     def _candidate(self, family: Family, knobs: dict[str, Any], lineage: Lineage, skill: str,
                    probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
         self.serial += 1
         self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
+        self.visited.setdefault(family.name, []).append(_position(family, knobs))
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
@@ -250,6 +263,7 @@ class MutationDesigner:
             "stats": {s: st.__dict__.copy() for s, st in self.stats.items()},
             "pending": {k: list(v) for k, v in self.pending.items()},
             "proposed": dict(self.proposed),
+            "visited": {k: [list(p) for p in v] for k, v in self.visited.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -260,6 +274,7 @@ class MutationDesigner:
         self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
         self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}
+        self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
 
 
 
@@ -296,6 +311,18 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     if direction > 0 and level_up:
         edits["harder"] = [level_up]
     return edits
+
+
+def _position(family: Family, knobs: dict[str, Any]) -> list[float]:
+    """Where a level sits on each difficulty knob: its value's rank among the knob's distinct values, in [0, 1]."""
+    full = family.check_knobs(knobs)
+    out = []
+    for name, levels in family.knobs.items():
+        if name in FREE_KNOBS:
+            continue
+        distinct = list(dict.fromkeys(levels))
+        out.append(distinct.index(full[name]) / max(1, len(distinct) - 1))
+    return out
 
 
 def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:

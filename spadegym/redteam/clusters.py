@@ -57,7 +57,7 @@ def cluster_key(family: str | None, knobs: dict[str, Any], source: str, pattern:
 
 
 def dominates(family: str, knobs: dict[str, Any], minimal: dict[str, Any]) -> bool:
-    """Whether a level is at least as hard as a known minimal failure of its family on every knob."""
+    """Whether a level is at least as hard as another level of its family (a known minimal failure) on every knob."""
     fam = get_family(family)
     try:
         mine, theirs = fam.level_index(knobs), fam.level_index(minimal)
@@ -72,25 +72,43 @@ class ClusterMemory:
 
     counts: Counter[str] = field(default_factory=Counter)
     minimal: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # key -> (family, knobs)
+    written: dict[str, str] = field(default_factory=dict)  # normalised code hash of a written file -> its cluster
+    passes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # family levels the target won
 
-    def known_cluster(self, family: str | None, knobs: dict[str, Any]) -> str | None:
-        """A cluster whose minimal level this family level dominates (it holds the same bug, as far as
-        knob-wise shrinking can tell), so it need not be shrunk again."""
+    def known_cluster(self, family: str | None, knobs: dict[str, Any], code_hash: str = "") -> str | None:
+        """The cluster this level's failure would repeat, so it need not be judged or shrunk again: for a
+        family level, a known minimal failure it dominates with no won level in between; for a written
+        file, the cluster it (or its minimal form) already joined.
+
+        Dominance assumes a level harder on every knob fails the same way; a won level between the
+        two refutes that for this pair (a weakness at the easy end of a knob, say), so the level is
+        judged after all.
+        """
         if not family:
-            return None
+            return self.written.get(code_hash) if code_hash else None
         for key, (fam, minimal) in self.minimal.items():
-            if fam == family and dominates(family, knobs, minimal):
+            if fam == family and dominates(family, knobs, minimal) and not any(
+                    dominates(family, won, minimal) and dominates(family, knobs, won)
+                    for f, won in self.passes if f == family):
                 return key
         return None
+
+    def add_pass(self, family: str | None, knobs: dict[str, Any]) -> None:
+        """A family level the target won: evidence against dominance across it."""
+        if family:
+            self.passes.append((family, dict(knobs)))
 
     def novelty(self, key: str) -> float:
         """1 for a new cluster, 1 / (1 + k) for one that already holds k failures."""
         return 1.0 / (1.0 + self.counts[key])
 
-    def add(self, key: str, family: str | None = None, knobs: dict[str, Any] | None = None) -> None:
+    def add(self, key: str, family: str | None = None, knobs: dict[str, Any] | None = None,
+            code_hashes: tuple[str, ...] = ()) -> None:
         self.counts[key] += 1
         if family and key not in self.minimal:
             self.minimal[key] = (family, dict(knobs or {}))
+        for code_hash in code_hashes:
+            self.written.setdefault(code_hash, key)
 
     def __len__(self) -> int:
         return len(self.counts)

@@ -9,7 +9,8 @@ One round, as the algorithm reads:
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
-    remember   the level buffer keeps scored levels as parents; the store keeps everything
+    remember   the level buffer keeps scored levels; those the target lost at least once (outside
+               a filled cluster) are the designer's parents; the store keeps everything
 
 Rule: the designer earns reward only for solvable levels the target fails, and
 less for a bug it has already found, so the search spreads over distinct failures.
@@ -96,7 +97,7 @@ class RedTeam:
         for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(skills))):
             if k:
                 for cand in await self.propose(self.context(n, skill, k)):
-                    props.append(await self.judge(n, len(props), cand))
+                    props.append(await self.judge(n, len(props), cand, {p.code_hash for p in props}))
         self.proposals += len(props)
         for p in props:
             if self.prober.fails(p.probe):
@@ -105,6 +106,8 @@ class RedTeam:
                 p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
             elif p.probe.stats is not None:
                 p.reward = self.reward_fn(p.probe.stats)
+                if p.probe.stats.win_rate > self.config.max_win_rate:
+                    self.memory.add_pass(p.candidate.family, p.candidate.knobs)
         self.reward_designer(props)
         self.remember(n, props)
         summary = {
@@ -123,12 +126,15 @@ class RedTeam:
                                 family=r.family, knobs=r.knobs, depth=r.depth)
 
         # Levels in a filled cluster are no parents: every edit of them that still fails repeats that failure.
-        ranked = [r for r in self.buffer.ranked(skill) if self.memory.known_cluster(r.family, r.knobs) is None]
+        ranked = [r for r in self.buffer.ranked(skill)
+                  if self.memory.known_cluster(r.family, r.knobs, r.code_hash) is None]
         return DesignContext(
             skill=skill, count=count, round=n, seed=derive_seed(self.config.seed, "redteam", n, skill),
             frontier=[summary(r) for r in ranked if r.win_rate <= self.config.max_win_rate][:8],
             mastered=[summary(r) for r in ranked if r.win_rate > bands.MASTERED][:4],
-            parents=[summary(r) for r in ranked][:16],
+            # Only levels the target lost at least once are edited (mutation toward failing regions): an
+            # edit of a level it wins every time is a near copy of a pass, where a fresh draw explores.
+            parents=[summary(r) for r in ranked if r.score > 0][:16],
         )
 
     async def propose(self, context: DesignContext, attempts: int = 8) -> list[Candidate]:
@@ -136,7 +142,8 @@ class RedTeam:
         out = []
         for cand in await _propose(self.designer, context):
             for _ in range(attempts if self.config.avoid_known else 0):
-                if self.memory.known_cluster(cand.family, cand.knobs) is None:
+                code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
+                if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
                     break
                 self.avoided += 1
                 again = await _propose(self.designer, replace(context, count=1))
@@ -146,9 +153,10 @@ class RedTeam:
             out.append(cand)
         return out
 
-    async def judge(self, n: int, i: int, cand: Candidate) -> Proposal:
+    async def judge(self, n: int, i: int, cand: Candidate, earlier: set[str] | None = None) -> Proposal:
+        """Gate and target plays; a file already judged (in an earlier round or this one) is a duplicate."""
         code_hash = normalized_code_hash(cand.source) if cand.source else ""
-        if code_hash and self.buffer.duplicate_of(code_hash):
+        if code_hash and (self.buffer.duplicate_of(code_hash) or code_hash in (earlier or ())):
             probe = Probe(cand.source, False, None, "duplicate")
         elif not cand.source:
             verdict = cand.verdict.to_dict() if cand.verdict is not None else None
@@ -163,7 +171,7 @@ class RedTeam:
     async def cluster(self, p: Proposal) -> tuple[str, float]:
         """The failure's cluster and its novelty; a new cluster's minimal form is confirmed as a case."""
         cand = p.candidate
-        known = self.memory.known_cluster(cand.family, cand.knobs)
+        known = self.memory.known_cluster(cand.family, cand.knobs, p.code_hash)
         if known is not None:
             novelty = self.memory.novelty(known)
             self.memory.add(known)
@@ -174,7 +182,8 @@ class RedTeam:
         novelty = self.memory.novelty(key)
         if novelty == 1.0 and len(self.cases) < self.config.max_cases:
             await self.confirm_case(p, minimal, key, pattern)
-        self.memory.add(key, cand.family, minimal.knobs)
+        written = () if cand.family else (p.code_hash, normalized_code_hash(minimal.source))
+        self.memory.add(key, cand.family, minimal.knobs, written)
         return key, novelty
 
     async def minimise(self, p: Proposal) -> Minimal:
@@ -185,7 +194,11 @@ class RedTeam:
             return tried, self.prober.fails(tried)
 
         if cand.family and self.config.minimise:
-            return await shrink_level(cand.family, cand.knobs, probe, judge)
+            minimal = await shrink_level(cand.family, cand.knobs, probe, judge)
+            for step in minimal.steps:  # a family level (valid, solvable) that no longer fails was won
+                if not step["still_fails"]:
+                    self.memory.add_pass(cand.family, step["level"])
+            return minimal
         endpoint = getattr(self.designer, "endpoint", None)
         if endpoint is not None and self.config.minimise and self.config.simplify_turns:
             return await simplify_file(cand.source, cand.hint, probe, judge, endpoint, self.config.simplify_turns)
@@ -210,7 +223,7 @@ class RedTeam:
             solution_return=stats.oracle_return if stats else None,
             hint_win_rate=stats.win_rate_hint if stats and stats.plays_hint else None,
             transcript=transcript(minimal.probe), hint=cand.hint,
-            minimise_steps=len(minimal.steps),
+            minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
         self.cases.append((case, minimal.source, cand.source))
 
@@ -264,15 +277,18 @@ class RedTeam:
     # -- the whole search ------------------------------------------------------------
     async def run(self, on_round: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
         summaries = []
-        n = 0
+        n = empty = 0
         while self.proposals < self.config.budget:
             summary = await self.round(n, min(self.config.per_round, self.config.budget - self.proposals))
             summaries.append(summary)
             if on_round is not None:
                 on_round(summary)
             n += 1
-            if summary["proposals"] == 0:
-                break  # the designer has nothing left to propose
+            # A skill with nothing new left proposes nothing; the others take the budget. The search
+            # ends when a whole rotation of the skills' slots brought no proposal.
+            empty = empty + 1 if summary["proposals"] == 0 else 0
+            if empty >= len(self.config.skills):
+                break
         return summaries
 
     def suite_info(self) -> dict[str, Any]:

@@ -68,7 +68,8 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
                 trial = {**current, name: easier}
                 source = family.render(trial)
                 tried, fails = await judge(source, None)
-                best.steps.append({"knob": name, "from": current[name], "to": easier, "still_fails": fails})
+                best.steps.append({"knob": name, "from": current[name], "to": easier, "still_fails": fails,
+                                   "level": trial})
                 if fails:
                     current = trial
                     best = Minimal(source, dict(trial), tried, best.steps, level_size(family_name, trial))

@@ -60,6 +60,7 @@ class Case:
     transcript: str = ""  # a short failing transcript of the target
     hint: str | None = None
     minimise_steps: int = 0
+    shrink_steps: list[dict[str, Any]] = field(default_factory=list)  # each smaller version tried, and its verdict
     sha256: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -195,20 +196,24 @@ def _check_sums(path: Path) -> None:
 
 
 def _pool(path: Path) -> Suite:
-    files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+    from ..validate.gate import expand_paths
+
+    # The same files ``spadegym validate DIR`` reads (a SPADE reference pool's games/ folder included).
+    files = [p for p in expand_paths([path]) if not p.name.startswith("_")]
     if not files:
         raise SuiteError(f"{path} holds no {MANIFEST} and no .py environment files; pass a suite or a pool.")
     cases, sources = [], {}
     for file in files:
+        name = file.relative_to(path).with_suffix("").as_posix()
         try:
             source = read_source(file)
             info = inspect_source(source, file.name)
         except SourceError as exc:
             raise SuiteError(str(exc)) from None
         family = _FAMILY.search(source)
-        case = Case(id=file.stem, file=file.name, skill=info.skill or "unknown", seeds=list(POOL_SEEDS),
-                    family=family.group(1) if family else None, knobs=dict(info.difficulty), cluster=file.stem,
-                    sha256=sha256(source))
+        case = Case(id=name, file=file.relative_to(path).as_posix(), skill=info.skill or "unknown",
+                    seeds=list(POOL_SEEDS), family=family.group(1) if family else None,
+                    knobs=dict(info.difficulty), cluster=name, sha256=sha256(source))
         cases.append(case)
         sources[case.id] = source
     return Suite(path, {"format": "pool", "name": path.name, "pass_at": 0.5}, cases, sources)

@@ -215,3 +215,34 @@ def test_a_retired_level_in_the_band_makes_its_family_climb() -> None:
         assert difficulty_index("sonar_dig", cand.knobs) > 0
     hard = LevelSummary("sonar", SKILL, 0.05, 0.9, 0.85, 0.1, family="sonar_dig", knobs=knobs, retired=True)
     assert MutationDesigner()._direction(hard) == -1  # retired but too hard: still only easier
+
+
+def _gaps(designer: MutationDesigner, count: int) -> list[float]:
+    """The distance of each fresh level to the nearest one proposed before it."""
+    from spadegym.designers.mutation import _position
+
+    family = get_family("take_away")
+    points, gaps = [], []
+    for _ in range(count):
+        (cand,) = asyncio.run(designer.propose(DesignContext(skill="Mathematical Reasoning", count=1)))
+        point = _position(family, cand.knobs)
+        if points:
+            gaps.append(min(sum(abs(a - b) for a, b in zip(point, p)) for p in points) / len(point))
+        points.append(point)
+    return gaps
+
+
+def test_novelty_draws_spread_fresh_levels_away_from_the_levels_already_proposed() -> None:
+    config = {"fresh_uniform": True, "families": ["take_away"]}
+    plain = MutationDesigner(seed=5, config=config)
+    novel = MutationDesigner(seed=5, config={**config, "novelty_draws": 16})
+    novel_gaps, plain_gaps = _gaps(novel, 16), _gaps(plain, 16)
+    assert min(novel_gaps) > 0  # no difficulty tried twice, while fresh levels are left
+    assert sum(novel_gaps) > 1.2 * sum(plain_gaps)
+    first = get_family("take_away").check_knobs(asyncio.run(
+        MutationDesigner(seed=5, config={**config, "novelty_draws": 16}).propose(
+            DesignContext(skill="Mathematical Reasoning", count=1)))[0].knobs)
+    assert novel.novelty(get_family("take_away"), first) == 0.0  # proposed before: nothing new about it
+    again = MutationDesigner(seed=0, config={**config, "novelty_draws": 16})
+    again.load_state_dict(json.loads(json.dumps(novel.state_dict())))
+    assert again.visited == novel.visited and len(again.visited["take_away"]) == 16

@@ -125,3 +125,17 @@ def test_eval_exit_codes_gate_ci_on_the_baseline_and_the_pass_rate(scored: dict[
     same = spadegym("eval", str(suite), "--agent", fixed, "--baseline", str(baseline), "--min-pass-rate", "0.9")
     assert same.returncode == 0, same.stderr
     assert "1.00" in same.stdout
+
+
+def test_a_suite_exported_as_a_pool_is_scored_as_a_pool_directory(server: FakeOpenAIServer, suite: Path,
+                                                                   tmp_path: Path) -> None:
+    pool = tmp_path / "pool"
+    exported = spadegym("export", str(suite), "--format", "spade", "--out", str(pool))
+    assert exported.returncode == 0, exported.stderr
+    weak, fixed = f"openai:weak@{server.url}", f"openai:fixed@{server.url}"
+    done = spadegym("eval", str(pool), "--agent", weak, "--agent", fixed, "--json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    cases = json.loads((suite / "manifest.json").read_text())["cases"]
+    assert len(results["cases"]) == len(cases)  # every case file of the pool, on seeds 0-3
+    assert results["agents"][fixed]["pass_rate"] == 1.0 and results["agents"][weak]["pass_rate"] == 0.0

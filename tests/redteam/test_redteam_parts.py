@@ -172,3 +172,16 @@ def test_designers_can_be_limited_to_some_families() -> None:
     mutation = make_designer("mutation", seed=1, mutation={"families": ["water_jugs"]})
     assert {c.family for c in asyncio.run(uniform.propose(context))} == {"take_away"}
     assert {c.family for c in asyncio.run(mutation.propose(context))} == {"water_jugs"}
+
+
+def test_a_won_level_between_a_minimal_failure_and_a_harder_level_stops_the_memory_from_skipping_it() -> None:
+    family = get_family("take_away")
+    easiest = family.level_knobs(0)  # the target fails the easiest games (a weakness at the easy end)
+    memory = ClusterMemory()
+    key = cluster_key("take_away", easiest, "", "lost")
+    memory.add(key, "take_away", easiest)
+    three_piles = {**easiest, "piles": 3, "max_take": 3}
+    assert memory.known_cluster("take_away", three_piles) == key  # every level dominates the easiest one
+    memory.add_pass("take_away", {**easiest, "max_take": 3})  # but a game with take limit 3 was won
+    assert memory.known_cluster("take_away", three_piles) is None  # so three piles with limit 3 is judged
+    assert memory.known_cluster("take_away", {**easiest, "stones": 11}) == key  # no won level in between
