@@ -364,6 +364,22 @@ def test_the_reply_pipe_and_host_paths_are_hidden_from_proc_self(box: Sandbox) -
     assert all(str(value).startswith("refused") for value in seen.values()), seen
 
 
+def test_workers_see_only_a_minimal_environment_at_every_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # in the host's environment: never in a worker's
+    config = SandboxConfig(**LIMITS, seccomp=False, landlock=False, namespaces=False)
+    with Sandbox(config) as sandbox:
+        outcome, _ = attack(sandbox, "proc_self", "go")
+        assert sandbox._zygote is not None
+        arguments = Path(f"/proc/{sandbox._zygote.pid}/cmdline").read_text().split("\0")[1:]  # after the interpreter
+    assert outcome.ok, outcome
+    environ = json.loads(outcome.value["observation"])["environ"]
+    names = {entry.split("=", 1)[0] for entry in environ.split("\0") if entry}
+    assert names == {"PATH", "LANG", "PYTHONHASHSEED"}, environ
+    package_parent = str(HOSTILE.parents[2])
+    for text in (environ, " ".join(arguments)):
+        assert SECRET not in text and package_parent not in text, text
+
+
 def test_a_deep_listed_tool_call_goes_to_step_and_deep_info_arrives_as_text(box: Sandbox) -> None:
     env = box.open(fixture_source("deep_tool_call"), "deep_tool_call.py")
     first = env.reset(seed=1, want=["valid_actions", "tools"])
