@@ -172,10 +172,12 @@ def _clean_up(children: set[int]) -> None:
     killed (SIGTERM, SIGKILL) leaves nothing behind in /tmp."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     for pid in list(children):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        # The group, and the worker itself: without seccomp it may have left its group.
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
     from .directories import remove_tree  # only now: workers need none of it
 
     remove_tree(os.getcwd())
