@@ -40,7 +40,7 @@ def still_running():
     """``still_running(pids, within_s)``: the pids that have not ended within ``within_s`` seconds."""
     import time
 
-    def check(pids: list[int], within_s: float = 10.0) -> list[int]:
+    def check(pids: list[int], within_s: float = 30.0) -> list[int]:
         deadline = time.monotonic() + within_s
         while True:
             alive = [p for p in pids if _running(p)]

@@ -31,7 +31,8 @@ def test_safe_text_strips_control_sequences_and_replaces_lone_surrogates(raw: st
 def test_safe_text_is_linear_on_hostile_input() -> None:
     started = time.perf_counter()
     safe_text("\x1b]" * 200_000 + "\x1b[" * 200_000 + "\ud800" * 100_000)
-    assert time.perf_counter() - started < 2.0
+    # Linear: well under a second; quadratic: hours. The bound is generous for a loaded machine.
+    assert time.perf_counter() - started < 20.0
 
 
 def test_storable_text_encodes_as_utf8() -> None:

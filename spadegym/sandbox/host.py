@@ -16,7 +16,6 @@ import json
 import math
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -32,8 +31,16 @@ from typing import Any
 
 from . import hardening, protocol, schema
 from .config import TIERS, SandboxConfig
+from .directories import disk_usage, make_root, remove_tree, sweep_abandoned
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+#: The zygote's whole environment, which every worker inherits and can read in /proc/self/environ:
+#: nothing of the host's (no API keys, no paths), the same at every tier.
+WORKER_ENVIRON = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+# The zygote learns where spadegym lives on its stdin, so the path is in neither its
+# environment nor its command line (/proc/self/cmdline is readable too).
+_BOOT = ("import sys; sys.path.insert(0, sys.stdin.readline().rstrip('\\n')); "
+         "from spadegym.sandbox import zygote; zygote.main_from_argv(sys.argv[1:])")
 # The zygote leaves the terminal's process group (Ctrl-C is the host's) but stays in
 # its session: a session of its own is a scheduling group of its own (autogroup).
 _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
@@ -118,43 +125,6 @@ class Worker:
             self.to_worker = self.from_worker = -1
         self.alive = False
         remove_tree(self.scratch)
-
-
-def remove_tree(path: str) -> None:
-    """Delete a scratch tree, however deep the environment made it.
-
-    ``shutil.rmtree`` recurses in Python and raises RecursionError on a tree
-    about a thousand directories deep, which a worker can make in a few
-    milliseconds; ``rm -rf`` has no such limit and runs only in that case.
-    """
-    try:
-        shutil.rmtree(path, ignore_errors=True)
-    except RecursionError:
-        subprocess.run(["rm", "-rf", "--one-file-system", path], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-#: Entries a scratch scan reads at most: more files than this counts as over the quota.
-_SCAN_LIMIT = 10_000
-
-
-def _disk_usage(path: str) -> int:
-    """Bytes the files under ``path`` occupy; iterative and capped, since the tree is the environment's."""
-    total, stack, seen = 0, [path], 0
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    seen += 1
-                    if seen > _SCAN_LIMIT:
-                        return 1 << 62
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    else:
-                        total += entry.stat(follow_symlinks=False).st_blocks * 512
-        except OSError:
-            continue
-    return total
 
 
 def _write_some(fd: int, data: memoryview) -> memoryview | None:
@@ -304,8 +274,8 @@ class Sandbox:
                 f"sandbox tier '{self.report.tier}' is below the required '{self.config.min_tier}' "
                 f"({missing}); run `spadegym doctor` or lower sandbox.min_tier."
             )
-        self._root = tempfile.mkdtemp(prefix="spadegym-sandbox-")
-        os.chmod(self._root, 0o711)  # workers with their own uid must reach their scratch dir
+        sweep_abandoned()  # roots of owners killed together with their zygote
+        self._root, self._root_lock = make_root()
         self._zygote: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
@@ -318,17 +288,18 @@ class Sandbox:
     # -- zygote ---------------------------------------------------------------
     def _start_zygote(self) -> None:
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": _PACKAGE_PARENT}
-        args = [sys.executable, "-m", "spadegym.sandbox.zygote", str(zygote_end.fileno())]
+        args = [sys.executable, "-B", "-c", _BOOT, str(zygote_end.fileno())]
         if self.report.layers.get("netns"):
             args.append("--netns")
         self._zygote = subprocess.Popen(
             args,
-            pass_fds=[zygote_end.fileno()], env=env, cwd=self._root, stdin=subprocess.DEVNULL,
+            pass_fds=[zygote_end.fileno()], env=WORKER_ENVIRON, cwd=self._root, stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **_OWN_GROUP,
         )
         zygote_end.close()
+        assert self._zygote.stdin is not None
+        with self._zygote.stdin as stdin:
+            stdin.write(_PACKAGE_PARENT.encode() + b"\n")
         self._sock = host_end
         self._sock_buf = b""
 
@@ -422,6 +393,9 @@ class Sandbox:
                 self._zygote.wait()
             self._zygote = None
         remove_tree(self._root)
+        if self._root_lock is not None:
+            os.close(self._root_lock)
+            self._root_lock = None
         if self._uid_lock is not None:
             os.close(self._uid_lock)
             self._uid_lock = None
@@ -532,7 +506,7 @@ class EnvHandle:
         """Whether the worker keeps more than ``scratch_mb`` in its scratch dir (a tmpfs bounds it already)."""
         if self.sandbox.report.layers.get("tmpfs") or self.worker is None:
             return False
-        return _disk_usage(self.worker.scratch) > self.sandbox.config.scratch_mb * (1 << 20)
+        return disk_usage(self.worker.scratch) > self.sandbox.config.scratch_mb * (1 << 20)
 
     def request(self, op: str, **args: Any) -> protocol.Outcome:
         return gather([self.submit(op, **args)])[0]

@@ -5,7 +5,8 @@ Installed in the worker with ``prctl`` through ctypes (no dependency), after
 ``PermissionError``/``OSError`` and the worker reports as ``forbidden``. Threads
 stay allowed (clone with CLONE_THREAD); new processes, sockets, exec, tracing,
 mounts, namespaces, privilege changes, signals to other processes, SysV IPC,
-POSIX message queues and memfd do not.
+POSIX message queues, memfd and clearing the death signal
+(``prctl(PR_SET_PDEATHSIG)``) do not.
 An unknown architecture or an x32 system call kills the worker.
 """
 
@@ -20,6 +21,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_GET_SECCOMP = 21
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
+_PR_SET_PDEATHSIG = 1
 
 _RET_KILL_PROCESS = 0x80000000
 _RET_ALLOW = 0x7FFF0000
@@ -89,7 +91,7 @@ _X86_64 = {
     "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "mount_setattr": 442, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
     "clock_adjtime": 305, "mknod": 133, "mknodat": 259, "uselib": 134, "ustat": 136,
-    "modify_ldt": 154, "vhangup": 153, "setrlimit": 160, "prlimit64": 302,
+    "modify_ldt": 154, "vhangup": 153, "setrlimit": 160, "prlimit64": 302, "prctl": 157,
     "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
     "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240,
     "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
@@ -113,7 +115,7 @@ _AARCH64 = {
     "lookup_dcookie": 18, "fanotify_init": 262, "open_tree": 428, "move_mount": 429, "fsopen": 430,
     "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442, "settimeofday": 170,
     "clock_settime": 112, "adjtimex": 171, "clock_adjtime": 266, "mknodat": 33, "vhangup": 58,
-    "setrlimit": 164, "prlimit64": 261,
+    "setrlimit": 164, "prlimit64": 261, "prctl": 167,
     "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "semget": 190, "semctl": 191,
     "semtimedop": 192, "semop": 193, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189,
     "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
@@ -177,6 +179,7 @@ def _program(machine: str) -> tuple[bytes, int]:
         (_JEQ_K, "self_only", 0, table["tkill"]),
         (_JEQ_K, "self_only", 0, table["tgkill"]),
         (_JEQ_K, "prlimit", 0, table["prlimit64"]),
+        (_JEQ_K, "prctl", 0, table["prctl"]),
         (_RET_K, 0, 0, _RET_ALLOW),
     ]
     labels = {}
@@ -193,6 +196,9 @@ def _program(machine: str) -> tuple[bytes, int]:
         (_LD_W_ABS, 0, 0, _arg_low(2)), (_JEQ_K, 0, "deny", 0),
         (_LD_W_ABS, 0, 0, _arg_high(2)), (_JEQ_K, "allow", "deny", 0),
     ]
+    # prctl: the death signal the sandbox set stays (the option is an int: the low word is all of it).
+    labels["prctl"] = len(prog)
+    prog += [(_LD_W_ABS, 0, 0, _arg_low(0)), (_JEQ_K, "deny", "allow", _PR_SET_PDEATHSIG)]
     for name, ret in (("allow", _RET_ALLOW), ("deny", _RET_ERRNO | _EPERM),
                       ("enosys", _RET_ERRNO | _ENOSYS), ("kill", _RET_KILL_PROCESS)):
         labels[name] = len(prog)

@@ -1,7 +1,7 @@
 """The zygote: a pre-warmed interpreter that forks one worker per request.
 
-Started by the host as ``python -m spadegym.sandbox.zygote FD [--netns]`` with a
-clean environment. It imports everything a worker needs once (and, with
+Started by the host as ``python -c BOOT FD [--netns]`` with a clean environment
+(``host.WORKER_ENVIRON``), the package's location on stdin. It imports everything a worker needs once (and, with
 ``--netns``, enters an empty network namespace every worker inherits), then for
 each spawn request receives the worker's two pipe ends over its Unix socket,
 forks, and answers ``{"pid": N}``. When a worker ends it sends
@@ -172,14 +172,24 @@ def _clean_up(children: set[int]) -> None:
     killed (SIGTERM, SIGKILL) leaves nothing behind in /tmp."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     for pid in list(children):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    from .host import remove_tree  # only now: workers need none of the host's modules
+        # The group, and the worker itself: without seccomp it may have left its group.
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    from .directories import remove_tree  # only now: workers need none of it
 
     remove_tree(os.getcwd())
 
 
+def main_from_argv(argv: list[str]) -> None:
+    """``FD [--netns]``; stdin (which told the bootstrap where spadegym lives) becomes /dev/null."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    main(int(argv[0]), netns="--netns" in argv[1:])
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]), netns="--netns" in sys.argv[2:])
+    main_from_argv(sys.argv[1:])

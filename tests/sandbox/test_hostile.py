@@ -34,6 +34,9 @@ from spadegym.validate import ValidationConfig, validate_source
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile"
 LIMITS = {"step_timeout_s": 1.0, "load_timeout_s": 2.0, "memory_mb": 512, "file_size_mb": 4, "scratch_mb": 16}
 SECRET = "sk-spadegym-test-secret-4242"
+#: What "in bounded time" means here: far above any honest delay on a loaded machine, far below the
+#: minutes (or forever) each of these cases took before its bound. Outcomes, not timings, prove a bound.
+PATIENCE_S = 30.0
 
 BENIGN = '''
 class EchoEnv:
@@ -340,7 +343,7 @@ def test_a_worker_that_blocks_signals_and_stops_itself_times_out(box: Sandbox) -
     started = time.perf_counter()
     outcome, _ = attack(box, "stops_itself", "go")
     assert outcome.status == "timeout", outcome
-    assert time.perf_counter() - started < LIMITS["step_timeout_s"] + 2.0
+    assert time.perf_counter() - started < PATIENCE_S
     still_works(box)
 
 
@@ -364,6 +367,22 @@ def test_the_reply_pipe_and_host_paths_are_hidden_from_proc_self(box: Sandbox) -
     assert all(str(value).startswith("refused") for value in seen.values()), seen
 
 
+def test_workers_see_only_a_minimal_environment_at_every_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # in the host's environment: never in a worker's
+    config = SandboxConfig(**LIMITS, seccomp=False, landlock=False, namespaces=False)
+    with Sandbox(config) as sandbox:
+        outcome, _ = attack(sandbox, "proc_self", "go")
+        assert sandbox._zygote is not None
+        arguments = Path(f"/proc/{sandbox._zygote.pid}/cmdline").read_text().split("\0")[1:]  # after the interpreter
+    assert outcome.ok, outcome
+    environ = json.loads(outcome.value["observation"])["environ"]
+    names = {entry.split("=", 1)[0] for entry in environ.split("\0") if entry}
+    assert names == {"PATH", "LANG", "PYTHONHASHSEED"}, environ
+    package_parent = str(HOSTILE.parents[2])
+    for text in (environ, " ".join(arguments)):
+        assert SECRET not in text and package_parent not in text, text
+
+
 def test_a_deep_listed_tool_call_goes_to_step_and_deep_info_arrives_as_text(box: Sandbox) -> None:
     env = box.open(fixture_source("deep_tool_call"), "deep_tool_call.py")
     first = env.reset(seed=1, want=["valid_actions", "tools"])
@@ -384,7 +403,7 @@ def test_a_request_the_worker_never_reads_times_out_instead_of_blocking_the_host
     started = time.perf_counter()
     outcome = env.step("x" * 1_000_000)  # far over the pipe buffer
     assert outcome.status == "timeout", outcome
-    assert time.perf_counter() - started < LIMITS["step_timeout_s"] + 1.0
+    assert time.perf_counter() - started < PATIENCE_S
     env.close()
     still_works(box)
 
@@ -396,16 +415,16 @@ def test_declared_turns_are_capped_on_the_host(box: Sandbox) -> None:
 
 
 def test_an_episode_of_slow_steps_ends_at_its_time_budget() -> None:
-    config = SandboxConfig(**{**LIMITS, "step_timeout_s": 0.6}, episode_budget_s=1.5, seccomp=False,
+    # Each 0.4 s step is far under its own deadline; the episode's 1.5 s, which is shorter, binds.
+    config = SandboxConfig(**{**LIMITS, "step_timeout_s": 5.0}, episode_budget_s=1.5, seccomp=False,
                            landlock=False, namespaces=False)
     with Sandbox(config) as sandbox:
         env = sandbox.open(fixture_source("slow_steps"), "slow_steps.py")
-        started = time.perf_counter()
         outcomes = [env.reset(seed=0)]
         while outcomes[-1].ok and len(outcomes) < 20:
             outcomes.append(env.step("go"))
         assert outcomes[-1].status == "timeout" and "episode_budget_s" in outcomes[-1].message, outcomes[-1]
-        assert time.perf_counter() - started < 1.5 + 0.6 + 1.0
+        assert len(outcomes) <= 5  # 1.5 s of 0.4 s steps, counted from the reset
         assert env.reset(seed=1).ok  # a new episode has a new budget
         env.close()
 
@@ -474,6 +493,16 @@ def test_an_ipc_namespace_alone_takes_sysv_objects_with_the_worker() -> None:
             assert not _sysv_ids("shm", SYSV_KEY) and not _sysv_ids("msg", SYSV_KEY)
     finally:
         _remove_sysv(SYSV_KEY)
+
+
+def test_clearing_the_death_signal_is_forbidden(box: Sandbox) -> None:
+    require(box, "seccomp", attack="a worker that outlives its zygote (tests/sandbox/test_owner_death.py "
+            "shows the owner's watch still ends it)")
+    env = box.open(fixture_source("clears_death_signal"), "clears_death_signal.py")
+    outcome = env.reset(seed=0)
+    assert outcome.status == "forbidden" and "PDEATHSIG" in outcome.message, outcome
+    env.close()
+    still_works(box)
 
 
 def test_memfd_is_forbidden(box: Sandbox) -> None:
@@ -565,8 +594,8 @@ def test_a_host_killed_by_sigterm_leaves_no_sandbox_directory(tmp_path: Path) ->
     root = host.stdout.readline().strip()
     assert os.path.isdir(root)
     host.send_signal(signal.SIGTERM)
-    host.wait(timeout=10)
-    deadline = time.monotonic() + 5
+    host.wait(timeout=PATIENCE_S)
+    deadline = time.monotonic() + PATIENCE_S
     while os.path.exists(root) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not os.path.exists(root), "the sandbox directory outlived its host"
@@ -590,8 +619,7 @@ def test_the_gate_gives_every_fixture_a_verdict_in_bounded_time(box: Sandbox, na
         verdict = validate_source(fixture_source(name), f"{name}.py", sandbox=box, config=config)
     finally:
         _remove_sysv(SYSV_KEY)  # the process tier leaves SysV objects behind
-    # The budget, plus killing the last workers and removing their scratch trees.
-    assert time.perf_counter() - started < VERDICT_BUDGET_S + 4.0
+    assert time.perf_counter() - started < VERDICT_BUDGET_S + PATIENCE_S
     assert verdict.valid == (name in VALID), verdict.feedback()
     text = json.dumps(verdict.to_dict(), ensure_ascii=False)
     text.encode("utf-8")  # storable
@@ -606,7 +634,7 @@ def test_play_ends_every_episode_of_an_unbounded_file(name: str, ends: str) -> N
                            seccomp=False, landlock=False, namespaces=False)
     started = time.perf_counter()
     (episode,) = asyncio.run(play_file(HOSTILE / f"{name}.py", make_agent("random"), sandbox_config=config))
-    assert time.perf_counter() - started < 10.0
+    assert time.perf_counter() - started < PATIENCE_S
     if ends == "truncated":
         assert episode.failure is None and episode.truncated and len(episode.turns) == 200
     else:

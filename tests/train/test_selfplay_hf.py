@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 from spadegym.loop.config import validate_config  # noqa: E402
 from spadegym.loop.run import run  # noqa: E402
-from spadegym.store import RunStore  # noqa: E402
+from spadegym.store import RunStore, StoreError  # noqa: E402
 
 #: The environment the test designer writes: three doors, one prize (a random policy wins a third).
 DOORS_ENV = textwrap.dedent('''\
@@ -149,10 +149,12 @@ def test_a_killed_run_resumes_training_from_its_last_round(tiny_dir, tmp_path):
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
-            if (out / "run.sqlite").exists():
+            try:
                 with RunStore.open(out) as store:
                     if store.last_complete_round() is not None:
                         break
+            except StoreError:  # not made yet, or its tables not written yet
+                pass
             time.sleep(0.5)
         os.killpg(proc.pid, signal.SIGKILL)
     finally:

@@ -23,11 +23,17 @@ from ...envfile.contract import without_hint
 from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
-from .features import Featurizer
+from .features import VIEW_ENTRIES, Featurizer
 from .grpo import group_advantages, policy_gradient
-from .model import Batch, Scorer, make_batch
+from .minibatches import Minibatches
+from .model import Scorer, make_batch
 
 CHECKPOINT_FORMAT = 1
+#: Largest views one update minibatch holds (in entries: this many times ``view_entries``).
+BATCH_VIEWS = 64
+#: Largest views an update keeps built for its later passes (about what a default round of built-in
+#: families holds); past that it rebuilds minibatches when they are read.
+KEPT_VIEWS = 512
 CONFIG_FILE = "learner.json"
 WEIGHTS_FILE = "weights.npz"
 
@@ -52,6 +58,7 @@ class LearnerConfig(BaseModel):
     clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
     distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
     cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
+    view_entries: int = Field(VIEW_ENTRIES, ge=1024, description="Feature entries one view (an observation and its menu) holds at most, however many actions the environment lists; it also bounds an update's memory (64 such views per minibatch, 512 kept built).")
     seed: int | None = Field(None, description="Seeds the initial weights and the action sampling; unset: the run's seed (0 outside a run).")
 
 
@@ -69,7 +76,7 @@ class Learner:
         if self.config.seed is None:
             self.config = self.config.model_copy(update={"seed": 0})
         c = self.config
-        self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries)
+        self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries, view_entries=c.view_entries)
         self.scorer = Scorer(c.hash_bits, c.hidden, c.seed, c.init_scale)
         self.rng = np.random.default_rng([c.seed, 1])
         self.greedy = False  # True: always the best-scored action (no exploration)
@@ -172,24 +179,30 @@ class Learner:
         chosen_index = np.array([x[2] for x in steps], dtype=np.int64)
         order_rng = np.random.default_rng([c.seed, 4, self.updates])
 
-        def minibatches(order: np.ndarray) -> list[tuple[np.ndarray, Batch]]:
-            return [(idx, make_batch([self.featurizer.view(*steps[i][:2]) for i in idx]))
-                    for idx in (order[i:i + c.minibatch_steps] for i in range(0, len(order), c.minibatch_steps))]
+        decided = [(obs, actions) for obs, actions, _, _ in steps]
+
+        def minibatches(order: np.ndarray) -> Minibatches:
+            return Minibatches(self.featurizer, decided, order, c.minibatch_steps,
+                               entries=BATCH_VIEWS * c.view_entries, keep=KEPT_VIEWS * c.view_entries)
 
         first = minibatches(np.arange(len(steps)))
         # Later passes reuse one shuffled split of the decisions with a nonzero advantage (the others
         # carry only the entropy bonus, which the first pass applied, and are most of an early batch);
-        # each batch is built and row-sorted once however many passes read it.
-        later = minibatches(order_rng.permutation(np.flatnonzero(advantage != 0))) if c.epochs > 1 else []
+        # each batch is built and row-sorted once however many passes read it (within the memory kept).
+        later = minibatches(order_rng.permutation(np.flatnonzero(advantage != 0))) if c.epochs > 1 else None
         old_logp = np.zeros(len(steps))
         if later:  # the behaviour policy's log-probabilities, for the clipped passes
-            for idx, batch in first:
+            for k in range(len(first)):
+                idx, batch = first[k]
                 old_logp[idx] = self.scorer.forward(batch).logp[batch.view_starts + chosen_index[idx]]
-        passes = [first] + [[later[k] for k in order_rng.permutation(len(later))] for _ in range(c.epochs - 1)]
+        passes = [(first, range(len(first)))]
+        if later is not None:
+            passes += [(later, order_rng.permutation(len(later))) for _ in range(c.epochs - 1)]
         totals = {"loss": 0.0, "entropy": 0.0, "grad_norm": 0.0, "clipped": 0.0}
-        decisions = sum(len(idx) for mbs in passes for idx, _ in mbs)
-        for mbs in passes:
-            for idx, batch in mbs:
+        decisions = sum(len(mbs.groups[k]) for mbs, ks in passes for k in ks)
+        for mbs, ks in passes:
+            for k in ks:
+                idx, batch = mbs[k]
                 fwd = self.scorer.forward(batch)
                 d_scores, part = policy_gradient(fwd.probs, fwd.logp, batch.view_starts, batch.pair_view,
                                                  batch.view_starts + chosen_index[idx], advantage[idx],

@@ -9,7 +9,7 @@ word (``featurizer``). Each feature's index is a stable hash (``hashing``), so
 features are the same in every process.
 """
 
-from .featurizer import Featurizer, ViewFeatures
+from .featurizer import VIEW_ENTRIES, Featurizer, ViewFeatures
 from .hashing import Entries, Kind, mix, token_hash
 
-__all__ = ["Entries", "Featurizer", "Kind", "ViewFeatures", "mix", "token_hash"]
+__all__ = ["VIEW_ENTRIES", "Entries", "Featurizer", "Kind", "ViewFeatures", "mix", "token_hash"]

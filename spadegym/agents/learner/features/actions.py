@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,6 +22,24 @@ class Action:
     idx: np.ndarray
     val: np.ndarray
     verb: str  # its first word: actions sharing it are siblings ("run job 1", "run job 4")
+    lead: np.ndarray = field(init=False)  # idx with the whole-text entry first: what a cut keeps
+
+    def __post_init__(self) -> None:
+        self.lead = np.concatenate((self.idx[-1:], self.idx[:-1]))
+
+    def own_entries(self, share: int) -> tuple[np.ndarray, np.ndarray]:
+        """Its own (index, value) entries, at most ``share``: its whole text first when they must be cut."""
+        if len(self.idx) <= share:
+            return self.idx, self.val
+        return self.lead[:share], _uniform(share)
+
+
+@functools.lru_cache(maxsize=64)
+def _uniform(n: int) -> np.ndarray:
+    """``n`` equal values summing to 1 (shared: never written to)."""
+    values = np.full(n, 1.0 / n, dtype=np.float32)
+    values.flags.writeable = False
+    return values
 
 
 class Actions:

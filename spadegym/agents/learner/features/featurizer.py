@@ -10,10 +10,16 @@ import numpy as np
 from .actions import Actions
 from .hashing import Entries, Kind, TokenHashes, mix
 from .observation import read_observation
-from .overlap import add_overlaps
+from .overlap import add_overlaps, word_index
 from .references import reference_entries
 
 _VIEW_OVERHEAD = 96  # ten small numpy arrays per cached view, in ~12-byte entry units
+#: Feature entries (~12 bytes each) a view holds at most: ~10x the largest view of a built-in family, so
+#: only menus of hundreds of actions reach it (the sandbox lets a file list 4,096); past it each action
+#: keeps fewer. A sixteenth is for the entries the hidden layer reads (the actions' own, overlap and
+#: reference entries: 16 floats of work each), the rest for cross entries.
+VIEW_ENTRIES = 1 << 17
+_DEEP_SHARE = 16
 
 
 @dataclass
@@ -58,10 +64,11 @@ class Featurizer:
     """
 
     def __init__(self, bits: int = 16, max_tokens: int = 384, max_tagged: int = 256,
-                 cache_entries: int = 2_000_000):
+                 cache_entries: int = 2_000_000, view_entries: int = VIEW_ENTRIES):
         self.bits = bits
         self.max_tokens = max_tokens  # long observations are cut: cost stays bounded per view
         self.max_tagged = max_tagged
+        self.view_entries = view_entries  # the budget of one view, however long its menu (see _build)
         self.cache_entries = cache_entries  # budget in feature entries (~12 bytes each): ~24 MB by default
         self._views: OrderedDict[tuple[str, tuple[str, ...]], ViewFeatures] = OrderedDict()
         self._cached = 0
@@ -94,35 +101,48 @@ class Featurizer:
         self._hashes.clear()
 
     def _build(self, observation: str, actions: list[str]) -> ViewFeatures:
+        """The view's features, within ``view_entries`` (plus one per action on a menu longer than 1/16 of it).
+
+        Each action keeps at most its share of a sixteenth of the budget (its whole text first,
+        then its words, overlap and reference entries), and the observation words crossed with the
+        actions' words are cut to fit the rest, so memory and work per view are bounded by the
+        budget, not by the menu the environment lists.
+        """
         obs = read_observation(observation, self._hashes, self.bits, self.max_tokens, self.max_tagged)
         acts = [self._actions(action) for action in actions]
+        deep = self.view_entries // _DEEP_SHARE
+        share = max(1, deep // max(1, len(acts)))
+        owns = [act.own_entries(share) for act in acts]
+        index = word_index(obs.lines)
         # Words every action has ("say" in "say amber", "say dune") tell the actions nothing apart.
         common = frozenset.intersection(*(a.words for a in acts)) if len(acts) > 1 else frozenset()
         # The overlap and reference entries of all actions are hashed in one call.
         pair = Entries()
         counts = []
-        for act, references in zip(acts, reference_entries(obs.labelled, acts, self._hashes)):
-            start = len(pair)
-            add_overlaps(pair, obs.lines, act, act.words - common)
-            pair.extend(references)
+        for act, own, references in zip(acts, owns, reference_entries(obs.labelled, acts, self._hashes)):
+            start, room = len(pair), share - len(own[0])
+            add_overlaps(pair, obs.lines, index, act, act.words - common, room)
+            pair.extend(references, limit=room - (len(pair) - start))
             counts.append(len(pair) - start)
         pair_idx, pair_val = pair.indices(self.bits), pair.value_array()
         idx_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
         start = 0
-        for act, count in zip(acts, counts):
-            idx_parts += [act.idx, pair_idx[start:start + count]]
-            val_parts += [act.val, pair_val[start:start + count]]
+        for (own_idx, own_val), count in zip(owns, counts):
+            idx_parts += [own_idx, pair_idx[start:start + count]]
+            val_parts += [own_val, pair_val[start:start + count]]
             start += count
-        pair_len = np.array([len(a.idx) for a in acts]) + np.array(counts, dtype=np.int64)
-        # Cross features: every tagged observation word x every action token, one action after another.
+        pair_len = np.array([len(own[0]) for own in owns]) + np.array(counts, dtype=np.int64)
+        # Cross features: every tagged observation word x every action token, one action after another;
+        # on a long menu only the first tagged words, so that they fit in the rest of the budget.
         tokens = np.concatenate([a.tokens for a in acts])
-        cross_idx = np.ascontiguousarray(mix(Kind.CROSS, obs.tagged[None, :], tokens[:, None], self.bits)).ravel()
-        cross_len = np.array([len(a.tokens) for a in acts], dtype=np.int64) * len(obs.tagged)
+        tagged = obs.tagged[:(self.view_entries - deep) // max(1, len(tokens))]
+        cross_idx = np.ascontiguousarray(mix(Kind.CROSS, tagged[None, :], tokens[:, None], self.bits)).ravel()
+        cross_len = np.array([len(a.tokens) for a in acts], dtype=np.int64) * len(tagged)
         # Adam moves each touched weight by about lr per step, so a feature group moves a score by about
         # lr x (sum of its values): observation and action groups sum to 1; cross features get 1/sqrt(n),
         # small enough for long observations and large enough to learn a one-word rule quickly.
-        scale = np.float32(1.0 / np.sqrt(max(1, len(obs.tagged))))
+        scale = np.float32(1.0 / np.sqrt(max(1, len(tagged))))
         return ViewFeatures(
             obs.idx, obs.val,
             _concat(idx_parts, np.int64), _concat(val_parts, np.float32), _pointers(pair_len),

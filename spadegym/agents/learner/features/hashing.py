@@ -106,10 +106,15 @@ class Entries:
         self.b.append(b)
         self.values.append(value)
 
-    def extend(self, other: Entries) -> None:
-        self.a += other.a
-        self.b += other.b
-        self.values += other.values
+    def extend(self, other: Entries, limit: int | None = None) -> None:
+        """Add ``other``'s entries, or only its first ``limit``."""
+        self.a += other.a[:limit]
+        self.b += other.b[:limit]
+        self.values += other.values[:limit]
+
+    def truncate(self, size: int) -> None:
+        """Keep the first ``size`` entries."""
+        del self.a[size:], self.b[size:], self.values[size:]
 
     def indices(self, bits: int) -> np.ndarray:
         return mix(Kind.UNSALTED, np.asarray(self.a, dtype=np.uint64), np.asarray(self.b, dtype=np.uint64), bits)

@@ -16,20 +16,40 @@ never seen in training; this is how the learner learns to follow the
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterable, Iterator
+
 from .actions import Action
 from .hashing import Entries, Kind
 from .observation import Line
 
 
-def add_overlaps(entries: Entries, lines: list[Line], action: Action, distinct: frozenset[str]) -> None:
-    """Add the action's overlap entries (kind, line label, value); ``distinct``: its words the other actions lack."""
+def word_index(lines: list[Line]) -> dict[str, list[int]]:
+    """Each word -> the positions of the lines holding it, ascending: the lines an action can overlap."""
+    index: dict[str, list[int]] = {}
+    for pos, line in enumerate(lines):
+        for w in line.words:
+            index.setdefault(w, []).append(pos)
+    return index
+
+
+def add_overlaps(entries: Entries, lines: list[Line], index: dict[str, list[int]], action: Action,
+                 distinct: frozenset[str], room: int) -> None:
+    """Add at most ``room`` overlap entries of the action (kind, line label, value); ``distinct``: its words
+    the other actions lack.
+
+    Only the lines sharing a word with the action are visited (``index``, from ``word_index``), in order,
+    until the room is used: the work is that of the entries made, not of the observation's length.
+    """
     n = len(action.words)
-    if not n:
+    if not n or room <= 0:
         return
-    for line in lines:
+    limit = len(entries) + room
+    for pos in _ascending_once(index.get(w, ()) for w in action.words):
+        if len(entries) >= limit:
+            break
+        line = lines[pos]
         shared = len(action.words & line.words)
-        if not shared:
-            continue
         entries.add(Kind.OVERLAP, line.label_hash, shared / n)
         entries.add(Kind.COVER, line.label_hash, shared / line.count)
         telling = len(distinct & line.words)
@@ -39,3 +59,13 @@ def add_overlaps(entries: Entries, lines: list[Line], action: Action, distinct: 
             entries.add(Kind.CONTAINED, line.label_hash)
             if line.count == n and line.text == action.text:
                 entries.add(Kind.EQUAL, line.label_hash)
+    entries.truncate(limit)
+
+
+def _ascending_once(groups: Iterable[list[int]]) -> Iterator[int]:
+    """The numbers of several ascending lists, merged in ascending order, each once (lazily)."""
+    last = -1
+    for x in heapq.merge(*groups):
+        if x != last:
+            last = x
+            yield x
