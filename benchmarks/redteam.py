@@ -6,7 +6,8 @@ seeds); only the designer differs:
 
     redteam   the mutation designer as ``spadegym redteam`` runs it: rewarded by ``failure``
               (failure rate x feasibility) with the novelty bonus, the memory of found
-              failures (``avoid_known``), edits of the levels closest to failing
+              failures (``avoid_known``), fresh draws the most novel of 16 and never the same
+              difficulty twice, edits only of levels the target lost at least once
     uniform   levels drawn uniformly from the families (every knob uniform), no learning, no memory
 
 The target is an OpenAI-compatible server on 127.0.0.1 whose player
@@ -14,7 +15,7 @@ The target is an OpenAI-compatible server on 127.0.0.1 whose player
 four skills well, except in planted blind spots of different rarity (judged on
 the episode's opening observation; see ``BLIND_SPOTS``), plus whatever its
 solvers get wrong by themselves (an observation-only player cannot always sort
-five items in eight turns). A cluster counts once a case of it passed
+four or five items in eight turns). A cluster counts once a case of it passed
 confirmation. Prints per-arm figures for each seed and the ratio of the means;
 ``--json`` adds one JSON object as the last line.
 
