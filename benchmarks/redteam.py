@@ -6,7 +6,8 @@ seeds); only the designer differs:
 
     redteam   the mutation designer as ``spadegym redteam`` runs it: rewarded by ``failure``
               (failure rate x feasibility) with the novelty bonus, the memory of found
-              failures (``avoid_known``), edits of the levels closest to failing
+              failures (``avoid_known``), fresh draws the most novel of 16 and never the same
+              difficulty twice, edits only of levels the target lost at least once
     uniform   levels drawn uniformly from the families (every knob uniform), no learning, no memory
 
 The target is an OpenAI-compatible server on 127.0.0.1 whose player
@@ -14,7 +15,7 @@ The target is an OpenAI-compatible server on 127.0.0.1 whose player
 four skills well, except in planted blind spots of different rarity (judged on
 the episode's opening observation; see ``BLIND_SPOTS``), plus whatever its
 solvers get wrong by themselves (an observation-only player cannot always sort
-five items in eight turns). A cluster counts once a case of it passed
+four or five items in eight turns). A cluster counts once a case of it passed
 confirmation. Prints per-arm figures for each seed and the ratio of the means;
 ``--json`` adds one JSON object as the last line.
 
@@ -30,6 +31,7 @@ import re
 import statistics
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,22 +68,38 @@ def _nim(opening: str, piles: int, limit: int) -> bool:
     return state is not None and len(state.piles) == piles and state.max_take == limit
 
 
-#: (game title, what the blind spot is, a test of the episode's opening observation). Most are
-#: stacked difficulty (two or three knobs at their hard end), one sits at the easy end of its
-#: knobs and one in the middle of a knob's range; their rarity under uniform draws differs.
+def _stacked(opening: str, features: list[bool], fail: dict[int, float]) -> bool:
+    """Stacked difficulty: the more hard features an instance has, the likelier the player errs (each
+    instance decided once, from a hash of its opening, so replays agree)."""
+    share = fail.get(sum(features), 0.0)
+    return zlib.crc32(opening.encode()) / 2**32 < share
+
+
+def _sequence_load(o: str) -> list[bool]:
+    return [len(menu(o)) == 6, _number("terms still to find", o) == 3, _number("mistakes allowed", o) == 0,
+            len(_line(o, "sequence").split(",")) == 4]  # three terms shown
+
+
+def _motif_load(o: str) -> list[bool]:
+    return [_row(o) >= 13, len(menu(o)) == 6, _number("tiles to fill", o) == 3]  # period 5, six symbols, 3 blanks
+
+
+#: (game title, what the blind spot is, a test of the episode's opening observation). Three are
+#: sharp (every instance of the region fails), one at the easy end of its knobs and one in the
+#: middle of a knob's range; two are graded, as a model's weaknesses often are: the share of
+#: instances it fails grows with the hard features stacked in a level, all of them failing only
+#: in a corner that uniform draws rarely reach. Their rarity under uniform draws differs.
 BLIND_SPOTS: list[tuple[str, str, Callable[[str], bool]]] = [
     ("take-away game", "three piles with a take limit of 3", lambda o: _nim(o, 3, 3)),
     ("take-away game", "two piles with a take limit of 2 (the easiest games)", lambda o: _nim(o, 2, 2)),
     ("knapsack", "eight items (long lists)", lambda o: _count(r"^item \d+:", o) >= 8),
-    ("hidden order", "five items, sixteen turns, no mistake allowed",
-     lambda o: _count(r"item \d+", _line(o, "items")) >= 5 and _number("turns left", o) == 16 and _number("mistakes allowed", o) == 0),
-    ("number sequence", "three terms shown, three to find, six options, no mistake allowed",
-     lambda o: len(menu(o)) == 6 and _number("terms still to find", o) == 3 and _number("mistakes allowed", o) == 0
-     and len(_line(o, "sequence").split(",")) == 4),
-    ("motif fill", "a motif of period 5 over six symbols, three tiles to fill",
-     lambda o: _row(o) >= 13 and len(menu(o)) == 6 and _number("tiles to fill", o) == 3),
     ("motif fill", "a motif of period 2 over four symbols (the middle of the alphabet range)",
      lambda o: _row(o) <= 8 and len(menu(o)) == 4),
+    ("number sequence", "graded: of six options, three terms to find, no mistake allowed, three terms shown, "
+     "an instance with two fails 30% of the time, three 70%, all four always",
+     lambda o: _stacked(o, _sequence_load(o), {2: 0.3, 3: 0.7, 4: 1.0})),
+    ("motif fill", "graded: of period 5, six symbols, three tiles to fill, two fail 40%, all three always",
+     lambda o: _stacked(o, _motif_load(o), {2: 0.4, 3: 1.0})),
 ]
 
 

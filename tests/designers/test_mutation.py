@@ -246,3 +246,15 @@ def test_novelty_draws_spread_fresh_levels_away_from_the_levels_already_proposed
     again = MutationDesigner(seed=0, config={**config, "novelty_draws": 16})
     again.load_state_dict(json.loads(json.dumps(novel.state_dict())))
     assert again.visited == novel.visited and len(again.visited["take_away"]) == 16
+
+
+def test_with_a_minimum_novelty_no_difficulty_is_proposed_twice_and_an_exhausted_family_proposes_nothing() -> None:
+    family = get_family("knapsack")  # 3 item counts x 2 value goals x 2 reward shapings: 12 difficulties
+    designer = MutationDesigner(seed=2, config={"fresh_uniform": True, "families": ["knapsack"], "min_novelty": 0.01,
+                                                "novelty_draws": 4})
+    context = DesignContext(skill=family.skill, count=8)
+    first, second = asyncio.run(designer.propose(context)), asyncio.run(designer.propose(context))
+    signatures = {json.dumps({k: v for k, v in family.check_knobs(c.knobs).items() if k != "variant"}, sort_keys=True)
+                  for c in first + second}
+    assert len(first) == 8 and len(second) == 4 and len(signatures) == 12
+    assert asyncio.run(designer.propose(context)) == []
