@@ -27,7 +27,15 @@ from typing import Any
 
 from ..agents.base import Agent
 from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
+from ..designers.base import (
+    Candidate,
+    DesignContext,
+    Designer,
+    Feedback,
+    LearningDesigner,
+    LevelSummary,
+    ModelDesigner,
+)
 from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
@@ -36,7 +44,6 @@ from ..rollout import derive_seed
 from ..sandbox import Sandbox
 from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
 from ..store import RunStore
-from ..validate import ValidationConfig
 from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import RedTeamConfig
 from .flakiness import confirm
@@ -81,7 +88,7 @@ class RedTeam:
         self.reward_fn = get_designer_reward(config.reward)
         self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
-                             rollout=config.rollout, validation=ValidationConfig(**config.validation))
+                             rollout=config.rollout, validation=config.validation)
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
         self.memory = ClusterMemory()
         self.cases: list[tuple[Case, str, str]] = []
@@ -199,9 +206,12 @@ class RedTeam:
                 if not step["still_fails"]:
                     self.memory.add_pass(cand.family, step["level"])
             return minimal
-        endpoint = getattr(self.designer, "endpoint", None)
-        if endpoint is not None and self.config.minimise and self.config.simplify_turns:
-            return await simplify_file(cand.source, cand.hint, probe, judge, endpoint, self.config.simplify_turns)
+        if isinstance(self.designer, ModelDesigner) and self.config.minimise and self.config.simplify_turns:
+            client = self.designer.chat_client()
+            try:
+                return await simplify_file(cand.source, cand.hint, probe, judge, client, self.config.simplify_turns)
+            finally:
+                await client.aclose()
         size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
         return Minimal(cand.source, dict(cand.knobs), probe, size=size)
 
@@ -327,7 +337,7 @@ def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
     options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
                                "validation": config.validation, "families": config.families}
     if config.designer == "mutation":
-        options["mutation"] = {**config.mutation, "families": config.families}
+        options["mutation"] = config.mutation.model_copy(update={"families": config.families})
     return make_designer(config.designer, seed=config.seed, **options)
 
 
@@ -353,9 +363,8 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
             summaries = await team.run(on_round)
         finally:
             await target.aclose()
-            close = getattr(designer, "close", None)
-            if close is not None:
-                close()
+            if isinstance(designer, ModelDesigner):
+                designer.close()
         write_suite(out, team.cases, team.suite_info())
     return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
                          team.failures, summaries)
