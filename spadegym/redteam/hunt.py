@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from ..designers.base import (
 from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
+from ..families import get_family
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
 from ..sandbox import Sandbox
@@ -184,14 +185,40 @@ class RedTeam:
             self.memory.add(known)
             return known, novelty
         minimal = await self.minimise(p)
-        pattern = failure_pattern(minimal.probe.episodes)
-        key = cluster_key(cand.family, minimal.knobs, minimal.source, pattern)
+        kept, tries = minimal, 0
+        # A form that fails its fresh seeds only by chance is no case; a less shrunk one on the
+        # shrink path may fail for real (a graded weakness shrinks past its edge on 4 hunt seeds).
+        async for form in self.shrink_path(p, minimal):
+            pattern = failure_pattern(form.probe.episodes)
+            key = cluster_key(cand.family, form.knobs, form.source, pattern)
+            if self.memory.novelty(key) < 1.0 or len(self.cases) >= self.config.max_cases or \
+                    tries > self.config.backtrack:
+                break
+            tries += 1
+            if await self.confirm_case(p, form, key, pattern):
+                kept = form
+                break
+        pattern = failure_pattern(kept.probe.episodes)
+        key = cluster_key(cand.family, kept.knobs, kept.source, pattern)
         novelty = self.memory.novelty(key)
-        if novelty == 1.0 and len(self.cases) < self.config.max_cases:
-            await self.confirm_case(p, minimal, key, pattern)
-        written = () if cand.family else (p.code_hash, normalized_code_hash(minimal.source))
-        self.memory.add(key, cand.family, minimal.knobs, written)
+        written = () if cand.family else (p.code_hash, normalized_code_hash(kept.source))
+        self.memory.add(key, cand.family, kept.knobs, written)
         return key, novelty
+
+    async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
+        """The minimal form, then each less shrunk form that still failed, back to the level first found."""
+        yield minimal
+        cand = p.candidate
+        if cand.family:
+            family = get_family(cand.family)
+            accepted = [step["level"] for step in minimal.steps if step.get("still_fails")]
+            for knobs in reversed(accepted[:-1]):
+                source = family.render(knobs)
+                probe = await self.prober.probe(source, None)
+                yield Minimal(source, dict(knobs), probe, minimal.steps, level_size(cand.family, knobs))
+        if cand.source != minimal.source:
+            size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
+            yield Minimal(cand.source, dict(cand.knobs), p.probe, minimal.steps, size)
 
     async def minimise(self, p: Proposal) -> Minimal:
         cand, probe = p.candidate, p.probe
@@ -215,12 +242,13 @@ class RedTeam:
         size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
         return Minimal(cand.source, dict(cand.knobs), probe, size=size)
 
-    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> None:
+    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> bool:
+        """Replay ``minimal`` on fresh seeds; a real failure becomes a case (True)."""
         cfg, cand = self.config, p.candidate
         check = await confirm(self.prober, minimal.source, cand.hint, key=key, seeds=cfg.confirm_seeds,
                               plays=cfg.confirm_plays, min_failure_rate=cfg.min_failure_rate)
         if not check.kept:
-            return
+            return False
         stats = minimal.probe.stats
         family = cand.family
         case = Case(
@@ -236,6 +264,7 @@ class RedTeam:
             minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
         self.cases.append((case, minimal.source, cand.source))
+        return True
 
     # -- reward and memory ---------------------------------------------------------
     def reward_designer(self, props: list[Proposal]) -> None:
