@@ -7,6 +7,7 @@ One round, as the algorithm reads:
     cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
                shrunk to its minimal form (``minimise``), which names its cluster
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
+               (a form refused gives way to the less shrunk ones of its shrink path)
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
     remember   the level buffer keeps scored levels; those the target lost at least once (outside
