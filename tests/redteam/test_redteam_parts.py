@@ -137,6 +137,9 @@ def test_a_written_suite_reads_back_and_an_altered_file_is_one_sentence(tmp_path
         load_suite(path)
     with pytest.raises(SuiteError, match="not a directory"):
         load_suite(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SuiteError, match="no manifest.json and no .py environment files"):
+        load_suite(tmp_path / "empty")
 
 
 def test_a_pool_directory_is_scored_as_a_suite_with_fixed_seeds(tmp_path: Path) -> None:
