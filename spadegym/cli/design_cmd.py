@@ -61,6 +61,7 @@ def design_command(
       spadegym design --designer openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --skills "Optimization" --out pool/
       spadegym design --designer openai:my-model --corpus docs.jsonl --count 24 --out pool/ --json
     """
+    from ..designers.base import ModelDesigner
     from ..designers.design import design
     from ..designers.registry import make_designer
     from ..sandbox import Sandbox
@@ -82,9 +83,8 @@ def design_command(
                 raise UserError(str(exc)) from None
             raise
         finally:
-            close = getattr(made, "close", None)
-            if close is not None:
-                close()
+            if isinstance(made, ModelDesigner):
+                made.close()
             box.close()
     if as_json:
         typer.echo(json.dumps(summary.to_dict()))

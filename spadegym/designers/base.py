@@ -12,9 +12,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..families import SKILLS
+from ..llm.client import ChatClient
 from ..validate.verdict import Verdict
 
-__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage"]
+__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage",
+           "ModelDesigner"]
 
 
 @dataclass
@@ -125,6 +127,27 @@ class LearningDesigner(Designer, Protocol):
 
     def update(self, feedback: list[Feedback]) -> None:
         """This round's rewards, one per candidate (refused ones get less than any valid one)."""
+        ...
+
+
+@runtime_checkable
+class ModelDesigner(Designer, Protocol):
+    """A designer that writes with a chat model (``openai:``, ``hf:``).
+
+    It counts what it did (``report``), lends a client on its model (the red team
+    asks it to simplify a failing file), and holds resources until ``close``.
+    """
+
+    def report(self) -> dict[str, Any]:
+        """What the designer counted itself: proposals, repairs, refusals, tokens used."""
+        ...
+
+    def chat_client(self) -> ChatClient:
+        """A new client on the designer's model; the caller closes it (``aclose``)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the designer opened (its own sandbox, if it made one)."""
         ...
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..envfile import SourceError, inspect_source
-from .base import SKILLS, Candidate, DesignContext, Designer
+from .base import SKILLS, Candidate, DesignContext, Designer, ModelDesigner
 from .judge import Judge, Proposal, split_count
 
 #: Called after each proposal is judged: (candidate, valid, refusal reason or None).
@@ -90,11 +90,8 @@ def design(designer: Designer, count: int, skills: Sequence[str] | None, out_dir
             if on_judged is not None:
                 on_judged(cand, judged.valid, judged.refusal)
     summary.refused = dict(sorted(refused.items()))
-    stats = getattr(designer, "stats", None)
-    if hasattr(stats, "to_dict"):
-        summary.designer_stats = stats.to_dict()
-    if getattr(designer, "usage", None):
-        summary.designer_stats["usage"] = dict(designer.usage)  # type: ignore[attr-defined]
+    if isinstance(designer, ModelDesigner):
+        summary.designer_stats = designer.report()
     summary.seconds = time.perf_counter() - start
     (out / "summary.json").write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
     return summary

@@ -86,8 +86,11 @@ class HFDesigner(LLMDesigner):
         self._waiting: deque[list[Sample]] = deque()  # delayed designer updates, oldest first
 
     def _new_client(self) -> LocalChatClient:
-        self._client = LocalChatClient(self.policy, self.train.designer_max_new_tokens)
+        self._client = self.chat_client()  # a proposal's client: its completions are the traces trained on
         return self._client
+
+    def chat_client(self) -> LocalChatClient:
+        return LocalChatClient(self.policy, self.train.designer_max_new_tokens)
 
     async def propose(self, context: DesignContext) -> list[Candidate]:
         candidates = await super().propose(context)

@@ -30,12 +30,12 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..envfile import inspect_source, strip_thinking
 from ..figures import finite_or_none
-from ..llm.client import ChatResult, EndpointConfig, LLMClient
+from ..llm.client import ChatClient, ChatResult, EndpointConfig, LLMClient
 from ..validate.verdict import Verdict
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Lineage
@@ -45,7 +45,8 @@ from .llm_config import LLMDesignerConfig
 from .memory import DesignerMemory, MemoryEntry, code_excerpt
 
 #: (source, hint or None) -> the validation gate's verdict.
-Validator = Callable[[str, "str | None"], Any]
+#: Stands in for the gate: (code, hint) -> the gate's verdict on it.
+Validator = Callable[[str, "str | None"], Verdict]
 
 REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak")
 
@@ -67,41 +68,17 @@ class DesignerStats:
         return asdict(self)
 
 
-def verdict_dict(verdict: Any) -> dict[str, Any]:
-    """A verdict as plain JSON, whatever record type the gate returns."""
-    if hasattr(verdict, "to_dict"):
-        return verdict.to_dict()
-    if hasattr(verdict, "model_dump"):
-        return verdict.model_dump()
-    if is_dataclass(verdict):
-        return asdict(verdict)
-    return dict(vars(verdict))
+def verdict_feedback(verdict: Verdict) -> str:
+    """The failed checks for a repair prompt (their names where they carry no message)."""
+    text = verdict.feedback()
+    if text.strip():
+        return text
+    return "\n".join(f"- {c.name}" for c in verdict.failed) or f"- the environment was rejected ({verdict.category})."
 
 
-def as_verdict(verdict: Any) -> Verdict:
-    """The gate's record type, whatever record type a custom validator returned."""
-    return verdict if isinstance(verdict, Verdict) else Verdict.from_dict(verdict_dict(verdict))
-
-
-def failed_checks(verdict: Any) -> list[Any]:
-    failed = getattr(verdict, "failed", None)
-    if failed is not None:
-        return list(failed)
-    return [c for c in verdict.checks if not c.passed]
-
-
-def verdict_feedback(verdict: Any) -> str:
-    if hasattr(verdict, "feedback"):
-        text = verdict.feedback()
-        if text.strip():
-            return text
-    return "\n".join(f"- {c.message or c.name}" for c in failed_checks(verdict)) or \
-        f"- the environment was rejected ({verdict.category})."
-
-
-def is_hint_leak(verdict: Any) -> bool:
+def is_hint_leak(verdict: Verdict) -> bool:
     """The verdict fails only because of the hint (a leak check naming the hint)."""
-    failed = failed_checks(verdict)
+    failed = verdict.failed
     return bool(failed) and all(c.category == "leak" and "hint" in c.name.lower() for c in failed)
 
 
@@ -122,7 +99,7 @@ class LLMDesigner:
     def __init__(self, endpoint: EndpointConfig, *, corpus: Corpus | None = None, seed: int = 0,
                  config: LLMDesignerConfig | None = None, sandbox: Any = None,
                  validation: Any = None, validator: Validator | None = None,
-                 memory: DesignerMemory | None = None, client_factory: Callable[[], Any] | None = None):
+                 memory: DesignerMemory | None = None, client_factory: Callable[[], ChatClient] | None = None):
         self.endpoint = endpoint
         # Makes the chat client of one propose call (default: the endpoint's OpenAI-compatible client).
         self._client_factory = client_factory or (lambda: LLMClient(self.endpoint))
@@ -182,6 +159,17 @@ class LLMDesigner:
         self._pending = OrderedDict((k, v) for k, v in state.get("pending", []))
         self.usage = Counter(state.get("usage", {}))
 
+    # --- the ModelDesigner protocol ---------------------------------------------------
+
+    def report(self) -> dict[str, Any]:
+        counted: dict[str, Any] = self.stats.to_dict()
+        if self.usage:
+            counted["usage"] = dict(self.usage)
+        return counted
+
+    def chat_client(self) -> ChatClient:
+        return self._client_factory()
+
     def close(self) -> None:
         if self._own_sandbox and self._sandbox is not None:
             self._sandbox.close()
@@ -189,7 +177,7 @@ class LLMDesigner:
 
     # --- one proposal -----------------------------------------------------------------
 
-    async def _propose_one(self, client: Any, context: DesignContext,
+    async def _propose_one(self, client: ChatClient, context: DesignContext,
                            key: int) -> Candidate:
         cfg = self.config
         started = time.perf_counter()
@@ -233,7 +221,7 @@ class LLMDesigner:
         declared = inspect_source(code).skill
         if declared != context.skill:
             candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
-        candidate.verdict = as_verdict(verdict)
+        candidate.verdict = verdict
         candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         self.stats.valid += 1
         self.stats.valid_first_attempt += first_valid
@@ -241,8 +229,8 @@ class LLMDesigner:
         self._remember(candidate)
         return candidate
 
-    async def _repair(self, client: Any, messages: list[dict[str, str]], reply: ChatResult, code: str,
-                      verdict: Any, candidate: Candidate) -> tuple[str, Any]:
+    async def _repair(self, client: ChatClient, messages: list[dict[str, str]], reply: ChatResult, code: str,
+                      verdict: Verdict, candidate: Candidate) -> tuple[str, Verdict]:
         """Send the failed checks back until the code passes or the repair turns run out."""
         while not verdict.valid and candidate.attempts <= self.config.repair_turns:
             messages = messages + [{"role": "assistant", "content": _replayed(reply)},
@@ -258,8 +246,8 @@ class LLMDesigner:
             candidate.meta["fixes"] += fixed.fixes
         return code, verdict
 
-    async def _hint(self, client: Any, code: str, verdict: Any,
-                    candidate: Candidate) -> tuple[str | None, Any]:
+    async def _hint(self, client: ChatClient, code: str, verdict: Verdict,
+                    candidate: Candidate) -> tuple[str | None, Verdict]:
         """A hint the leak check accepts ("" when the model writes none), or None when it keeps leaking."""
         cfg = self.config
         messages = prompts.hint_messages(code, cfg.hint_words)
@@ -289,14 +277,14 @@ class LLMDesigner:
             return None
         return self.corpus.sample(rng)
 
-    async def _check(self, code: str, hint: str | None) -> Any:
+    async def _check(self, code: str, hint: str | None) -> Verdict:
         return await asyncio.to_thread(self._validate, code, hint)
 
-    def _validate(self, code: str, hint: str | None) -> Any:
+    def _validate(self, code: str, hint: str | None) -> Verdict:
         with self._validating:  # one validation at a time: the sandbox is not shared across threads
             return self._validate_now(code, hint)
 
-    def _validate_now(self, code: str, hint: str | None) -> Any:
+    def _validate_now(self, code: str, hint: str | None) -> Verdict:
         if self._validator is not None:
             return self._validator(code, hint)
         from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox
@@ -308,9 +296,9 @@ class LLMDesigner:
         name = "llm_" + hashlib.sha256(code.encode()).hexdigest()[:10] + ".py"
         return validate_source(code, name, hint=hint, sandbox=self._sandbox, config=self._validation)
 
-    def _refuse(self, candidate: Candidate, reason: str, verdict: Any, started: float) -> Candidate:
+    def _refuse(self, candidate: Candidate, reason: str, verdict: Verdict | None, started: float) -> Candidate:
         candidate.refusal = reason
-        candidate.verdict = as_verdict(verdict) if verdict is not None else Verdict.from_dict(_no_code_verdict(reason))
+        candidate.verdict = verdict if verdict is not None else Verdict.from_dict(_no_code_verdict(reason))
         candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         candidate.meta.setdefault("first_attempt_valid", False)
         candidate.meta.setdefault("repaired", False)

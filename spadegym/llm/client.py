@@ -14,8 +14,9 @@ import json
 import os
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import openai
 from pydantic import BaseModel, Field
@@ -73,6 +74,16 @@ class ChatResult:
 
 _RETRYABLE = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
               openai.InternalServerError)
+
+
+class ChatClient(Protocol):
+    """What a role needs of a chat model: ``LLMClient`` over HTTP, or a local policy's client."""
+
+    usage: Mapping[str, int]  # prompt and completion tokens so far
+
+    async def chat(self, messages: list[dict[str, str]], **overrides: Any) -> ChatResult: ...
+
+    async def aclose(self) -> None: ...
 
 
 class LLMClient:

@@ -212,8 +212,8 @@ def validate_config(data: dict[str, Any], source: str = "config") -> RunConfig:
         raise UserError(f"{source}: {subject}{message.rstrip('.')} (see `spadegym run --print-config` for all fields).") from None
 
 
-def _known_fields(loc: tuple) -> list[str]:
-    model: Any = RunConfig
+def _known_fields(loc: tuple, model: Any = RunConfig) -> list[str]:
+    """The field names of the section at ``loc`` of ``model`` (empty when ``loc`` names no section)."""
     for part in loc:
         field = model.model_fields.get(part)
         if field is None or not (isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)):

@@ -5,17 +5,23 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..designers.base import SKILLS
+from ..designers.mutation import MutationConfig
 from ..errors import UserError
 from ..executor.base import RayConfig
 from ..loop.config import LLMRoleConfig
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
+from ..validate import ValidationConfig
+
+#: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum.
+SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01}
 
 
 class RedTeamConfig(BaseModel):
@@ -38,6 +44,7 @@ class RedTeamConfig(BaseModel):
     min_feasibility: float = Field(0.5, gt=0, le=1, description="Levels without solution() count as solvable when the hinted arm wins at least this share.")
     minimise: bool = Field(True, description="Shrink each new failure to the simplest level that still fails.")
     simplify_turns: int = Field(2, ge=0, description="'Make it simpler, keep the failure' turns for LLM-written files.")
+    backtrack: int = Field(2, ge=0, description="When the minimal form fails its fresh seeds only by chance, confirm up to this many less shrunk forms (back up the shrink path to the level first found).")
     confirm_seeds: int = Field(6, ge=1, description="Fresh instance seeds each kept failure is replayed on (flakiness).")
     confirm_plays: int = Field(2, ge=1, description="Plays per confirmation seed.")
     min_failure_rate: float = Field(0.3, ge=0, le=1, description="A case enters the suite only if the lower end of the 95% interval of its failure rate reaches this (else it failed by chance).")
@@ -45,14 +52,19 @@ class RedTeamConfig(BaseModel):
     pass_at: float = Field(0.5, gt=0, le=1, description="In eval, a case is passed when the agent wins at least this share of its plays.")
     max_cases: int = Field(100, ge=1, description="Stop adding cases to the suite after this many.")
     seed: int = Field(0, description="Seeds the designer, the instance seeds and the target's sampling.")
-    mutation: dict[str, Any] = Field(default_factory=lambda: {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01}, description="Mutation designer settings (see spadegym.designers.mutation.MutationConfig); here fresh draws take any knob values, the most novel of 16 draws (farthest from the levels already tried), edits move one knob either way, since a search needs no curriculum, and no difficulty is proposed twice.")
+    mutation: MutationConfig = Field(default_factory=lambda: MutationConfig(**SEARCH_MUTATION), description="The mutation designer's settings (designer = \"mutation\"); here fresh draws take any knob values, the most novel of 16 draws (farthest from the levels already tried), edits move one knob either way, since a search needs no curriculum, and no difficulty is proposed twice.")
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for roles played by a model server.")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
     executor: str = Field("local", pattern="^(local|ray)$", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor's settings (executor = ray).")
-    validation: dict[str, Any] = Field(default_factory=dict, description="Validation gate settings (see spadegym validate).")
+    validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
+
+    @field_validator("mutation", mode="before")
+    @classmethod
+    def _search_defaults(cls, value: Any) -> Any:
+        return {**SEARCH_MUTATION, **value} if isinstance(value, dict) else value
 
     @field_validator("skills")
     @classmethod
@@ -91,7 +103,7 @@ class RedTeamConfig(BaseModel):
 def load_redteam_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
                         sets: list[str] | None = None) -> RedTeamConfig:
     """A config file (TOML, YAML or JSON; optional), then command-line values, then ``--set key=value``."""
-    from ..loop.config import _read, _set_path
+    from ..loop.config import _known_fields, _read, _set_path
 
     data: dict[str, Any] = _read(Path(path)) if path else {}
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -106,8 +118,12 @@ def load_redteam_config(path: str | Path | None = None, overrides: dict[str, Any
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "config"
         if err["type"] == "extra_forbidden":
-            known = ", ".join(RedTeamConfig.model_fields) if len(err["loc"]) == 1 else "see --help"
-            raise UserError(f"red-team setting '{where}' is not a known setting; known: {known}.") from None
+            if len(err["loc"]) == 1:
+                raise UserError(f"red-team setting '{where}' is not a known setting; "
+                                f"known: {', '.join(RedTeamConfig.model_fields)}.") from None
+            near = difflib.get_close_matches(str(err["loc"][-1]), _known_fields(err["loc"][:-1], RedTeamConfig), n=1)
+            hint = f"did you mean '{near[0]}'?" if near else "see --help"
+            raise UserError(f"red-team setting '{where}' is not a known setting; {hint}") from None
         if err["type"] == "missing":
             raise UserError(f"red-team setting '{where}' is required (e.g. --target openai:MODEL@URL).") from None
         message = str(err["msg"]).removeprefix("Value error, ").rstrip(".")

@@ -7,6 +7,7 @@ One round, as the algorithm reads:
     cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
                shrunk to its minimal form (``minimise``), which names its cluster
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
+               (a form refused gives way to the less shrunk ones of its shrink path)
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
     remember   the level buffer keeps scored levels; those the target lost at least once (outside
@@ -20,23 +21,31 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..agents.base import Agent
 from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
-from ..designers.base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, LevelSummary
+from ..designers.base import (
+    Candidate,
+    DesignContext,
+    Designer,
+    Feedback,
+    LearningDesigner,
+    LevelSummary,
+    ModelDesigner,
+)
 from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
+from ..families import get_family
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
 from ..sandbox import Sandbox
 from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
 from ..store import RunStore
-from ..validate import ValidationConfig
 from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import RedTeamConfig
 from .flakiness import confirm
@@ -81,7 +90,7 @@ class RedTeam:
         self.reward_fn = get_designer_reward(config.reward)
         self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
-                             rollout=config.rollout, validation=ValidationConfig(**config.validation))
+                             rollout=config.rollout, validation=config.validation)
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
         self.memory = ClusterMemory()
         self.cases: list[tuple[Case, str, str]] = []
@@ -177,14 +186,40 @@ class RedTeam:
             self.memory.add(known)
             return known, novelty
         minimal = await self.minimise(p)
-        pattern = failure_pattern(minimal.probe.episodes)
-        key = cluster_key(cand.family, minimal.knobs, minimal.source, pattern)
+        kept, tries = minimal, 0
+        # A form that fails its fresh seeds only by chance is no case; a less shrunk one on the
+        # shrink path may fail for real (a graded weakness shrinks past its edge on 4 hunt seeds).
+        async for form in self.shrink_path(p, minimal):
+            pattern = failure_pattern(form.probe.episodes)
+            key = cluster_key(cand.family, form.knobs, form.source, pattern)
+            if self.memory.novelty(key) < 1.0 or len(self.cases) >= self.config.max_cases or \
+                    tries > self.config.backtrack:
+                break
+            tries += 1
+            if await self.confirm_case(p, form, key, pattern):
+                kept = form
+                break
+        pattern = failure_pattern(kept.probe.episodes)
+        key = cluster_key(cand.family, kept.knobs, kept.source, pattern)
         novelty = self.memory.novelty(key)
-        if novelty == 1.0 and len(self.cases) < self.config.max_cases:
-            await self.confirm_case(p, minimal, key, pattern)
-        written = () if cand.family else (p.code_hash, normalized_code_hash(minimal.source))
-        self.memory.add(key, cand.family, minimal.knobs, written)
+        written = () if cand.family else (p.code_hash, normalized_code_hash(kept.source))
+        self.memory.add(key, cand.family, kept.knobs, written)
         return key, novelty
+
+    async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
+        """The minimal form, then each less shrunk form that still failed, back to the level first found."""
+        yield minimal
+        cand = p.candidate
+        if cand.family:
+            family = get_family(cand.family)
+            accepted = [step["level"] for step in minimal.steps if step.get("still_fails")]
+            for knobs in reversed(accepted[:-1]):
+                source = family.render(knobs)
+                probe = await self.prober.probe(source, None)
+                yield Minimal(source, dict(knobs), probe, minimal.steps, level_size(cand.family, knobs))
+        if cand.source != minimal.source:
+            size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
+            yield Minimal(cand.source, dict(cand.knobs), p.probe, minimal.steps, size)
 
     async def minimise(self, p: Proposal) -> Minimal:
         cand, probe = p.candidate, p.probe
@@ -199,18 +234,22 @@ class RedTeam:
                 if not step["still_fails"]:
                     self.memory.add_pass(cand.family, step["level"])
             return minimal
-        endpoint = getattr(self.designer, "endpoint", None)
-        if endpoint is not None and self.config.minimise and self.config.simplify_turns:
-            return await simplify_file(cand.source, cand.hint, probe, judge, endpoint, self.config.simplify_turns)
+        if isinstance(self.designer, ModelDesigner) and self.config.minimise and self.config.simplify_turns:
+            client = self.designer.chat_client()
+            try:
+                return await simplify_file(cand.source, cand.hint, probe, judge, client, self.config.simplify_turns)
+            finally:
+                await client.aclose()
         size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
         return Minimal(cand.source, dict(cand.knobs), probe, size=size)
 
-    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> None:
+    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> bool:
+        """Replay ``minimal`` on fresh seeds; a real failure becomes a case (True)."""
         cfg, cand = self.config, p.candidate
         check = await confirm(self.prober, minimal.source, cand.hint, key=key, seeds=cfg.confirm_seeds,
                               plays=cfg.confirm_plays, min_failure_rate=cfg.min_failure_rate)
         if not check.kept:
-            return
+            return False
         stats = minimal.probe.stats
         family = cand.family
         case = Case(
@@ -226,6 +265,7 @@ class RedTeam:
             minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
         self.cases.append((case, minimal.source, cand.source))
+        return True
 
     # -- reward and memory ---------------------------------------------------------
     def reward_designer(self, props: list[Proposal]) -> None:
@@ -327,7 +367,7 @@ def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
     options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
                                "validation": config.validation, "families": config.families}
     if config.designer == "mutation":
-        options["mutation"] = {**config.mutation, "families": config.families}
+        options["mutation"] = config.mutation.model_copy(update={"families": config.families})
     return make_designer(config.designer, seed=config.seed, **options)
 
 
@@ -353,9 +393,8 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
             summaries = await team.run(on_round)
         finally:
             await target.aclose()
-            close = getattr(designer, "close", None)
-            if close is not None:
-                close()
+            if isinstance(designer, ModelDesigner):
+                designer.close()
         write_suite(out, team.cases, team.suite_info())
     return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
                          team.failures, summaries)

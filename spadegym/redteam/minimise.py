@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..families import FREE_KNOBS, get_family
-from ..llm.client import EndpointConfig, LLMClient, LLMError
+from ..llm.client import ChatClient, LLMError
 from .probe import Probe
 
 #: source, hint -> the probe of that version against the target, and whether it still fails.
@@ -78,29 +78,28 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
     return best
 
 
-async def simplify_file(source: str, hint: str | None, probe: Probe, judge: Judge, endpoint: EndpointConfig,
+async def simplify_file(source: str, hint: str | None, probe: Probe, judge: Judge, client: ChatClient,
                         turns: int) -> Minimal:
-    """Ask the model for simpler versions; keep each one that is shorter, valid and still failing."""
+    """Ask the model for simpler versions; keep each one that is shorter, valid and still failing.
+
+    ``client`` is the designer's (``ModelDesigner.chat_client``); the caller closes it.
+    """
     from ..designers.extraction import extract_code
 
     best = Minimal(source, {}, probe, size=code_size(source))
-    client = LLMClient(endpoint)
-    try:
-        for _ in range(turns):
-            try:
-                reply = await client.chat([{"role": "user", "content": SIMPLIFY_PROMPT.format(code=best.source)}])
-            except LLMError as exc:
-                best.steps.append({"simplify": "no reply", "error": str(exc)})
-                break
-            code = extract_code(reply.text).code
-            if code is None or code_size(code) >= best.size:
-                best.steps.append({"simplify": "no shorter code", "still_fails": None})
-                continue
-            tried, fails = await judge(code, hint)
-            best.steps.append({"simplify": f"{best.size} -> {code_size(code)} lines", "valid": tried.valid,
-                               "still_fails": fails})
-            if fails:
-                best = Minimal(code, {}, tried, best.steps, code_size(code))
-    finally:
-        await client.aclose()
+    for _ in range(turns):
+        try:
+            reply = await client.chat([{"role": "user", "content": SIMPLIFY_PROMPT.format(code=best.source)}])
+        except LLMError as exc:
+            best.steps.append({"simplify": "no reply", "error": str(exc)})
+            break
+        code = extract_code(reply.text).code
+        if code is None or code_size(code) >= best.size:
+            best.steps.append({"simplify": "no shorter code", "still_fails": None})
+            continue
+        tried, fails = await judge(code, hint)
+        best.steps.append({"simplify": f"{best.size} -> {code_size(code)} lines", "valid": tried.valid,
+                           "still_fails": fails})
+        if fails:
+            best = Minimal(code, {}, tried, best.steps, code_size(code))
     return best

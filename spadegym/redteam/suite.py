@@ -199,7 +199,10 @@ def _pool(path: Path) -> Suite:
     from ..validate.gate import expand_paths
 
     # The same files ``spadegym validate DIR`` reads (a SPADE reference pool's games/ folder included).
-    files = [p for p in expand_paths([path]) if not p.name.startswith("_")]
+    try:
+        files = [p for p in expand_paths([path]) if not p.name.startswith("_")]
+    except SourceError:
+        files = []
     if not files:
         raise SuiteError(f"{path} holds no {MANIFEST} and no .py environment files; pass a suite or a pool.")
     cases, sources = [], {}

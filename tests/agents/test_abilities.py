@@ -5,7 +5,7 @@ from __future__ import annotations
 from spadegym.agents import make_agent
 from spadegym.agents.base import Agent, LearningAgent
 from spadegym.designers import make_designer
-from spadegym.designers.base import Designer, LearningDesigner
+from spadegym.designers.base import Designer, LearningDesigner, ModelDesigner
 
 
 def test_only_the_learner_declares_that_it_learns() -> None:
@@ -34,6 +34,14 @@ def test_adaptive_designers_learn_and_baselines_do_not() -> None:
     assert isinstance(make_designer("openai:m@http://127.0.0.1:9/v1"), LearningDesigner)
     baseline = make_designer("fixed:easy")
     assert isinstance(baseline, Designer) and not isinstance(baseline, LearningDesigner)
+
+
+def test_only_model_backed_designers_declare_a_model_to_lend() -> None:
+    llm = make_designer("openai:m@http://127.0.0.1:9/v1")
+    assert isinstance(llm, ModelDesigner) and llm.report()["proposals"] == 0
+    assert not isinstance(make_designer("mutation"), ModelDesigner)
+    assert not isinstance(make_designer("uniform"), ModelDesigner)
+    llm.close()
 
 
 OWN_PARTS = '''

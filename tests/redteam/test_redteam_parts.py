@@ -11,15 +11,16 @@ import pytest
 from spadegym.errors import UserError
 from spadegym.families import get_family
 from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.client import EndpointConfig
+from spadegym.llm.client import EndpointConfig, LLMClient
 from spadegym.redteam import Case, SuiteError, load_suite
 from spadegym.redteam.clusters import ClusterMemory, cluster_key, dominates
 from spadegym.redteam.config import load_redteam_config
 from spadegym.redteam.flakiness import wilson_interval
-from spadegym.redteam.minimise import code_size, level_size, shrink_level, simplify_file
+from spadegym.redteam.minimise import Minimal, code_size, level_size, shrink_level, simplify_file
 from spadegym.redteam.probe import Probe
 from spadegym.redteam.suite import export_suite, write_suite
 from spadegym.signals import EnvStats, get_designer_reward
+from spadegym.validate import ValidationConfig
 
 
 def stats(win: float, hint: float = 0.0, solution: bool = True) -> EnvStats:
@@ -100,9 +101,14 @@ def test_a_written_file_is_simplified_by_the_model_only_while_it_still_fails() -
         verdicts.append(source)
         return Probe(source, True, {}), "count to 2" in source
 
+    async def simplify(client: LLMClient) -> Minimal:
+        try:
+            return await simplify_file(original, None, Probe(original, True, {}), judge, client, turns=3)
+        finally:
+            await client.aclose()
+
     with FakeOpenAIServer([SIMPLER, "no code today", SIMPLER.replace("count to 2", "count to 3")]) as server:
-        endpoint = EndpointConfig(model="m", base_url=server.url)
-        minimal = asyncio.run(simplify_file(original, None, Probe(original, True, {}), judge, endpoint, turns=3))
+        minimal = asyncio.run(simplify(LLMClient(EndpointConfig(model="m", base_url=server.url))))
         asked = len(server.requests)
     assert asked == 3 and "simpler version" in server.requests[0]["messages"][0]["content"].lower()
     assert minimal.size == code_size(minimal.source) < code_size(original) and "count to 2" in minimal.source
@@ -131,6 +137,9 @@ def test_a_written_suite_reads_back_and_an_altered_file_is_one_sentence(tmp_path
         load_suite(path)
     with pytest.raises(SuiteError, match="not a directory"):
         load_suite(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SuiteError, match="no manifest.json and no .py environment files"):
+        load_suite(tmp_path / "empty")
 
 
 def test_a_pool_directory_is_scored_as_a_suite_with_fixed_seeds(tmp_path: Path) -> None:
@@ -161,6 +170,16 @@ def test_bad_red_team_settings_are_one_sentence() -> None:
         load_redteam_config(overrides={"target": "random"}, sets=["plays_per_level=3"])
     config = load_redteam_config(overrides={"target": "random", "families": ["take_away", "knapsack"]})
     assert config.skills == ["Mathematical Reasoning", "Optimization"]
+
+
+def test_the_red_team_sections_are_typed_and_a_misspelt_key_is_one_sentence() -> None:
+    with pytest.raises(UserError, match="'mutation.directd' is not a known setting; did you mean 'directed'"):
+        load_redteam_config(overrides={"target": "random"}, sets=["mutation.directd=true"])
+    with pytest.raises(UserError, match="'validation.random_episode' is not a known setting; did you mean"):
+        load_redteam_config(overrides={"target": "random"}, sets=["validation.random_episode=3"])
+    config = load_redteam_config(overrides={"target": "random"}, sets=["mutation.directed=true"])
+    assert config.mutation.directed and config.mutation.fresh_uniform  # the search's defaults stay under a --set
+    assert config.validation.random_episodes == ValidationConfig().random_episodes
 
 
 def test_designers_can_be_limited_to_some_families() -> None:

@@ -1,0 +1,63 @@
+"""A minimal form that fails only by chance is no case; the search steps back up the shrink path.
+
+Real parts: the target is ``FamilyPlayer`` behind the fake OpenAI-compatible server
+(it misplays every three-pile take-away game and no other), the gate and the plays
+run in the sandbox. The shrinking itself is replaced by one that went a step too
+far (to two piles, which the target wins), as a graded weakness shrunk on four
+hunt seeds can: confirmation refuses that form and keeps the one before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from spadegym.agents import make_agent
+from spadegym.designers.base import Candidate
+from spadegym.executor import make_executor
+from spadegym.families import get_family
+from spadegym.llm import FakeOpenAIServer
+from spadegym.llm.fake_players import FamilyPlayer, read_nim
+from spadegym.redteam import RedTeam, RedTeamConfig
+from spadegym.redteam.hunt import Proposal
+from spadegym.redteam.minimise import Minimal, level_size
+
+FAMILY = get_family("take_away")
+EASIEST = FAMILY.level_knobs(0)
+FOUND = {**EASIEST, "piles": 3, "max_take": 3, "stones": 11}  # the level first found
+BEFORE = {**FOUND, "stones": 7}  # shrunk one step: still three piles, still failing
+TOO_FAR = {**BEFORE, "piles": 2}  # shrunk past the weakness: the target wins it
+
+
+class OverShrinking(RedTeam):
+    async def minimise(self, p: Proposal) -> Minimal:
+        probe = await self.prober.probe(FAMILY.render(TOO_FAR), None)
+        steps = [{"knob": "stones", "from": 11, "to": 7, "still_fails": True, "level": BEFORE},
+                 {"knob": "piles", "from": 3, "to": 2, "still_fails": True, "level": TOO_FAR}]
+        return Minimal(FAMILY.render(TOO_FAR), dict(TOO_FAR), probe, steps, level_size("take_away", TOO_FAR))
+
+
+def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it() -> None:
+    config = RedTeamConfig(target="openai:weak", families=["take_away"], backtrack=2)
+
+    async def hunt():
+        target = make_agent(f"openai:weak@{server.url}")
+        try:
+            with make_executor("local") as executor:
+                team = OverShrinking(config, executor, target, designer=None)
+                cand = Candidate(FAMILY.render(FOUND), FAMILY.skill, family="take_away", knobs=dict(FOUND))
+                found = Proposal(cand, await team.prober.probe(cand.source, None), "h")
+                assert team.prober.fails(found.probe)
+                return team, await team.cluster(found)
+        finally:
+            await target.aclose()
+
+    def three_piles(opening: str) -> bool:
+        return len(read_nim(opening).piles) == 3
+
+    with FakeOpenAIServer(FamilyPlayer({"take-away game": three_piles})) as server:
+        team, (key, novelty) = asyncio.run(hunt())
+    (case, minimal, original), = team.cases
+    assert case.knobs == BEFORE and "piles=3" in key and "stones=7" in key and novelty == 1.0
+    assert case.failure_rate >= 0.75 and case.size < case.original_size
+    assert minimal == FAMILY.render(BEFORE) and original == FAMILY.render(FOUND)
+    assert team.memory.minimal[key] == ("take_away", BEFORE)  # the confirmed form names the cluster
