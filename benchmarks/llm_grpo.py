@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import gc
 import json
+import math
 import resource
 import tempfile
 import time
@@ -80,6 +81,7 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         "heldout": {"every": 0, "levels": "easiest", "families": args.families, "seeds": args.heldout_seeds,
                     "hint": False, "seed": args.heldout_seed},
         "rollout": {"max_turns": args.max_turns}, "train": train.model_dump(),
+        "mutation": {"families": args.families},
     })
     started = time.perf_counter()
     result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
@@ -91,7 +93,15 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         1 for s in summaries if "agent_updates" in s["learner"]), "seconds": seconds,
         "tokens": sampled, "win_rate": [s.get("win_rate") for s in summaries],
         "kl": [s["learner"].get("agent_kl_sampling") for s in summaries],
+        "trained_reward": [s["learner"].get("agent_reward") for s in summaries],
         "report": str(result.report) if result.report else None}
+
+
+def rise_interval(before: float, after: float, n: int) -> dict[str, Any]:
+    """The rise in success and its 95% interval (two independent proportions of n episodes each)."""
+    se = math.sqrt(before * (1 - before) / n + after * (1 - after) / n)
+    rise = after - before
+    return {"rise": round(rise, 4), "rise_ci95": [round(rise - 1.96 * se, 4), round(rise + 1.96 * se, 4)]}
 
 
 def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> dict[str, float]:
@@ -167,7 +177,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="model directory (default: spadegym models prepare smollm2)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--families", default="number_sequence", help="comma-separated; held-out = their level 0")
+    parser.add_argument("--families", default="motif_fill",
+                        help="comma-separated; training levels come from these families, held-out = their level 0")
     parser.add_argument("--rounds", type=int, default=8, help="self-play rounds of the agent run (GRPO steps)")
     parser.add_argument("--envs", type=int, default=2, help="environments per round")
     parser.add_argument("--plays", type=int, default=8, help="plays per environment (one GRPO group)")
@@ -176,8 +187,14 @@ def main() -> None:
     parser.add_argument("--heldout-seed", type=int, default=4242)
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=8, help="tokens per reply after the given '\\boxed{'")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (1 is much faster on a machine busy with other work)")
-    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads (1 is much faster on a machine busy with other work)")
+    parser.add_argument("--lr", type=float, default=2e-4)
+    parser.add_argument("--lora", action=argparse.BooleanOptionalAction, default=True, help="train a LoRA adapter")
+    parser.add_argument("--temperature", type=float, default=0.5,
+                        help="sampling temperature (1.0 makes a 135M model write mostly invalid actions)")
+    parser.add_argument("--progress-reward", type=float, default=1.0,
+                        help="weight of the family's partial rewards in the return GRPO sees (train.progress_reward)")
     parser.add_argument("--designer-rounds", type=int, default=2)
     parser.add_argument("--designer-proposals", type=int, default=4)
     parser.add_argument("--designer-tokens", type=int, default=384)
@@ -196,7 +213,8 @@ def main() -> None:
     model = args.model or str(prepare_model("smollm2"))
     train = TrainConfig(system_prompt="short", action_rule="forgiving", reply_prefix="\\boxed{",
                         max_new_tokens=args.max_new_tokens, lr=args.lr, device=args.device, micro_batch=8,
-                        max_seq_len=4096, threads=args.threads)
+                        max_seq_len=4096, threads=args.threads, temperature=args.temperature, lora=args.lora,
+                        progress_reward=args.progress_reward, gradient_checkpointing=args.device == "cuda")
     out = Path(args.out or tempfile.mkdtemp(prefix="llm-grpo-"))
     rollout = RolloutConfig(max_turns=args.max_turns)
     figures: dict[str, Any] = {"model": Path(model).name, "device": args.device, "families": args.families}
@@ -217,7 +235,12 @@ def main() -> None:
         figures.update(success_after=agent["after"], steps=agent["steps"], seconds=round(agent["seconds"], 1),
                        minutes=round(agent["seconds"] / 60, 2), tokens=agent["tokens"],
                        tokens_per_s=round(agent["tokens"] / agent["seconds"], 2), train_win_rate=agent["win_rate"],
-                       kl=agent["kl"], report=agent["report"])
+                       kl=agent["kl"], trained_reward=agent["trained_reward"], report=agent["report"])
+        n = args.heldout_seeds * len(args.families)
+        if agent["after"] is not None:
+            figures.update(heldout_episodes_each=n, **rise_interval(figures["success_before"], agent["after"], n))
+            console.print(f"  rise {figures['rise']:+.3f}, 95% interval [{figures['rise_ci95'][0]:+.3f}, "
+                          f"{figures['rise_ci95'][1]:+.3f}] ({n} held-out episodes before and after)")
         console.print(f"  success after: {agent['after']:.3f}  steps {agent['steps']}  "
                       f"{agent['seconds'] / 60:.1f} min  win rate per round {agent['win_rate']}")
     if "overhead" not in skip:

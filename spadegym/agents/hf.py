@@ -57,6 +57,16 @@ def forgiving_action(text: str, valid_actions: Sequence[str] | None) -> str | No
     return last if where >= 0 else None
 
 
+def training_return(ep: Episode, config: TrainConfig) -> float:
+    """The return GRPO sees: the episode's, plus the format and progress rewards (the loop's scores never see them)."""
+    if not ep.turns:
+        return ep.ret
+    boxed = sum(1 for t in ep.turns if t.action is not None) / len(ep.turns)
+    # The last reward of a terminated episode is its return; every earlier one is partial progress.
+    partial = ep.turns[:-1] if ep.turns[-1].terminated else ep.turns
+    return ep.ret + config.format_reward * boxed + config.progress_reward * sum(t.reward for t in partial)
+
+
 class HFAgent:
     """A local Hugging Face model that plays (batched sampling) and learns by GRPO (TRL)."""
 
@@ -143,17 +153,11 @@ class HFAgent:
                     del pool[j]
                     break
         self._finished = []  # unmatched sequences (failed episodes) are not trained on
-        returns = [ep.ret + self._format_bonus(ep) for ep, _ in matched]
+        returns = [training_return(ep, self.config) for ep, _ in matched]
         groups = [(ep.env_id, ep.group, ep.seed, ep.hinted) for ep, _ in matched]
         advantages = group_advantages(returns, groups)
         return [Sample(trace, float(a), "agent", reward=float(ep.ret))
                 for (ep, trace), a in zip(matched, advantages)]
-
-    def _format_bonus(self, ep: Episode) -> float:
-        if not self.config.format_reward or not ep.turns:
-            return 0.0
-        boxed = sum(1 for t in ep.turns if t.action is not None)
-        return self.config.format_reward * boxed / len(ep.turns)
 
     def update(self, episodes: Sequence[Episode]) -> dict[str, Any]:
         """One GRPO step on this round's episodes (``train.train_agent = false``: matched, not trained)."""

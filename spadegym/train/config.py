@@ -39,6 +39,7 @@ class TrainConfig(BaseModel):
     micro_batch: int = Field(4, ge=1, description="Most sequences per forward/backward pass (gradients accumulate to one step per pass).")
     micro_batch_tokens: int = Field(4096, ge=64, description="Most padded tokens per forward/backward pass: long multi-turn episodes go fewer at a time (activation memory grows with it).")
     max_grad_norm: float = Field(1.0, gt=0, description="Gradient-norm clip per optimizer step.")
+    gradient_checkpointing: bool = Field(True, description="Recompute activations in the backward pass: less memory, about a third more compute (a small model on short episodes can turn it off).")
     lora: bool = Field(False, description="Train a LoRA adapter (peft) instead of every weight.")
     lora_r: int = Field(16, ge=1, description="LoRA rank.")
     lora_alpha: int = Field(32, ge=1, description="LoRA scale numerator.")
@@ -55,6 +56,7 @@ class TrainConfig(BaseModel):
     designer_format_reward: float = Field(0.5, ge=0, lt=1, description="An invalid designer completion earns this times the share of the gate's checks it passed (still below every valid one: invalid rewards sit a full unit below); 0: all invalid ones equal.")
     reply_prefix: str = Field("", description="Text every agent reply starts with, given to the model rather than sampled (e.g. '\\boxed{' so a small model only writes the action); its tokens carry no loss.")
     format_reward: float = Field(0.0, ge=0, description="Added to an episode's return per turn answered inside \\boxed{} (divided by turns), for advantages only; the loop's scores never see it.")
+    progress_reward: float = Field(0.0, ge=0, description="Adds this times the sum of the environment's rewards before its last one (partial progress: a right step, an invalid action) to an episode's return, for advantages only: with success alone, a group whose plays all lose has no signal.")
     # -- machinery --------------------------------------------------------------
     device: str = Field("auto", description="auto | cpu | cuda: where the policy lives.")
     dtype: Literal["auto", "float32", "bfloat16"] = Field("auto", description="Weights dtype (auto: bfloat16 on a GPU, float32 on the CPU).")

@@ -79,6 +79,7 @@ class Policy:
             num_iterations=c.epochs, temperature=c.temperature, per_device_train_batch_size=2,
             num_generations=2, gradient_accumulation_steps=1, use_cpu=self.device == "cpu",
             bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
+            gradient_checkpointing=c.gradient_checkpointing,
         )
         # The loop computes every reward and advantage; TRL's own reward hook must never run.
         return GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,

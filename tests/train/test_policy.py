@@ -39,8 +39,9 @@ def sequence_logprob(policy: Policy, trace: Trace) -> float:
     return float(logps[mask].sum())
 
 
-def test_sampled_logprobs_equal_the_trainers_recomputed_ones(tiny_dir):
-    policy = make_policy(tiny_dir)
+@pytest.mark.parametrize("temperature", [1.0, 0.5])  # the trainer scores with the sampling temperature
+def test_sampled_logprobs_equal_the_trainers_recomputed_ones(tiny_dir, temperature):
+    policy = make_policy(tiny_dir, temperature=temperature)
     traces = [episode(policy, turns=3), episode(policy, turns=2, new_tokens=6)]
     batch = policy.batch([Sample(t, 0.0, "agent") for t in traces])  # padded together, as in an update
     with torch.no_grad():
@@ -86,8 +87,10 @@ def test_observation_tokens_carry_no_loss(tiny_dir):
     assert loss_of(unmasked) != pytest.approx(loss_of(trace), abs=1e-6)  # the check can fail
 
 
-def test_an_update_raises_the_better_completion_and_lowers_the_worse(tiny_dir):
-    policy = make_policy(tiny_dir, lr=5e-3)
+@pytest.mark.parametrize("checkpointing", [True, False])
+def test_an_update_raises_the_better_completion_and_lowers_the_worse(tiny_dir, checkpointing):
+    policy = make_policy(tiny_dir, lr=5e-3, gradient_checkpointing=checkpointing)
+    assert policy.trainer.args.gradient_checkpointing is checkpointing
     good, bad = episode(policy, turns=2), episode(policy, turns=2)
     before = [sequence_logprob(policy, t) for t in (good, bad)]
     weights = [p.detach().clone() for p in policy.model.parameters()]

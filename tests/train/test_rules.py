@@ -78,3 +78,28 @@ def test_agent_and_designer_specs_name_what_is_missing():
         make_designer("hf:")
     with pytest.raises(AgentSpecError, match="train setting 'lr'"):
         make_agent("hf:/x", train={"lr": -1})
+
+
+def test_the_progress_reward_separates_plays_that_all_lost():
+    from spadegym.agents.hf import training_return
+    from spadegym.rollout.records import Episode, Turn
+    from spadegym.signals.advantages import group_advantages
+    from spadegym.train import TrainConfig
+
+    def lost(*rewards: float) -> Episode:  # every turn's reward; the last ends the episode with 0
+        turns = [Turn("obs", "r", "a", reward=r) for r in rewards]
+        turns[-1].terminated = True
+        return Episode(env_id="e", seed=1, hinted=False, turns=turns, ret=0.0, terminated=True)
+
+    group = [lost(0.05, 0.05, 0.0), lost(-0.05, 0.0), lost(0.05, 0.0)]  # two right steps, an invalid action, one
+    success_only = [training_return(ep, TrainConfig()) for ep in group]
+    assert success_only == [0.0, 0.0, 0.0]
+    assert not group_advantages(success_only, [0, 0, 0]).any()  # no signal: GRPO would skip the group
+    shaped = [training_return(ep, TrainConfig(progress_reward=1.0)) for ep in group]
+    assert shaped == pytest.approx([0.1, -0.05, 0.05])  # the last reward (the return) is not counted twice
+    adv = group_advantages(shaped, [0, 0, 0])
+    assert adv[0] > adv[2] > adv[1]
+    won = Episode(env_id="e", seed=1, hinted=False, turns=[Turn("o", "r", "a", reward=0.05), Turn("o", "r", "a", reward=1.0,
+                                                                                     terminated=True)],
+                  ret=1.0, terminated=True)
+    assert training_return(won, TrainConfig(progress_reward=1.0)) == pytest.approx(1.05)
