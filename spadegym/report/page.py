@@ -201,7 +201,24 @@ def _training(data: RunData) -> str | None:
             "designer's reward rose while held-out success and the diversity of new levels fell.</div>"
             if flagged else '<p class="muted">Reward-hacking watch: never flagged (designer reward rising while '
             "held-out success and diversity fall).</p>")
-    return note + _grid(*figures)
+    return note + _updates_table(data, roles) + _grid(*figures)
+
+
+def _updates_table(data: RunData, roles: list[str]) -> str:
+    """Per role: rounds with a GRPO step, samples and tokens trained, mean reward of its samples, last KL."""
+    def values(role: str, key: str) -> list[float]:
+        series = data.summary_series(f"learner.{role}_{key}")
+        return series.values if series else []
+
+    rows = ""
+    for role in roles:
+        rewards, kl = values(role, "reward"), values(role, "kl_sampling")
+        rows += (f"<tr><td>{role}</td><td>{len(values(role, 'updates'))}</td>"
+                 f"<td>{_fmt(sum(values(role, 'samples')))}</td><td>{_fmt(sum(values(role, 'tokens_trained')))}</td>"
+                 f"<td>{_fmt(sum(rewards) / len(rewards) if rewards else None)}</td>"
+                 f"<td>{_fmt(kl[-1] if kl else None)}</td></tr>")
+    return ("<table class=compact><thead><tr><th>role</th><th>GRPO steps</th><th>samples</th><th>tokens trained</th>"
+            f"<th>mean reward</th><th>last KL</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def _designer(data: RunData) -> str | None:

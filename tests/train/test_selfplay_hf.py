@@ -123,7 +123,7 @@ def config(model_dir, rounds: int = 1, **extra):
 def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     from safetensors.torch import load_file
 
-    result = run(config(writer_dir), out=tmp_path / "run", report=False)
+    result = run(config(writer_dir), out=tmp_path / "run", report=True)
     summary = result.summaries[0].to_dict()
     learner = summary["learner"]
     assert 0 < summary["valid"] < summary["proposals"]  # the designer wrote valid and invalid files
@@ -131,6 +131,9 @@ def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     assert learner["agent_tokens_trained"] > 0 and learner["designer_tokens_trained"] > 0
     assert learner["agent_kl_sampling"] > 0 and learner["designer_kl_sampling"] > 0
     assert "designer_watch" in summary and summary["designer_watch"]["flag"] is False
+    page = result.report.read_text()  # the report shows both roles' steps
+    assert "Model training (GRPO, per role)" in page
+    assert "<tr><td>agent</td><td>1</td>" in page and "<tr><td>designer</td><td>1</td>" in page
     before = load_file(writer_dir / "model.safetensors")
     after = load_file(tmp_path / "run" / "checkpoints" / "round-0000" / "weights" / "model.safetensors")
     assert any(not torch.equal(before[k], after[k]) for k in before)
