@@ -88,10 +88,14 @@ class Policy:
     # -- sampling -----------------------------------------------------------------
     def generate(self, prompts: Sequence[list[int]], max_new_tokens: int) -> list[tuple[list[int], list[float]]]:
         """Sample one completion per prompt: its ids (ending with EOS when the model stopped) and log-probs."""
-        out: list[tuple[list[int], list[float]]] = []
+        # Batches of similar lengths: every prompt of a batch is padded to its longest one.
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        out: list[tuple[list[int], list[float]]] = [([], [])] * len(prompts)
         size = self.config.generation_batch
-        for start in range(0, len(prompts), size):
-            out += self._generate_batch(prompts[start:start + size], max_new_tokens)
+        for start in range(0, len(order), size):
+            chunk = order[start:start + size]
+            for i, result in zip(chunk, self._generate_batch([prompts[i] for i in chunk], max_new_tokens)):
+                out[i] = result
         self.tokens["sampled"] += sum(len(ids) for ids, _ in out)
         return out
 

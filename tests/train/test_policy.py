@@ -140,3 +140,21 @@ def test_lora_trains_only_the_adapter(tiny_dir):
 def test_long_sequences_go_fewer_at_a_time(tiny_dir):
     policy = make_policy(tiny_dir, micro_batch=4, micro_batch_tokens=1000)
     assert policy._micro_batches([100, 100, 300, 300, 600], [0, 1, 2, 3, 4]) == [[0, 1, 2], [3], [4]]
+
+
+def test_prompts_batched_by_length_come_back_in_their_order(tiny_dir):
+    policy = make_policy(tiny_dir, generation_batch=2)
+    long = MESSAGES + [{"role": "assistant", "content": "\\boxed{say 9}"},
+                       {"role": "user", "content": "wrong; one more try. actions: say 8, say 10."}]
+    prompts = [policy.chat.prompt(long), policy.chat.prompt(MESSAGES), policy.chat.prompt(long[:1] + long[3:])]
+    assert len({len(p) for p in prompts}) == 3  # three lengths, not in order
+    traces = []
+    for prompt, (ids, logprobs) in zip(prompts, policy.generate(prompts, 8)):
+        trace = Trace(prompt)
+        trace.add_sampled(ids, logprobs)
+        traces.append(trace)
+    batch = policy.batch([Sample(t, 0.0, "agent") for t in traces])
+    with torch.no_grad():
+        recomputed = policy.logprobs_of(batch)
+    mask = (batch["completion_mask"] * batch["tool_mask"]).bool()
+    assert torch.allclose(recomputed[mask], batch["sampling_per_token_logps"][mask], atol=1e-4)  # each its own
