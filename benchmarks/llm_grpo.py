@@ -94,7 +94,7 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
     started = time.perf_counter()
     result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
     seconds = time.perf_counter() - started
-    summaries = result.summaries
+    summaries = [s.to_dict() for s in result.summaries]
     sampled = sum(s["learner"].get("agent_tokens_trained", 0) + s["learner"].get("agent_tokens_masked", 0)
                   for s in summaries)
     return {"after": summaries[-1].get("heldout_success"), "steps": sum(
@@ -173,8 +173,9 @@ def designer_run(args: argparse.Namespace, model: str, train: TrainConfig, out: 
     })
     started = time.perf_counter()
     result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
-    rates = [s["valid"] / s["proposals"] if s["proposals"] else None for s in result.summaries]
-    learner = [s["learner"] for s in result.summaries]
+    summaries = [s.to_dict() for s in result.summaries]
+    rates = [s["valid"] / s["proposals"] if s["proposals"] else None for s in summaries]
+    learner = [s["learner"] for s in summaries]
     return {"valid_rate_first": rates[0], "valid_rate_last": rates[-1], "valid_rates": rates,
             "designer_updates": sum(1 for x in learner if "designer_updates" in x),
             "gate_progress": [x.get("designer_gate_progress") for x in learner],
