@@ -85,7 +85,7 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
     config = validate_config({
         "agent": f"hf:{model}", "designer": "mutation", "rounds": args.rounds, "seed": args.seed,
         "skills": [skill], "skills_per_round": 1, "envs_per_round": args.envs, "plays": args.plays,
-        "hint_plays": args.hint_plays, "group_size": args.plays,
+        "hint_plays": args.hint_plays, "group_size": args.group_size or args.plays,
         "heldout": {"every": 0, "levels": "easiest", "families": args.families, "seeds": args.heldout_seeds,
                     "hint": False, "seed": args.heldout_seed},
         "rollout": {"max_turns": args.max_turns}, "train": train.model_dump(),
@@ -191,6 +191,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10, help="self-play rounds of the agent run (GRPO steps)")
     parser.add_argument("--envs", type=int, default=2, help="environments per round")
     parser.add_argument("--plays", type=int, default=8, help="plays per environment (one GRPO group)")
+    parser.add_argument("--group-size", type=int,
+                        help="plays per GRPO group (one instance each; default: all plays of an environment)")
     parser.add_argument("--hint-plays", type=int, default=0, help="hinted plays per environment (measure regret)")
     parser.add_argument("--heldout-seeds", type=int, default=96)
     parser.add_argument("--heldout-seed", type=int, default=4242)
