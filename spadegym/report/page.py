@@ -214,7 +214,7 @@ def _updates_table(data: RunData, roles: list[str]) -> str:
     for role in roles:
         rewards, kl = values(role, "reward"), values(role, "kl_sampling")
         rows += (f"<tr><td>{role}</td><td>{len(values(role, 'updates'))}</td>"
-                 f"<td>{_fmt(sum(values(role, 'samples')))}</td><td>{_fmt(sum(values(role, 'tokens_trained')))}</td>"
+                 f"<td>{int(sum(values(role, 'samples')))}</td><td>{int(sum(values(role, 'tokens_trained')))}</td>"
                  f"<td>{_fmt(sum(rewards) / len(rewards) if rewards else None)}</td>"
                  f"<td>{_fmt(kl[-1] if kl else None)}</td></tr>")
     return ("<table class=compact><thead><tr><th>role</th><th>GRPO steps</th><th>samples</th><th>tokens trained</th>"
