@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..envfile import strip_thinking
 from ..envfile.loader import prelude
+from ..envfile.static import parse_ast
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n`]*$")
 _ENV_CLASS = re.compile(r"^class[ \t]+\w*\wEnv\b", re.MULTILINE)
@@ -197,7 +198,7 @@ def _matching_brace(text: str, start: int) -> int:
 def _bound_names(source: str) -> set[str] | None:
     """Names the module binds anywhere (None when it does not parse)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_ast(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     names = set(dir(builtins)) | set(prelude())
@@ -220,7 +221,7 @@ def _meant_as_text(expr: str, bound: set[str] | None) -> bool:
     if not expr.strip():
         return True  # "\\boxed{}": an empty slot for the agent
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = parse_ast(expr.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # "{your answer}", "{A, B or C}" ...
     if bound is None:

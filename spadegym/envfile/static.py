@@ -27,10 +27,15 @@ class SourceError(ValueError):
 _PARSE_LOCK = threading.Lock()
 
 
+def parse_ast(source: str, filename: str = "<env>", mode: str = "exec") -> ast.AST:
+    """``ast.parse`` under the process-wide parse lock; raises what ``ast.parse`` raises."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename, mode)
+
+
 def parse(source: str, filename: str = "<env>") -> ast.Module:
     try:
-        with _PARSE_LOCK:
-            return ast.parse(source, filename)
+        return parse_ast(source, filename)
     except SyntaxError as exc:
         line = f" at line {exc.lineno}" if exc.lineno else ""
         raise SourceError(f"Syntax error{line}: {exc.msg}; fix the code so that it parses.") from None
@@ -123,8 +128,7 @@ def normalized_code_hash(source: str) -> str:
     Two files that differ only cosmetically are the same level (duplicate detection).
     """
     try:
-        with _PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = parse_ast(source)
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
