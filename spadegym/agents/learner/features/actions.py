@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .hashing import Entries, Kind, TokenHashes
+from .hashing import BoundedMemo, Entries, Kind, TokenHashes
 from .observation import TOKEN, WORD
 
 _ACTION_TOKENS = 32  # tokens of an action that are read
@@ -42,25 +42,14 @@ def _uniform(n: int) -> np.ndarray:
     return values
 
 
-class Actions:
+class Actions(BoundedMemo):
     """The features of an action, remembered: the same few actions come back turn after turn."""
 
     def __init__(self, hashes: TokenHashes, bits: int):
+        super().__init__(_MEMO_LIMIT)
         self.hashes, self.bits = hashes, bits
-        self._known: dict[str, Action] = {}
 
-    def __call__(self, action: str) -> Action:
-        known = self._known.get(action)
-        if known is None:
-            if len(self._known) > _MEMO_LIMIT:
-                self._known.clear()
-            known = self._known[action] = self._read(action)
-        return known
-
-    def clear(self) -> None:
-        self._known.clear()
-
-    def _read(self, action: str) -> Action:
+    def compute(self, action: str) -> Action:
         tokens = TOKEN.findall(action.lower())[:_ACTION_TOKENS]
         words = [t for t in tokens if WORD.fullmatch(t)]
         whole = self.hashes(" ".join(tokens))

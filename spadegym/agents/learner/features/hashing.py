@@ -66,22 +66,36 @@ def keyed(kind: Kind, key: int) -> int:
     return key * _KIND_STRIDE + kind
 
 
-class TokenHashes:
-    """A bounded memo of ``token_hash``: a view hashes the same few hundred words again and again."""
+class BoundedMemo:
+    """A memo of ``compute`` that forgets everything past ``limit`` keys: a cache, never unbounded memory."""
 
-    def __init__(self) -> None:
-        self._known: dict[str, int] = {}
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._known: dict = {}
 
-    def __call__(self, text: str) -> int:
-        h = self._known.get(text)
-        if h is None:
-            if len(self._known) > _MEMO_LIMIT:
+    def compute(self, key: str):
+        raise NotImplementedError
+
+    def __call__(self, key: str):
+        value = self._known.get(key)
+        if value is None:
+            if len(self._known) > self.limit:
                 self._known.clear()
-            h = self._known[text] = token_hash(text)
-        return h
+            value = self._known[key] = self.compute(key)
+        return value
 
     def clear(self) -> None:
         self._known.clear()
+
+
+class TokenHashes(BoundedMemo):
+    """A bounded memo of ``token_hash``: a view hashes the same few hundred words again and again."""
+
+    def __init__(self) -> None:
+        super().__init__(_MEMO_LIMIT)
+
+    def compute(self, key: str) -> int:
+        return token_hash(key)
 
 
 class Entries:
