@@ -20,6 +20,7 @@ def run_command(
     seed: int = typer.Option(None, "--seed", help="Run seed."),
     designer: str = typer.Option(None, "--designer", help="mutation | openai:MODEL[@BASE_URL] | uniform | fixed:easy | fixed:all | staged"),
     pool: Path = typer.Option(None, "--pool", help="Environment files to play (a directory, searched recursively, e.g. a SPADE pool): alone the fixed pool of the run; with --designer the run's first levels."),
+    sources: list[str] = typer.Option(None, "--source", help="A level source beside the designer (repeatable): reasoning-gym:TASK, a pool directory, openenv:URL; shares and settings: the sources section of --config."),
     agent: str = typer.Option(None, "--agent", help="learner | random | openai:MODEL[@BASE_URL]"),
     designer_reward: str = typer.Option(None, "--designer-reward", help="blend | regret | band | learning_potential | learnability | oracle_regret | module:function"),
     time_limit: float = typer.Option(None, "--time-limit", help="Stop after the round that crosses this many seconds."),
@@ -37,6 +38,8 @@ def run_command(
 
       spadegym run --designer openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --agent learner
 
+      spadegym run --agent random --source reasoning-gym:chain_sum   # a task's levels beside the families
+
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
     from rich.console import Console
@@ -47,7 +50,8 @@ def run_command(
     with user_errors():
         overrides = {"rounds": rounds, "seed": seed, "designer": designer or ("pool" if pool else None),
                      "agent": agent, "designer_reward": designer_reward, "time_limit_s": time_limit,
-                     "pool": {"path": str(pool)} if pool else None}
+                     "pool": {"path": str(pool)} if pool else None,
+                     "sources": [{"source": spec} for spec in sources] if sources else None}
         if resume is not None:
             check_resume_dir(resume)
             if print_config:

@@ -83,8 +83,11 @@ class MutationDesigner:
 
     name = "mutation"
 
-    def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None):
+    def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None,
+                 families: list[Family] | None = None):
         self.config = MutationConfig.model_validate(config or {})
+        # Its own families (an imported task's, say) instead of the built-in registry's.
+        self.families = {f.name: f for f in families} if families else None
         self.rng = random.Random(seed)
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
@@ -129,9 +132,9 @@ class MutationDesigner:
 
     # -- proposals -------------------------------------------------------------
     async def propose(self, context: DesignContext) -> list[Candidate]:
-        families = _allowed(list_families(context.skill) or list_families(), self.config.families)
+        families = _allowed(self._families(context.skill), self.config.families)
         parents = self._usable_parents(context, {f.name for f in families})
-        taken = {_level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
+        taken = {self._level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
         out: list[Candidate] = []
         for _ in range(context.count):
             cand = self._one(context, families, parents, taken)
@@ -140,13 +143,33 @@ class MutationDesigner:
                 out.append(cand)
         return out
 
+    def _families(self, skill: str) -> list[Family]:
+        """The families of ``skill`` it draws from (all of its families when none trains that skill)."""
+        if self.families is None:
+            return list_families(skill) or list_families()
+        return [f for f in self.families.values() if f.skill == skill] or list(self.families.values())
+
+    def _family(self, name: str) -> Family:
+        if self.families is None:
+            return get_family(name)
+        if name not in self.families:
+            raise FamilyError(f"unknown family {name!r}")
+        return self.families[name]
+
+    def _level_key(self, family: str, knobs: dict[str, Any]) -> str:
+        """The key of a stored level, its knobs completed the way ``render`` completes them."""
+        try:
+            return _key(family, self._family(family).check_knobs(knobs))
+        except FamilyError:
+            return _key(family, knobs)
+
     def _usable_parents(self, context: DesignContext, names: set[str]) -> list[LevelSummary]:
         usable = []
         for p in context.parents:
             if not p.family or p.family not in names:
                 continue
             try:
-                get_family(p.family).check_knobs(p.knobs)
+                self._family(p.family).check_knobs(p.knobs)
             except FamilyError:
                 continue  # a level rendered by an older family version
             usable.append(p)
@@ -178,7 +201,7 @@ class MutationDesigner:
                 if outgrown:  # grow from the levels it has outgrown
                     pool_parents = [p for p in pool_parents if self._direction(p) > 0]
             parent = self._pick_parent(pool_parents) if pool_parents else None
-            edits = _edits(get_family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
+            edits = _edits(self._family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
             if outgrown and len(allowed) > 1:
                 allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
@@ -196,7 +219,7 @@ class MutationDesigner:
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}
             else:
-                family = get_family(parent.family)
+                family = self._family(parent.family)
                 patch = self.rng.choice(edits[op])
                 start = family.check_knobs(parent.knobs)
                 knobs = {**start, **patch}
@@ -333,14 +356,6 @@ def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:
 
 def _key(family: str | None, knobs: dict[str, Any]) -> str:
     return f"{family}:{json.dumps(knobs, sort_keys=True, default=str)}"
-
-
-def _level_key(family: str, knobs: dict[str, Any]) -> str:
-    """The key of a stored level, its knobs completed the way ``render`` completes them."""
-    try:
-        return _key(family, get_family(family).check_knobs(knobs))
-    except FamilyError:
-        return _key(family, knobs)
 
 
 def _all_levels(context: DesignContext) -> list[LevelSummary]:

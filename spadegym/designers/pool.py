@@ -75,12 +75,13 @@ class PoolDesigner:
             source = read_source(path)
         except SourceError as exc:  # the gate reports the file; the run goes on
             source = f"# {exc}\n"
+        knobs: dict[str, Any] = {}
         try:
             info = inspect_source(source, str(path))
-            skill = info.skill or skill
+            skill, knobs = info.skill or skill, dict(info.difficulty)  # an imported level keeps its knobs
         except SourceError:
             pass
-        return Candidate(source=source, skill=skill, lineage=Lineage(operator="pool", designer=VERSION),
+        return Candidate(source=source, skill=skill, knobs=knobs, lineage=Lineage(operator="pool", designer=VERSION),
                          candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
 
     def state_dict(self) -> dict[str, Any]:

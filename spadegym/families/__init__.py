@@ -5,13 +5,13 @@
     source = family.render(family.level_knobs(0))
 """
 
+from .difficulty import difficulty_index
 from .registry import (
     COMMON_KNOBS,
     FREE_KNOBS,
     SKILLS,
     Family,
     FamilyError,
-    difficulty_index,
     get_family,
     list_families,
     new_environment,

@@ -18,8 +18,6 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from . import core
 
 #: The six skills of the paper; every family trains one of them.
@@ -231,22 +229,3 @@ def list_families(skill: str | None = None) -> list[Family]:
     """All registered families (optionally of one skill), sorted by skill then name."""
     fams = [f for f in _REGISTRY.values() if skill is None or f.skill == skill]
     return sorted(fams, key=lambda f: (SKILLS.index(f.skill), f.name))
-
-
-def difficulty_index(family_name: str | None, knobs: dict[str, Any]) -> float | None:
-    """Where ``knobs`` sit between the family's easiest (0) and hardest (1) settings; None without a family."""
-    if not family_name:
-        return None
-    try:
-        family = get_family(family_name)
-    except ValueError:
-        return None
-    positions = []
-    for name, levels in family.knobs.items():
-        if len(levels) < 2 or name == "variant" or name not in knobs:
-            continue
-        try:
-            positions.append(levels.index(knobs[name]) / (len(levels) - 1))
-        except ValueError:
-            continue
-    return float(np.mean(positions)) if positions else 0.0

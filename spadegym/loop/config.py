@@ -23,6 +23,7 @@ from ..curriculum import BufferConfig
 from ..designers.llm_config import LLMDesignerConfig
 from ..designers.mutation import MutationConfig
 from ..designers.pool import PoolConfig
+from ..designers.sources import SourceConfig, shares
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
 from ..families import SKILLS
@@ -73,6 +74,7 @@ class RunConfig(BaseModel):
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
     designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
     pool: PoolConfig = Field(default_factory=PoolConfig, description="Environment files to play (a SPADE pool, say): the fixed pool of designer 'pool', or the first levels of any other designer.")
+    sources: list[SourceConfig] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
     agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
     designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
@@ -103,6 +105,12 @@ class RunConfig(BaseModel):
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _shares_fit(cls, value: list[SourceConfig]) -> list[SourceConfig]:
+        shares(value)  # raises when they add up to more than a round
         return value
 
     @field_validator("heldout")

@@ -52,8 +52,10 @@ def agent_options(config: RunConfig) -> dict[str, Any]:
 
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents import make_agent
+    from ..designers.mixed import mixed_designer
     from ..designers.pool import pool_designer, pool_files
     from ..designers.registry import make_designer
+    from ..designers.sources import source_parts
 
     llm = config.llm.model_dump()
     # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
@@ -70,6 +72,17 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
         designer = pool_designer(pool_files(config.pool.path), then=designer)
     agent = make_agent(config.agent, seed=config.seed, **agent_options(config),
                        **(hf if config.agent.startswith("hf:") else {}))
+    if config.sources:  # the sources propose beside the designer, each by its share
+        main_share, parts = source_parts(config.sources, seed=config.seed, skills=config.skills,
+                                         mutation=config.mutation)
+        for part in parts:
+            if part.skills is not None and not part.skills & set(config.skills):
+                raise UserError(f"source '{part.name}' trains {', '.join(sorted(part.skills))}, which is not among the "
+                                "run's skills; add it to skills or drop the source.")
+            if agent.needs_valid_actions and part.lists_actions is False:
+                raise UserError(f"agent '{config.agent}' chooses among listed actions, and the levels of source "
+                                f"'{part.name}' list none; play them with a text agent (random, openai:MODEL, hf:PATH).")
+        designer = mixed_designer(designer, parts, main_share)
     return SelfPlay(config, store, executor, designer, agent)  # parts that train restore their checkpoint there
 
 

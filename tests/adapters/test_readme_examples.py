@@ -93,3 +93,17 @@ def test_the_reasoning_gym_example_writes_a_pool_that_passes_the_gate(pool: Path
     assert sorted(p.name for p in (pool / "pool-rg").iterdir()) == ["rg_basic_arithmetic_0.py",
                                                                    "rg_basic_arithmetic_1.py"]
     assert "invalid" not in done.stdout
+
+
+def test_the_sources_example_runs_a_mixed_curriculum(pool: Path) -> None:
+    pytest.importorskip("reasoning_gym")
+    from spadegym.store import RunStore
+
+    (_, config), (_, command) = examples()["Sources beside the designer"][:2]
+    (pool / "mixed.toml").write_text(config)
+    tiny = ("--set envs_per_round=6 --set plays=2 --set hint_plays=2 --set group_size=2 --set heldout.seeds=1"
+            " --set heldout.levels=easiest --set heldout.families='[\"take_away\"]' --set tensorboard=false --no-report")
+    run("bash", f"{command.strip()} {tiny}", pool)
+    with RunStore.open(pool / "runs" / "mixed") as store:
+        sources = {row["meta"].get("source") for row in store.environments(valid_only=True)}
+    assert {"mutation", "reasoning-gym:basic_arithmetic", "pool:pool"} <= sources

@@ -1,0 +1,102 @@
+"""A run's level sources beside its designer (the ``sources`` section of a run's config).
+
+    [[sources]]
+    source = "reasoning-gym:chain_sum"    # a reasoning-gym task: its curriculum attributes are the knobs
+    share = 0.25                          # of each round's new levels (default: equal with the designer)
+
+    [[sources]]
+    source = "pools/imported"             # a pool: its files, in order, once each
+
+    [[sources]]
+    source = "openenv:http://127.0.0.1:8000"   # a remote level: an OpenEnv server
+
+Each source is a designer of its own, so one curriculum draws them beside the
+run's designer (``mixed.MixedDesigner``): a reasoning-gym task is mutated by
+the mutation designer like a built-in family (its knobs step harder as the
+agent outgrows its levels); a pool is a ``PoolDesigner``; an OpenEnv URL is a
+remote level (``executor.openenv``), checked over the wire instead of by the gate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import UserError
+from ..families.imported import REASONING_GYM
+from ..rollout import derive_seed
+from .base import Designer
+from .mixed import SourcePart
+
+#: A source spec naming an OpenEnv environment server: ``openenv:URL``.
+OPENENV = "openenv:"
+SOURCE_SPECS = (f"{REASONING_GYM}TASK", "a pool directory or file", f"{OPENENV}URL")
+
+
+class SourceConfig(BaseModel):
+    """One level source of a run, beside its designer."""
+
+    model_config = {"extra": "forbid"}
+
+    source: str = Field(..., description=f"{' | '.join(SOURCE_SPECS)}")
+    share: float | None = Field(None, gt=0, le=1, description="Its share of each round's new levels; unset: the designer and the sources without a share split what the others leave equally.")
+    instances: int = Field(64, ge=1, description="reasoning-gym: instances generated into each level.")
+    skill: str | None = Field(None, description="openenv: the skill the remote level trains (unset: the run's first skill).")
+    hint: str | None = Field(None, description="openenv: the hint its hint arm shows (unset: none, so its regret is not measured).")
+    action_key: str = Field("message", description="openenv: the action field the server expects.")
+    send_reply: bool = Field(False, description="openenv: send the agent's whole reply, not its boxed action (servers that parse replies, as spadegym serve does).")
+    reset_args: dict[str, Any] = Field(default_factory=dict, description="openenv: extra reset arguments (e.g. a level_id).")
+    max_turns: int = Field(25, ge=1, description="openenv: the turn budget of one episode.")
+
+
+def shares(sources: list[SourceConfig]) -> tuple[float, list[float]]:
+    """The run designer's share and each source's: explicit ones as given; the designer and the unset
+    ones split the rest equally."""
+    given = sum(s.share for s in sources if s.share is not None)
+    if given > 1 + 1e-9:
+        raise ValueError(f"the sources' shares add up to {given:g}; they are fractions of a round's new levels, "
+                         "so together at most 1")
+    unset = [s for s in sources if s.share is None]
+    rest = (1.0 - given) / (len(unset) + 1)
+    return rest, [rest if s.share is None else s.share for s in sources]
+
+
+def source_parts(sources: list[SourceConfig], *, seed: int = 0, skills: list[str] | None = None,
+                 mutation: Any = None) -> tuple[float, list[SourcePart]]:
+    """The run designer's share and one part per source (a source that cannot be read fails in one sentence)."""
+    main_share, part_shares = shares(sources)
+    parts: list[SourcePart] = []
+    for config, share in zip(sources, part_shares):
+        part = _part(config, share, seed=seed, skills=skills or [], mutation=mutation)
+        names = {p.name for p in parts}
+        if part.name in names:
+            raise UserError(f"sources: {config.source!r} is listed twice; list each source once.")
+        parts.append(part)
+    return main_share, parts
+
+
+def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], mutation: Any) -> SourcePart:
+    spec = config.source.strip()
+    if spec.startswith(REASONING_GYM):
+        from ..families.imported import TaskFamily
+        from .mutation import MutationConfig, MutationDesigner
+
+        family = TaskFamily(spec[len(REASONING_GYM):].strip(), instances=config.instances)
+        settings = MutationConfig.model_validate(mutation or {}).model_copy(update={"families": None})
+        designer: Designer = MutationDesigner(seed=derive_seed(seed, "source", spec), config=settings,
+                                              families=[family])
+        designer.name = family.name  # type: ignore[misc] - each part reports under its source's name
+        return SourcePart(family.name, designer, share, frozenset({family.skill}), lists_actions=False)
+    if spec.startswith(OPENENV):
+        from ..executor.openenv import RemoteLevel, RemoteLevelDesigner
+
+        level = RemoteLevel(url=spec[len(OPENENV):].strip(), skill=config.skill or (skills or ["Logical Deduction"])[0],
+                            hint=config.hint, action_key=config.action_key, send_reply=config.send_reply,
+                            reset_args=config.reset_args, max_turns=config.max_turns)
+        return SourcePart(f"{OPENENV}{level.url}", RemoteLevelDesigner([level]), share)
+    from .pool import PoolDesigner, pool_files
+
+    path = Path(spec)
+    return SourcePart(f"pool:{path.name or spec}", PoolDesigner(pool_files(path)), share)
