@@ -41,14 +41,14 @@ class PoolConfig(BaseModel):
     path: str | None = Field(None, description="Environment files (a file or a directory, searched recursively; e.g. a SPADE pool): with designer 'pool' the fixed pool the run replays, with any other designer the run's first levels.")
 
 
-def pool_files(path: str | Path) -> list[Path]:
-    """The environment files of a pool: a file, or every ``*.py`` below a directory, sorted."""
+def pool_files(path: str | Path, setting: str = "--pool") -> list[Path]:
+    """The environment files of a pool: a file, or every ``*.py`` below a directory, sorted (errors name ``setting``)."""
     from ..validate.gate import expand_paths
 
     try:
         return expand_paths([path])
     except SourceError as exc:
-        raise PoolError(f"--pool: {exc}") from None
+        raise PoolError(f"{setting}: {exc}") from None
 
 
 class PoolDesigner:

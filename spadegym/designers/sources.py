@@ -22,9 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..errors import UserError
+from ..families import SKILLS
 from ..families.imported import REASONING_GYM
 from ..rollout import derive_seed
 from .base import Designer
@@ -49,6 +50,18 @@ class SourceConfig(BaseModel):
     send_reply: bool = Field(False, description="openenv: send the agent's whole reply, not its boxed action (servers that parse replies, as spadegym serve does).")
     reset_args: dict[str, Any] = Field(default_factory=dict, description="openenv: extra reset arguments (e.g. a level_id).")
     max_turns: int = Field(25, ge=1, description="openenv: the turn budget of one episode.")
+
+    @property
+    def remote(self) -> bool:
+        """Whether it names a remote level (played over the wire, not in the sandbox)."""
+        return self.source.strip().startswith(OPENENV)
+
+    @field_validator("skill")
+    @classmethod
+    def _known_skill(cls, value: str | None) -> str | None:
+        if value is not None and value not in SKILLS:
+            raise ValueError(f"{value!r} is not a skill; use one of {', '.join(SKILLS)}")
+        return value
 
 
 def shares(sources: list[SourceConfig]) -> tuple[float, list[float]]:
@@ -89,8 +102,9 @@ def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], m
                                               families=[family])
         designer.name = family.name  # type: ignore[misc] - each part reports under its source's name
         return SourcePart(family.name, designer, share, frozenset({family.skill}), lists_actions=False)
-    if spec.startswith(OPENENV):
-        from ..executor.openenv import RemoteLevel, RemoteLevelDesigner
+    if config.remote:
+        from ..executor.openenv import RemoteLevel
+        from .remote import RemoteLevelDesigner
 
         level = RemoteLevel(url=spec[len(OPENENV):].strip(), skill=config.skill or (skills or ["Logical Deduction"])[0],
                             hint=config.hint, action_key=config.action_key, send_reply=config.send_reply,
@@ -99,4 +113,4 @@ def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], m
     from .pool import PoolDesigner, pool_files
 
     path = Path(spec)
-    return SourcePart(f"pool:{path.name or spec}", PoolDesigner(pool_files(path)), share)
+    return SourcePart(f"pool:{path.name or spec}", PoolDesigner(pool_files(path, f"source {spec!r}")), share)

@@ -44,6 +44,7 @@ from ..designers.base import Candidate, DesignContext, Designer, LearningDesigne
 from ..designers.judge import Judge, Proposal, share
 from ..envfile import EnvFileInfo, inspect_source
 from ..executor import Executor, ValidationJob
+from ..executor.openenv import OpenEnvHost
 from ..families import difficulty_index
 from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
@@ -91,6 +92,9 @@ class SelfPlay:
     def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer, agent: Agent):
         self.config, self.store, self.executor = config, store, executor
         self.sandbox = executor.sandbox  # where episodes' environments run
+        self.remote: OpenEnvHost | None = None
+        if any(source.remote for source in config.sources):  # remote levels play over the wire
+            self.sandbox = self.remote = OpenEnvHost(executor.sandbox)
         self.designer, self.agent = designer, agent
         # What the parts can do is declared by their protocols and read here, once.
         self.learner: LearningAgent | None = agent if isinstance(agent, LearningAgent) else None
@@ -119,6 +123,8 @@ class SelfPlay:
             self._await(self.agent.aclose())
         finally:
             self._loop.close()
+            if self.remote is not None:
+                self.remote.close()
 
     # -- resume -------------------------------------------------------------
     def _restore(self) -> None:
@@ -206,7 +212,7 @@ class SelfPlay:
 
     def _infrastructure_events(self) -> dict[str, int]:
         """What the executor lost and redid this round (actors, requests, validations); never scored."""
-        now = self.executor.counters()
+        now = dict(Counter(self.executor.counters()) + Counter(self.remote.counters() if self.remote else {}))
         events = {k: v - self._infra_seen.get(k, 0) for k, v in now.items() if v != self._infra_seen.get(k, 0)}
         self._infra_seen = now
         return events

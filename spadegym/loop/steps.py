@@ -15,6 +15,7 @@ import numpy as np
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..envfile import EnvFileInfo
+from ..executor.ray_actors import INFRA
 from ..rollout import Episode
 from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
@@ -22,7 +23,11 @@ from ..store.record import RoundRecord, RoundSummary
 
 def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFileInfo],
           skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
-    """Per-level statistics of the scored episodes, without and with the hint."""
+    """Per-level statistics of the scored episodes, without and with the hint.
+
+    A level whose every play infrastructure lost (a dead actor, a remote server
+    gone) has no statistics this round: it is not a loss.
+    """
     by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
     for ep in episodes:
         if ep.scored:
@@ -31,9 +36,13 @@ def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFi
     def mean(eps: list[Episode], value: Callable[[Episode], float]) -> float:
         return float(np.mean([value(e) for e in eps])) if eps else 0.0
 
+    fine = {ep.env_id for ep in episodes if ep.failure != INFRA}
+    lost = {ep.env_id for ep in episodes} - fine  # levels whose every play infrastructure lost
     stats = {}
     for env_id in env_ids:
         plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
+        if env_id in lost:
+            continue
         info = infos[env_id]
         stats[env_id] = EnvStats(
             win_rate=mean(plain, lambda e: e.success), win_rate_hint=mean(hinted, lambda e: e.success),

@@ -34,6 +34,13 @@ def free_port() -> int:
 @contextmanager
 def spadegym_serve(source: str, cwd: Path | None = None) -> Iterator[str]:
     """The real server, started by the real CLI, on 127.0.0.1; yields its URL once /health answers."""
+    with serve_process(source, cwd) as (_proc, url):
+        yield url
+
+
+@contextmanager
+def serve_process(source: str, cwd: Path | None = None) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``spadegym serve`` as a process (to kill in a test) and its URL, once /health answers."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "spadegym", "serve", source, "--port", str(port)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -51,7 +58,7 @@ def spadegym_serve(source: str, cwd: Path | None = None) -> Iterator[str]:
                 out = proc.communicate()[0].decode() if proc.stdout else ""
                 pytest.fail(f"spadegym serve did not come up: {out[-2000:]}")
             time.sleep(0.2)
-        yield url
+        yield proc, url
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -107,3 +107,23 @@ def test_the_sources_example_runs_a_mixed_curriculum(pool: Path) -> None:
     with RunStore.open(pool / "runs" / "mixed") as store:
         sources = {row["meta"].get("source") for row in store.environments(valid_only=True)}
     assert {"mutation", "reasoning-gym:basic_arithmetic", "pool:pool"} <= sources
+
+
+def test_the_remote_source_example_plays_an_openenv_server_in_a_run(pool: Path) -> None:
+    pytest.importorskip("openenv.core.env_server")
+    from test_openenv import spadegym_serve
+
+    from spadegym.executor.openenv import RemoteLevel
+    from spadegym.store import RunStore
+
+    (_, config), (_, command) = examples()["Sources beside the designer"][2:4]
+    tiny = ("--set envs_per_round=4 --set plays=2 --set hint_plays=2 --set group_size=2 --set heldout.seeds=1"
+            " --set heldout.levels=easiest --set heldout.families='[\"take_away\"]' --set tensorboard=false"
+            " --set skills='[\"Logical Deduction\"]' --set skills_per_round=1 --no-report")
+    with spadegym_serve("pool/", cwd=pool) as url:
+        (pool / "remote.toml").write_text(config.replace("http://127.0.0.1:8000", url))
+        run("bash", f"{command.strip()} {tiny}", pool)
+    with RunStore.open(pool / "runs" / "remote") as store:
+        [remote] = [row for row in store.environments() if RemoteLevel.parse(row["source"])]
+        episodes = store.episodes(env_id=remote["env_id"], split="train")
+    assert episodes and all(e["failure"] is None for e in episodes)

@@ -36,6 +36,15 @@ def test_score_counts_only_scored_episodes_per_arm() -> None:
     assert hint_regret(b) == b.regret == -0.5
 
 
+def test_a_level_whose_every_play_infrastructure_lost_has_no_statistics_not_a_loss() -> None:
+    episodes = (plays("gone", False, [0.0, 0.0], failure="infra") + plays("gone", True, [0.0], failure="infra")
+                + plays("crashes", False, [0.0, 0.0], failure="exception")  # the level's own fault: it is played
+                + plays("fine", False, [1.0]))
+    infos = {e: EnvFileInfo("XEnv", skill="S") for e in ("gone", "crashes", "fine")}
+    stats = steps.score(["gone", "crashes", "fine"], episodes, infos, {})
+    assert set(stats) == {"crashes", "fine"} and stats["crashes"].win_rate == 0.0 and stats["fine"].win_rate == 1.0
+
+
 def test_feedback_centres_within_a_skill_and_floors_refusals_and_repairs() -> None:
     stats = {e: EnvStats(w, 0.0, 0.0, 0.0) for e, w in (("a", 0.1), ("b", 0.3), ("c", 0.9))}
     proposals = [proposal("a", "S"), proposal("b", "S"), proposal("c", "T", reward_as_invalid=True),

@@ -1,0 +1,371 @@
+"""Remote levels: an OpenEnv environment server as a level of a run, played over OpenEnv's WebSocket.
+
+    level = RemoteLevel("http://127.0.0.1:8000", skill="Logical Deduction")
+    verdict = wire_verdict(level)              # what the gate can check over the wire
+    host = OpenEnvHost(executor.sandbox)       # run_episodes plays remote levels and files alike on it
+
+A remote level's code runs on its server, so the level is stored as a small
+descriptor file (``RemoteLevel.source``: the URL and how to talk to it, and a
+class that refuses to run anywhere else); it is proposed, stored, scored and
+replayed like any level. ``OpenEnvHost`` stands in for the executor's host in
+``run_episodes``: a handle of a descriptor is an OpenEnv session (OpenEnv's
+``GenericEnvClient``), any other file goes to the sandbox, so the same runner
+and agents play both, with spadegym's action and return rules.
+
+Faults: a request that fails on the wire (the server is gone, the connection
+drops, a session is refused) is an infrastructure failure, never the level's:
+the session is reopened and the episode's requests replayed (servers are
+deterministic per seed), ``retries`` times; then the request fails with
+category ``infra``, which is never scored. ``counters`` says how often.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..envfile import clip_reward
+from ..envfile.contract import PLAIN
+from ..envfile.static import parse
+from ..sandbox import Outcome
+from ..sandbox.protocol import OK, failure
+from ..validate.verdict import CONTRACT, NONDETERMINISTIC, WARNING, Check, Verdict
+from .base import EnvHost
+from .ray_actors import INFRA
+
+#: How long one request over the wire may take before it counts as lost.
+REQUEST_TIMEOUT_S = 60.0
+
+DESCRIPTOR = '''"""A remote level: the OpenEnv environment at {url}.
+
+It runs on its server, not in spadegym's sandbox; spadegym plays it over
+OpenEnv's WebSocket (spadegym.executor.openenv). This file only names it.
+"""
+
+SKILL = {skill!r}
+DESCRIPTION = {description!r}
+OPENENV = {settings!r}
+
+
+class RemoteLevelEnv:
+    max_turns = {max_turns!r}
+
+    def reset(self, seed=None):
+        raise RuntimeError("a remote level runs on its OpenEnv server: " + OPENENV["url"])
+
+    def step(self, action):
+        raise RuntimeError("a remote level runs on its OpenEnv server: " + OPENENV["url"])
+'''
+
+
+@dataclass(frozen=True)
+class RemoteLevel:
+    """An OpenEnv environment server as a level, and how to talk to it."""
+
+    url: str
+    skill: str = "Logical Deduction"
+    hint: str | None = None  # what its hint arm shows (a server has no hint of its own)
+    action_key: str = "message"  # the action field the server expects
+    send_reply: bool = False  # send the action as a reply, in \\boxed{} (servers that parse replies, as spadegym serve)
+    reset_args: dict[str, Any] = field(default_factory=dict, hash=False)  # extra reset arguments (e.g. level_id)
+    max_turns: int = 25
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", self.url.rstrip("/"))
+
+    def source(self) -> str:
+        """The descriptor file the run stores for this level (its code hash tells levels apart)."""
+        settings = {k: v for k, v in asdict(self).items() if k in ("url", "action_key", "send_reply", "reset_args")}
+        return DESCRIPTOR.format(url=self.url, skill=self.skill, description=f"OpenEnv environment at {self.url}",
+                                 settings=settings, max_turns=self.max_turns)
+
+    def check(self, seed: int = 0) -> WireCheck:
+        """The wire checks of this level (``wire_check``), probing with an action as it sends actions."""
+        return wire_check(self.url, action_key=self.action_key, reset_args=self.reset_args, seed=seed,
+                          probe_action="\\boxed{0}" if self.send_reply else "0")
+
+    @classmethod
+    def parse(cls, source: str) -> RemoteLevel | None:
+        """The remote level a descriptor names; None for any other file."""
+        if "\nOPENENV = " not in source or "class RemoteLevelEnv" not in source:
+            return None
+        values: dict[str, Any] = {}
+        try:
+            for node in parse(source).body:
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+                elif isinstance(node, ast.ClassDef):
+                    turns = [n for n in node.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+                             and n.targets[0].id == "max_turns"]
+                    values["max_turns"] = ast.literal_eval(turns[0].value) if turns else 25
+        except ValueError:  # SourceError included: not a descriptor
+            return None
+        settings = values.get("OPENENV")
+        if not isinstance(settings, dict) or not isinstance(settings.get("url"), str):
+            return None
+        return cls(skill=str(values.get("SKILL") or cls.skill), max_turns=int(values["max_turns"]), **settings)
+
+
+# -- what the wire lets the gate check ------------------------------------------
+
+@dataclass
+class WireCheck:
+    """What can be checked of a remote environment without its code."""
+
+    url: str
+    passed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # check -> one sentence
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def observation_text(observation: Any) -> str:
+    """The text an agent reads from an OpenEnv observation: its text field, else the whole observation as JSON."""
+    if isinstance(observation, dict):
+        for key in ("text", "prompt", "message", "observation", "content"):
+            if isinstance(observation.get(key), str):
+                return observation[key]
+        return json.dumps({k: v for k, v in observation.items() if k != "metadata"}, sort_keys=True, default=str)
+    return str(observation)
+
+
+def wire_check(url: str, *, action_key: str = "message", reset_args: dict[str, Any] | None = None, seed: int = 0,
+               probe_action: str = "0") -> WireCheck:
+    """The gate's checks that the wire allows: reset and step answer, data types, seeded determinism."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    result = WireCheck(url)
+    args = dict(reset_args or {})
+    try:
+        with GenericEnvClient(base_url=url).sync() as env:
+            first = env.reset(seed=seed, **args)
+            again = env.reset(seed=seed, **args)
+            moved = env.step({action_key: probe_action})
+    except Exception as exc:  # noqa: BLE001 - a remote failure of any kind is a failed check
+        result.failed["reachable"] = f"{url} did not answer reset/step over OpenEnv's WebSocket ({exc})."
+        return result
+    result.passed.append("reachable")
+    if isinstance(first.observation, dict) and observation_text(first.observation):
+        result.passed.append("observation_is_data")
+    else:
+        result.failed["observation_is_data"] = "reset's observation is not a JSON object with text."
+    if observation_text(first.observation) == observation_text(again.observation):
+        result.passed.append("seed_determinism")
+    else:
+        result.failed["seed_determinism"] = (f"reset(seed={seed}) gave two different observations: "
+                                             "the server ignores the seed or is not deterministic.")
+    if moved.reward is None or isinstance(moved.reward, (int, float)):
+        result.passed.append("reward_type")
+    else:
+        result.failed["reward_type"] = f"step's reward is {type(moved.reward).__name__}, not a number."
+    return result
+
+
+#: The category of each wire check that fails.
+_CATEGORY = {"reachable": INFRA, "observation_is_data": CONTRACT, "seed_determinism": NONDETERMINISTIC,
+             "reward_type": CONTRACT}
+#: What the gate checks of a file and cannot check over the wire: reported as warnings on every remote verdict.
+UNCHECKED = {
+    "sandboxed": "its code runs on its server, outside spadegym's sandbox and its limits.",
+    "feasible": "it has no solution() to replay, so nothing shows a winning play exists.",
+    "degenerate": "the probes that win without skill (random play, listed actions) need its code.",
+    "hint_leak": "it has no hint of its own; its regret is measured only with a hint given in its source settings.",
+}
+
+
+def wire_verdict(level: RemoteLevel, check: WireCheck | None = None) -> Verdict:
+    """The verdict of a remote level: the wire checks, and what the wire cannot check as warnings."""
+    started = time.perf_counter()
+    check = check or level.check()
+    checks = [Check(name, True) for name in check.passed]
+    checks += [Check(name, False, message, _CATEGORY.get(name, CONTRACT)) for name, message in check.failed.items()]
+    checks += [Check(f"unchecked_{name}", False, message, None, WARNING) for name, message in UNCHECKED.items()]
+    return Verdict.from_checks(f"{level.url}", checks, time.perf_counter() - started)
+
+
+# -- playing remote levels ---------------------------------------------------------
+
+@dataclass
+class _Pending:
+    handle: RemoteHandle
+    op: str
+    args: dict[str, Any]
+
+
+class RemoteHandle:
+    """One OpenEnv session of a remote level; the requests of its episode, to replay after a fault."""
+
+    def __init__(self, host: OpenEnvHost, level: RemoteLevel, source: str, filename: str):
+        self.host, self.level, self.source, self.filename = host, level, source, filename
+        self.loaded = Outcome(OK, value={"class_name": "RemoteLevelEnv", "max_turns": level.max_turns,
+                                         "methods": ["reset", "step"], "action_format": PLAIN})
+        self.client: Any = None
+        self.log: list[tuple[str, dict[str, Any]]] = []  # this episode's requests so far
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return self.loaded.value
+
+    def submit(self, op: str, **args: Any) -> _Pending:
+        return _Pending(self, op, args)
+
+    def request(self, op: str, **args: Any) -> Outcome:
+        return self.host.gather([self.submit(op, **args)])[0]
+
+    def close(self) -> None:
+        self.host.forget(self)
+
+    async def run(self, op: str, args: dict[str, Any]) -> Outcome:
+        """Send one request; after a fault on the wire, reopen the session and replay the episode first."""
+        started = time.perf_counter()
+        if op not in ("reset", "step"):
+            return failure(CONTRACT, f"a remote level answers reset and step only, not {op}", time.perf_counter() - started)
+        history = [] if op == "reset" else list(self.log)
+        last = ""
+        for attempt in range(self.host.retries + 1):
+            try:
+                if self.client is None or attempt:
+                    await self._reconnect()
+                    for old_op, old_args in history:  # rebuild the episode so far
+                        await self._send(old_op, old_args)
+                value = await self._send(op, args)
+            except Exception as exc:  # noqa: BLE001 - a fault on the wire of any kind is infrastructure
+                last = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                self.host.count("remote_faults")
+                continue
+            if attempt:
+                self.host.count("remote_requests_replayed")
+            self.log = [] if op == "reset" else self.log
+            self.log.append((op, args))
+            return Outcome(OK, value=value, seconds=time.perf_counter() - started)
+        self.host.count("infra_failures")
+        await self._disconnect()
+        return failure(INFRA, f"the OpenEnv server at {self.level.url} failed {self.host.retries + 1} times ({last})",
+                       time.perf_counter() - started)
+
+    async def _send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        if op == "reset":
+            result = await asyncio.wait_for(self.client.reset(seed=args.get("seed"), **self.level.reset_args),
+                                            self.host.timeout_s)
+            return {"observation": observation_text(result.observation), "valid_actions": _listed(result.observation),
+                    "hint": None, "tools": None}
+        action = f"\\boxed{{{args['action']}}}" if self.level.send_reply else args["action"]
+        result = await asyncio.wait_for(self.client.step({self.level.action_key: action}), self.host.timeout_s)
+        done = bool(result.done)
+        return {"observation": observation_text(result.observation), "reward": clip_reward(float(result.reward or 0.0)),
+                "terminated": done, "truncated": False, "valid_actions": _listed(result.observation)}
+
+    async def _reconnect(self) -> None:
+        from openenv.core.generic_client import GenericEnvClient
+
+        await self._disconnect()
+        self.client = GenericEnvClient(base_url=self.level.url)
+        await asyncio.wait_for(self.client.connect(), self.host.timeout_s)
+
+    async def _disconnect(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            try:
+                await asyncio.wait_for(client.close(), 5)
+            except Exception:  # noqa: BLE001, S110 - a session already gone is closed
+                pass
+
+
+def _listed(observation: Any) -> list[str] | None:
+    listed = observation.get("valid_actions") if isinstance(observation, dict) else None
+    return [str(a) for a in listed] if isinstance(listed, list) else None
+
+
+class OpenEnvHost:
+    """Remote levels over OpenEnv's WebSocket, every other environment on ``inner`` (what ``run_episodes`` plays on).
+
+    The sessions live on one event loop in a background thread, so the requests
+    of one pipelined round go out together whatever loop the caller runs.
+    """
+
+    def __init__(self, inner: EnvHost | None, retries: int = 2, timeout_s: float = REQUEST_TIMEOUT_S):
+        self.inner, self.retries, self.timeout_s = inner, retries, timeout_s
+        self.counts: Counter[str] = Counter()
+        self.handles: set[RemoteHandle] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closing: list[Any] = []  # sessions being closed in the background
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> Any:
+        level = RemoteLevel.parse(source)
+        if level is None:
+            if self.inner is None:
+                raise ValueError(f"{filename} is not a remote level, and this host has no sandbox")
+            return self.inner.open(source, filename, max_turns)
+        if max_turns is not None:
+            level = RemoteLevel(**{**asdict(level), "max_turns": max_turns})
+        handle = RemoteHandle(self, level, source, filename)
+        self.handles.add(handle)
+        return handle
+
+    def gather(self, pendings: list[Any]) -> list[Outcome]:
+        """The remote requests go out together on the sessions' loop while the rest go to ``inner``."""
+        remote = [i for i, p in enumerate(pendings) if isinstance(p, _Pending)]
+        if not remote:
+            return self.inner.gather(pendings) if self.inner is not None else []
+        loop = self._ensure_loop()
+        futures = {i: asyncio.run_coroutine_threadsafe(pendings[i].handle.run(pendings[i].op, pendings[i].args), loop)
+                   for i in remote}
+        local = [i for i in range(len(pendings)) if i not in futures]
+        results: list[Outcome | None] = [None] * len(pendings)
+        if local:
+            assert self.inner is not None
+            for i, outcome in zip(local, self.inner.gather([pendings[i] for i in local])):
+                results[i] = outcome
+        for i, future in futures.items():
+            results[i] = future.result()
+        return results  # type: ignore[return-value] - every slot is filled above
+
+    def forget(self, handle: RemoteHandle) -> None:
+        """Close a handle's session (in the background)."""
+        self.handles.discard(handle)
+        if handle.client is not None and self._loop is not None:
+            self._closing.append(asyncio.run_coroutine_threadsafe(handle._disconnect(), self._loop))
+
+    def count(self, name: str) -> None:
+        self.counts[name] += 1
+
+    def counters(self) -> dict[str, int]:
+        """Faults on the wire so far (requests redone, requests lost); never the levels' failures."""
+        return dict(self.counts)
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="spadegym-openenv", daemon=True)
+                self._thread.start()
+            return self._loop
+
+    def close(self) -> None:
+        """Close every session and stop the sessions' loop."""
+        loop, thread = self._loop, self._thread
+        if loop is None:
+            return
+        closing = self._closing + [asyncio.run_coroutine_threadsafe(h._disconnect(), loop) for h in self.handles]
+        for future in closing:
+            try:
+                future.result(timeout=10)
+            except Exception:  # noqa: BLE001, S110 - closing what is already gone
+                pass
+        self.handles.clear()
+        self._closing = []
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=10)
+        loop.close()
+        self._loop = self._thread = None
