@@ -100,12 +100,12 @@ class MixedDesigner:
                 mine[self.main.name].append(earned)
             else:
                 mine[owner.name].append(replace(earned, candidate_id=earned.candidate_id[len(owner.name) + 1:]))
-        report = None
-        for part in self.parts:
+        for part in self.sources:
             if isinstance(part.designer, LearningDesigner) and mine[part.name]:
-                told = part.designer.update(mine[part.name])
-                report = told if part is self.main else report
-        return report
+                part.designer.update(mine[part.name])
+        if isinstance(self.main.designer, LearningDesigner):  # every round, as without sources
+            return self.main.designer.update(mine[self.main.name])
+        return None
 
     def state_dict(self) -> dict[str, Any]:
         return {"credit": dict(self.credit), "parts": {p.name: p.designer.state_dict() for p in self.parts}}
