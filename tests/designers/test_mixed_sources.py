@@ -122,3 +122,49 @@ def test_the_learner_cannot_play_a_source_whose_levels_list_no_actions(tmp_path:
     config = RunConfig(rounds=1, sources=[{"source": f"reasoning-gym:{TASK}"}], tensorboard=False)
     with pytest.raises(UserError, match="list none; play them with a text agent"):
         run(config, tmp_path / "run", report=False)
+
+
+SOLVER = '''
+import re
+
+from spadegym.agents.random_agent import RandomAgent
+from spadegym.rollout.agent import Reply
+
+EXPRESSION = re.compile(r"Calculate ([-+*/() 0-9]+)\\.")
+
+
+class ArithmeticSolver(RandomAgent):
+    """Solves reasoning-gym's basic_arithmetic (floor division, as its generator); plays the rest at random."""
+
+    async def act(self, views):
+        replies = await super().act(views)
+        for i, view in enumerate(views):
+            found = EXPRESSION.search(view.observation)
+            if found:
+                answer = str(eval(found.group(1).replace("/", "//")))  # digits, operators and brackets only
+                replies[i] = Reply(text=f"\\\\boxed{{{answer}}}", action=answer)
+        return replies
+'''
+
+
+def test_a_reasoning_gym_source_climbs_its_knobs_as_the_agent_outgrows_its_levels(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    pytest.importorskip("reasoning_gym", reason="the reasoning-gym extra is not installed")
+    (tmp_path / "solvers").mkdir()
+    (tmp_path / "solvers" / "arithmetic.py").write_text(SOLVER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = RunConfig(rounds=3, agent="solvers.arithmetic:ArithmeticSolver", envs_per_round=4, plays=2,
+                       hint_plays=0, group_size=2, skills=[MATH], skills_per_round=1, tensorboard=False,
+                       buffer={"replay_fraction": 0.0},  # every level of a round is new: two of them the task's
+                       heldout={"every": 0, "levels": "easiest", "seeds": 1, "families": ["take_away"]},
+                       sources=[{"source": f"reasoning-gym:{TASK}", "instances": 4, "share": 0.5}])
+    run(config, tmp_path / "run", console=Console(file=open(os.devnull, "w")), report=False)  # noqa: SIM115
+    with RunStore.open(tmp_path / "run") as store:
+        rg = [row for row in store.environments() if row["meta"]["source"] == f"reasoning-gym:{TASK}"]
+        wins = {e: store.scores(env_id=e) for e in (row["env_id"] for row in rg)}
+    from spadegym.families import difficulty_index
+
+    assert all(score["win_rate"] == 1.0 for scores in wins.values() for score in scores)  # the agent outgrows each
+    hardest = {n: max(difficulty_index(r["family"], r["knobs"]) for r in rg if r["round"] == n) for n in (0, 1, 2)}
+    assert hardest[0] == 0.0 < hardest[1] < hardest[2]  # one step up every round, as a family's levels climb
+    assert {r["lineage"]["operator"] for r in rg if r["round"] > 0} == {"harder"}
