@@ -39,9 +39,10 @@ def spadegym_serve(source: str, cwd: Path | None = None) -> Iterator[str]:
 
 
 @contextmanager
-def serve_process(source: str, cwd: Path | None = None) -> Iterator[tuple[subprocess.Popen, str]]:
+def serve_process(source: str, cwd: Path | None = None, port: int | None = None
+                  ) -> Iterator[tuple[subprocess.Popen, str]]:
     """``spadegym serve`` as a process (to kill in a test) and its URL, once /health answers."""
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen([sys.executable, "-m", "spadegym", "serve", source, "--port", str(port)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

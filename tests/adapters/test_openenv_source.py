@@ -62,7 +62,8 @@ def test_a_remote_level_is_played_replayed_and_a_killed_server_counts_as_infrast
         assert any("hint: halve the range" in e["turns"][0]["observation"] for e in by_round[n] if e["hinted"])
     # Round 2: the killed server lost every play: infrastructure, counted, and never scored as a loss.
     assert all(e["failure"] == "infra" for e in by_round[2])
-    assert rounds[2]["infrastructure"]["infra_failures"] == 6 and "infrastructure" not in rounds[1]
+    assert rounds[2]["infrastructure"] == {"infra_failures": 6, "remote_faults": 18}  # 3 tries of each reset
+    assert "infrastructure" not in rounds[1]
     assert buffer[remote["env_id"]]["times_played"] == 2  # rounds 0 and 1 only
     assert [s.round for s in resumed.summaries] == [2] and rounds[2]["played"] == 2
 
@@ -78,3 +79,25 @@ def test_a_server_that_does_not_answer_is_proposed_again_later_not_refused() -> 
     designer = RemoteLevelDesigner([RemoteLevel(f"http://127.0.0.1:{free_port()}")])
     assert asyncio.run(designer.propose(DesignContext(skill=SKILL, count=2))) == []
     assert designer.cursor == 0  # still to propose: an unreachable server is infrastructure, not a bad level
+
+
+def test_a_session_lost_mid_episode_is_rebuilt_on_a_new_server_by_replaying_the_episode() -> None:
+    from spadegym.executor.openenv import OpenEnvHost
+
+    host = OpenEnvHost(None)
+    try:
+        with serve_process(str(ENVS)) as (server, url):
+            level = RemoteLevel(url, reset_args={"level_id": "number_guess"}, send_reply=True)
+            handle, straight = host.open(level.source(), "guess.py"), host.open(level.source(), "guess.py")
+            assert handle.request("reset", seed=4).ok and straight.request("reset", seed=4).ok
+            assert not handle.request("step", action="6").value["terminated"]
+            expected = [straight.request("step", action=a).value for a in ("6", "3")]
+            server.send_signal(signal.SIGKILL)
+            server.wait(timeout=10)
+            port = int(url.rsplit(":", 1)[1])
+        with serve_process(str(ENVS), port=port):  # the same server again, at the same address
+            again = handle.request("step", action="3")
+        assert again.ok and again.value == expected[1]  # reset(4) and step 6 replayed, then step 3
+        assert host.counters()["remote_requests_replayed"] == 1 and "infra_failures" not in host.counters()
+    finally:
+        host.close()
