@@ -76,7 +76,7 @@ class CodeBreakerEnv(EpisodeCore):
         for i, (g, c) in enumerate(zip(self.guess, code)):
             if g != c:
                 return f"the code {' '.join(code)} fits every feedback so far: set {i + 1} {c}"
-        return "the current guess fits every feedback so far: check it"
+        return "the current guess fits every feedback so far: check"
 
 
 class SuspectGridEnv(EpisodeCore):

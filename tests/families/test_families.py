@@ -8,6 +8,8 @@ validation gate accepts it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from spadegym.families import list_families
@@ -114,5 +116,7 @@ def test_deduction_hints_are_what_an_observer_would_do(name: str, first: str, sa
         for seed in range(6):
             out = h.reset(seed=seed, want=["valid_actions", "hint"]).value
             assert hinted_action(out["hint"], out["valid_actions"]) == first, out["hint"]
+            # Written out word for word, as the learner's innate hint-following rule reads it.
+            assert f" {first} " in " " + " ".join(re.findall(r"[a-z0-9]+", out["hint"])) + " ", out["hint"]
     finally:
         h.close()

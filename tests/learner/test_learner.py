@@ -39,13 +39,27 @@ def test_act_picks_valid_actions_and_reports_missing_ones():
 
 
 def test_update_raises_the_probability_of_winning_actions():
-    learner = make_learner(seed=2)
+    learner = make_learner(seed=2, config={"hint_prior": 0})  # no innate hint-following: reward alone teaches
     before = learner.probabilities(OBS, ACTIONS)[1]
     for _ in range(10):
         stats = learner.update([episode("blue", 1.0), episode("red", 0.0), episode("green", 0.0), episode("red", 0.0)])
     after = learner.probabilities(OBS, ACTIONS)[1]
     assert stats["steps"] == 4 and stats["grad_norm"] > 0
     assert after > before + 0.3
+
+
+def test_a_fresh_learner_follows_a_hint_that_writes_out_an_action(tmp_path):
+    menu = ["read clue 1", "read clue 2", "suspect ada", "suspect bo", "accuse"]
+    hinted = "suspects: ada, bo\nhint: the clues read so far leave more than one suspect: read clue 2"
+    innate = make_learner(seed=3).probabilities(hinted, menu)
+    blank = make_learner(seed=3, config={"hint_prior": 0}).probabilities(hinted, menu)
+    assert innate[1] > 0.8 and blank[1] < 0.5
+    # Without the hint line the rule has nothing to read: the two learners are the same.
+    plain = "suspects: ada, bo"
+    assert np.allclose(make_learner(seed=3).probabilities(plain, menu),
+                       make_learner(seed=3, config={"hint_prior": 0}).probabilities(plain, menu))
+    restored = Learner.load(make_learner(seed=3).save(tmp_path / "ckpt"))
+    assert np.allclose(restored.probabilities(hinted, menu), innate)
 
 
 def test_update_without_signal_changes_only_entropy_terms():

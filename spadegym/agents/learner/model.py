@@ -117,8 +117,10 @@ class Scorer:
     SPARSE = ("E", "u")
     DENSE = ("b", "w")
 
-    def __init__(self, bits: int, hidden: int, seed: int, init_scale: float = 0.5):
+    def __init__(self, bits: int, hidden: int, seed: int, init_scale: float = 0.5,
+                 wide_priors: dict[int, float] | None = None):
         self.bits, self.hidden, self.seed, self.init_scale = bits, hidden, seed, init_scale
+        self.wide_priors = dict(wide_priors or {})  # row of u -> its initial weight (an innate rule)
         self.params = self._initial_params()
         self.touched = np.zeros(1 << bits, dtype=bool)  # rows ever updated (what a checkpoint stores)
         self.m = {k: np.zeros_like(v) for k, v in self.params.items()}
@@ -129,12 +131,15 @@ class Scorer:
         # Regenerated from the seed on load: checkpoints store only the rows training changed.
         rng = np.random.default_rng([self.seed, 7])
         rows = 1 << self.bits
-        return {
+        params = {
             "E": (rng.standard_normal((rows, self.hidden), dtype=np.float32) * self.init_scale),
             "u": np.zeros(rows, dtype=np.float32),
             "b": np.full(self.hidden, 0.1, dtype=np.float32),
             "w": (rng.standard_normal(self.hidden, dtype=np.float32) * 0.1 / np.sqrt(self.hidden)),
         }
+        for row, weight in self.wide_priors.items():
+            params["u"][row] = weight
+        return params
 
     # -- forward --------------------------------------------------------------
     def forward(self, batch: Batch, temperature: float = 1.0) -> Forward:

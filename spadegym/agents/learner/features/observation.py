@@ -25,7 +25,7 @@ WORD = re.compile(r"[a-z0-9]+")
 _LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
 _NO_LABEL = "_"
 _ALL_LINES = "*"  # the label of all lines read together
-_HINT_LABEL = HINT_PREFIX.split(":")[0]
+HINT_LABEL = HINT_PREFIX.split(":")[0]
 _HINT_TOKENS = 64  # the hint line's own budget, outside max_tokens: a long observation must not cut it off
 NUMBERS = 4  # leading numbers of a line compared with other lines' numbers
 _NUMERIC_LINES = 8  # labelled lines whose numbers are compared (the pairs grow quadratically)
@@ -80,7 +80,7 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
     for raw in observation.lower().splitlines():
         m = _LABEL.match(raw)
         label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, raw)
-        hint = label == _HINT_LABEL
+        hint = label == HINT_LABEL
         if budget <= 0 and not hint:
             continue  # the hint line comes last: a long observation must not cut it off
         tokens = TOKEN.findall(content)[:_HINT_TOKENS if hint else budget]

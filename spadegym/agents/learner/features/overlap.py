@@ -20,8 +20,15 @@ import heapq
 from collections.abc import Iterable, Iterator
 
 from .actions import Action
-from .hashing import Entries, Kind
-from .observation import Line
+from .hashing import Entries, Kind, token_hash
+from .observation import HINT_LABEL, Line
+
+
+def hint_follow_row(bits: int) -> int:
+    """The weight row of ``CONTAINED`` on the hint line: "this action is written out in the hint"."""
+    entries = Entries()
+    entries.add(Kind.CONTAINED, token_hash(HINT_LABEL))
+    return int(entries.indices(bits)[0])
 
 
 def word_index(lines: list[Line]) -> dict[str, list[int]]:
