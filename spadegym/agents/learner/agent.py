@@ -23,7 +23,7 @@ from ...envfile.contract import without_hint
 from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
-from .features import VIEW_ENTRIES, Featurizer, hint_follow_row
+from .features import VIEW_ENTRIES, Featurizer, hint_rule_rows
 from .grpo import group_advantages, policy_gradient
 from .minibatches import Minibatches
 from .model import Scorer, make_batch
@@ -57,7 +57,7 @@ class LearnerConfig(BaseModel):
     epochs: int = Field(4, ge=1, le=32, description="Passes over each update's decisions (PPO-clipped after the first).")
     clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
     distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
-    hint_prior: float = Field(4.0, ge=0, description="Initial weight of the rule 'take the action the hint line writes out': a fresh learner follows a hint that names a listed action, as an instruction-following model would (about 0.9 of the time on a menu of ten); 0 leaves it to be learnt from reward, which multi-step observer hints rarely teach.")
+    hint_prior: float = Field(4.0, ge=0, description="Initial weight of the rules 'take the action the hint line writes out' and 'take the action whose telling words the hint names': a fresh learner follows a hint as an instruction-following model would; 0 leaves it to be learnt from reward, which multi-step observer hints rarely teach.")
     cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
     view_entries: int = Field(VIEW_ENTRIES, ge=1024, description="Feature entries one view (an observation and its menu) holds at most, however many actions the environment lists; it also bounds an update's memory (64 such views per minibatch, 512 kept built).")
     seed: int | None = Field(None, description="Seeds the initial weights and the action sampling; unset: the run's seed (0 outside a run).")
@@ -79,7 +79,7 @@ class Learner:
         c = self.config
         self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries, view_entries=c.view_entries)
         self.scorer = Scorer(c.hash_bits, c.hidden, c.seed, c.init_scale,
-                             wide_priors={hint_follow_row(c.hash_bits): c.hint_prior})
+                             wide_priors=dict.fromkeys(hint_rule_rows(c.hash_bits), c.hint_prior))
         self.rng = np.random.default_rng([c.seed, 1])
         self.greedy = False  # True: always the best-scored action (no exploration)
         self.updates = 0

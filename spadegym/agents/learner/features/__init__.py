@@ -11,6 +11,6 @@ features are the same in every process.
 
 from .featurizer import VIEW_ENTRIES, Featurizer, ViewFeatures
 from .hashing import Entries, Kind, mix, token_hash
-from .overlap import hint_follow_row
+from .overlap import hint_rule_rows
 
-__all__ = ["VIEW_ENTRIES", "Entries", "Featurizer", "Kind", "ViewFeatures", "hint_follow_row", "mix", "token_hash"]
+__all__ = ["VIEW_ENTRIES", "Entries", "Featurizer", "Kind", "ViewFeatures", "hint_rule_rows", "mix", "token_hash"]

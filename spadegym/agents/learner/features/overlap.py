@@ -24,11 +24,13 @@ from .hashing import Entries, Kind, token_hash
 from .observation import HINT_LABEL, Line
 
 
-def hint_follow_row(bits: int) -> int:
-    """The weight row of ``CONTAINED`` on the hint line: "this action is written out in the hint"."""
+def hint_rule_rows(bits: int) -> list[int]:
+    """The weight rows of "the hint line writes this action out" (``CONTAINED``) and "names the words
+    that set it apart" (``DISTINCT``): what an instruction-following reader of the hint goes by."""
     entries = Entries()
-    entries.add(Kind.CONTAINED, token_hash(HINT_LABEL))
-    return int(entries.indices(bits)[0])
+    for kind in (Kind.CONTAINED, Kind.DISTINCT):
+        entries.add(kind, token_hash(HINT_LABEL))
+    return [int(row) for row in entries.indices(bits)]
 
 
 def word_index(lines: list[Line]) -> dict[str, list[int]]:
