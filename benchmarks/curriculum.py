@@ -56,13 +56,7 @@ HELDOUT_SEED = 4242  # one set of held-out instances for every arm and seed
 
 def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 64,
             sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED) -> dict:
-    settings: dict[str, Any] = {**ARMS[name], "buffer": {}}
-    for key, value in (sets or {}).items():  # --set applies to every arm
-        section, _, field = key.partition(".")
-        if field:
-            settings.setdefault(section, {})[field] = value
-        else:
-            settings[key] = value
+    settings = apply_sets({**ARMS[name], "buffer": {}}, sets or {})  # --set applies to every arm
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
         intended = baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
@@ -79,6 +73,29 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
             "diversity_new": _mean([s.diversity.get("new_code") for s in result.summaries]),
             "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
             "seconds": time.perf_counter() - started}
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` run settings (``--set``), each value read as JSON where it parses."""
+    sets: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            sets[key] = json.loads(value)
+        except json.JSONDecodeError:
+            sets[key] = value
+    return sets
+
+
+def apply_sets(settings: dict[str, Any], sets: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with each ``section.field`` (or top-level ``key``) of ``sets`` put in its place."""
+    for key, value in sets.items():
+        section, _, field = key.partition(".")
+        if field:
+            settings.setdefault(section, {})[field] = value
+        else:
+            settings[key] = value
+    return settings
 
 
 def _mean(values: list) -> float | None:
@@ -102,13 +119,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="Arm runs at once, each in its own process (one per core).")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    sets = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        try:
-            sets[key] = json.loads(value)
-        except json.JSONDecodeError:
-            sets[key] = value
+    sets = parse_sets(args.set)
     arms = args.arms.split(",")
     results: dict[str, list[dict]] = {a: [] for a in arms}
     console = Console(stderr=True)

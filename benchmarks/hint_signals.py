@@ -6,7 +6,7 @@ hint arm's success, the Pearson correlation of hint regret with oracle regret
 (the solution's return minus the no-hint return: the exact regret the hint
 estimates), and the no-hint and hinted success of chosen families.
 
-    python benchmarks/hint_signals.py [--rounds 8] [--seed 0] [--families code_breaker,...]
+    python benchmarks/hint_signals.py [--rounds 8] [--seed 0] [--families code_breaker,...] [--set KEY=VALUE]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections import defaultdict
 
+from curriculum import apply_sets, parse_sets
 from rich.console import Console
 
 from spadegym.loop import RunConfig, run
@@ -32,10 +33,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--families", default=FOUR)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A run setting, e.g. learner.hint_prior=0 (value read as JSON).")
     args = parser.parse_args()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        run(RunConfig(rounds=args.rounds, seed=args.seed), f"{tmp}/run", report=False,
+        run(RunConfig(rounds=args.rounds, seed=args.seed, **apply_sets({}, parse_sets(args.set))), f"{tmp}/run", report=False,
             console=Console(file=open(os.devnull, "w")))  # noqa: SIM115
         with RunStore.open(f"{tmp}/run") as store:
             scores = store.scores()
@@ -56,7 +59,8 @@ def main() -> None:
         "hint_success": mean(scores, "win_rate_hint"), "no_hint_success": mean(scores, "win_rate"),
         "hint_oracle_corr": None if corr is None else round(corr, 4),
         "families": {f: {"plays": len(by_family[f]), "no_hint": mean(by_family[f], "win_rate"),
-                         "hint": mean(by_family[f], "win_rate_hint"), "regret": mean(by_family[f], "regret")}
+                         "hint": mean(by_family[f], "win_rate_hint"), "regret": mean(by_family[f], "regret"),
+                         "oracle_regret": mean(by_family[f], "oracle_regret")}
                      for f in args.families.split(",")},
         "seconds": round(time.perf_counter() - start, 1),
     }, indent=1))
