@@ -3,7 +3,7 @@
 Trains one fresh learner on one family per skill at level 0 (half the plays in
 the hint arm) and prints success without / with the hint before and after.
 
-    python benchmarks/family_learnability.py [--episodes 3000] [--level 0] [FAMILY ...]
+    python benchmarks/family_learnability.py [--episodes 3000] [--level 0] [--set hint_prior=0] [FAMILY ...]
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+
+from curriculum import parse_sets
 
 from spadegym.agents.learner.agent import make_learner
 from spadegym.agents.learner.trainer import train
@@ -27,12 +29,14 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3000)
     parser.add_argument("--level", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A learner setting, e.g. hint_prior=0 (value read as JSON).")
     args = parser.parse_args()
     envs = {}
     for name in args.families:
         fam = get_family(name)
         envs[name] = EnvSpec(name, fam.render(fam.level_knobs(args.level)), f"{name}.py")
-    learner = make_learner(seed=args.seed)
+    learner = make_learner(seed=args.seed, config=parse_sets(args.set))
     start = time.perf_counter()
     with Sandbox() as sandbox:
         curve = train(learner, sandbox, envs, episodes=args.episodes, eval_every=args.episodes, eval_seeds=32,
