@@ -38,11 +38,12 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        run(RunConfig(rounds=args.rounds, seed=args.seed, **apply_sets({}, parse_sets(args.set))), f"{tmp}/run", report=False,
-            console=Console(file=open(os.devnull, "w")))  # noqa: SIM115
+        config = RunConfig(rounds=args.rounds, seed=args.seed, **apply_sets({}, parse_sets(args.set)))
+        result = run(config, f"{tmp}/run", report=False, console=Console(file=open(os.devnull, "w")))  # noqa: SIM115
         with RunStore.open(f"{tmp}/run") as store:
             scores = store.scores()
             family = {e["env_id"]: e.get("family") for e in store.environments()}
+    final = result.summaries[-1].to_dict()
     pairs = [(r["regret"], r["oracle_regret"]) for r in scores if r["oracle_regret"] is not None]
     by_family: dict[str, list[dict]] = defaultdict(list)
     for r in scores:
@@ -58,6 +59,8 @@ def main() -> None:
         "regret_mean": mean(scores, "regret"), "oracle_regret_mean": mean(scores, "oracle_regret"),
         "hint_success": mean(scores, "win_rate_hint"), "no_hint_success": mean(scores, "win_rate"),
         "hint_oracle_corr": None if corr is None else round(corr, 4),
+        # The run's own held-out suite (every family level, 4 seeds each by default): a rough check only.
+        "heldout_success": final.get("heldout_success"), "heldout_success_hint": final.get("heldout_success_hint"),
         "families": {f: {"plays": len(by_family[f]), "no_hint": mean(by_family[f], "win_rate"),
                          "hint": mean(by_family[f], "win_rate_hint"), "regret": mean(by_family[f], "regret"),
                          "oracle_regret": mean(by_family[f], "oracle_regret")}
