@@ -51,15 +51,16 @@ def test_update_raises_the_probability_of_winning_actions():
 def test_a_fresh_learner_follows_a_hint_that_writes_out_an_action(tmp_path):
     menu = ["read clue 1", "read clue 2", "suspect ada", "suspect bo", "accuse"]
     hinted = "suspects: ada, bo\nhint: the clues read so far leave more than one suspect: read clue 2"
-    innate = make_learner(seed=3).probabilities(hinted, menu)
-    blank = make_learner(seed=3, config={"hint_prior": 0}).probabilities(hinted, menu)
-    assert innate[1] > 0.8 and blank[1] < 0.5
-    # Without the hint line the rule has nothing to read: the two learners are the same.
+    innate, blank = make_learner(seed=3, config={"hint_prior": 4}), make_learner(seed=3, config={"hint_prior": 0})
+    assert innate.probabilities(hinted, menu)[1] > 0.8 and blank.probabilities(hinted, menu)[1] < 0.5
+    # A paraphrase is followed by the words that set the action apart ("2" of "press 2").
+    buttons = ["press 1", "press 2", "press 3"]
+    assert innate.probabilities("hint: press button 2 next: it moves the display", buttons)[1] > 0.8
+    # Without the hint line the rules have nothing to read: the two learners are the same.
     plain = "suspects: ada, bo"
-    assert np.allclose(make_learner(seed=3).probabilities(plain, menu),
-                       make_learner(seed=3, config={"hint_prior": 0}).probabilities(plain, menu))
-    restored = Learner.load(make_learner(seed=3).save(tmp_path / "ckpt"))
-    assert np.allclose(restored.probabilities(hinted, menu), innate)
+    assert np.allclose(innate.probabilities(plain, menu), blank.probabilities(plain, menu))
+    restored = Learner.load(innate.save(tmp_path / "ckpt"))
+    assert np.allclose(restored.probabilities(hinted, menu), innate.probabilities(hinted, menu))
 
 
 def test_update_without_signal_changes_only_entropy_terms():
