@@ -127,10 +127,10 @@ class DeviceChainEnv(EpisodeCore):
         k = len(self.powered)
         if k < self.longest:
             d = self.chain[k]
-            return f"device {d} is next in the chain found so far: activate {d}"
+            return f"device {d} is next in the chain found so far: activate device {d}"
         tried = self.failed.get(k, set())
         d = min(d for d in range(1, self.knobs["devices"] + 1) if d not in tried and d not in self.powered)
-        return f"device {d} has not sputtered in the next place yet: activate {d}"
+        return f"device {d} has not sputtered in the next place yet: activate device {d}"
 
 
 class GardenCausesEnv(EpisodeCore):
