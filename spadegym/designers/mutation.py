@@ -9,6 +9,11 @@ level buffer. Parents are picked by rank of the designer reward they earned
 - initial conditions:  ``variant`` redraws the ``variant`` knob (which instances seeds map to);
 - reward structure:    ``reshape`` flips ``reward_shaping`` between sparse and partial.
 
+With ``climb`` (a red-team search), edits only make a parent harder: one
+difficulty knob a step up, or two at once. A search's parents are levels the
+target lost some plays of, and a failure rate that rises with stacked
+difficulty is a gradient toward a corner where it fails for good.
+
 Edits follow the parent's no-hint win rate (``directed``): a level the agent
 has outgrown (above ``band``, 0.6) is only made harder, one it cannot do
 (below 0.2) only easier, one inside the band either way (or as
@@ -65,6 +70,7 @@ class MutationConfig(BaseModel):
     families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
     fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
+    climb: bool = Field(False, description="Edits only make a level harder, one difficulty knob a step up or two at once (a search climbing the target's failure rate; ignores ``directed``).")
     min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
 
 
@@ -201,7 +207,8 @@ class MutationDesigner:
                 if outgrown:  # grow from the levels it has outgrown
                     pool_parents = [p for p in pool_parents if self._direction(p) > 0]
             parent = self._pick_parent(pool_parents) if pool_parents else None
-            edits = _edits(self._family(parent.family), parent.knobs, self._direction(parent)) if parent else {}
+            edits = {} if parent is None else _climbs(self._family(parent.family), parent.knobs) if self.config.climb \
+                else _edits(self._family(parent.family), parent.knobs, self._direction(parent))
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
             if outgrown and len(allowed) > 1:
                 allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
@@ -334,6 +341,13 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     if direction > 0 and level_up:
         edits["harder"] = [level_up]
     return edits
+
+
+def _climbs(family: Family, knobs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The ``harder`` edits of a search: every difficulty knob one step up, alone or with one other."""
+    ups = _edits(family, knobs)["harder"]
+    pairs = [{**a, **b} for i, a in enumerate(ups) for b in ups[i + 1:]]
+    return {"harder": ups + pairs}
 
 
 def _position(family: Family, knobs: dict[str, Any]) -> list[float]:

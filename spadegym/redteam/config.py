@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -21,7 +21,7 @@ from ..sandbox import SandboxConfig
 from ..validate import ValidationConfig
 
 #: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum.
-SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01}
+SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01, "climb": True}
 
 
 class RedTeamConfig(BaseModel):
@@ -33,6 +33,7 @@ class RedTeamConfig(BaseModel):
     designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | uniform (draws levels uniformly: the baseline).")
     reward: str = Field("failure", description="Designer reward by name (signals registry) or module:function; 'failure' = failure rate x feasibility.")
     novelty: float = Field(1.0, ge=0, description="Weight of the novelty bonus: a failure in a cluster with k earlier failures earns x (1 + novelty / (1 + k)).")
+    allocate: Literal["yield", "even"] = Field("yield", description="How a learning designer's proposals are shared over the skills: yield (Thompson sampling on how often a skill's proposals found a new failure or lost some plays, so the budget flows to skills that keep yielding) or even (every skill its share, as the baselines always do).")
     avoid_known: bool = Field(True, description="Memory of found failures: a family level at or above a known minimal failure is proposed again (it would only repeat that failure) before it costs a validation or a play.")
     budget: int = Field(64, ge=1, description="Designer proposals in all (the search budget).")
     per_round: int = Field(8, ge=1, description="Proposals per round (the designer learns from its rewards between rounds).")

@@ -2,16 +2,19 @@
 
 One round, as the algorithm reads:
 
-    propose    the designer proposes levels for every skill (rewarded for earlier failures)
+    allocate   a learning designer's slots go to the skills whose proposals yielded failures
+               (``YieldAllocator``: Thompson sampling); a baseline's are shared evenly
+    propose    the designer proposes levels for those skills (rewarded for earlier failures)
     judge      each passes the gate, then the target plays it (``Prober``): failed and solvable?
     cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
                shrunk to its minimal form (``minimise``), which names its cluster
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
-               (a form refused gives way to the less shrunk ones of its shrink path)
+               (a form refused gives way to the less shrunk ones of its shrink path; a failure
+               with no confirmed form is counted but marks no region of its family as known)
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
     remember   the level buffer keeps scored levels; those the target lost at least once (outside
-               a filled cluster) are the designer's parents; the store keeps everything
+               a filled cluster) are the designer's parents, which it climbs; the store keeps everything
 
 Rule: the designer earns reward only for solvable levels the target fails, and
 less for a bug it has already found, so the search spreads over distinct failures.
@@ -46,6 +49,7 @@ from ..rollout import derive_seed
 from ..sandbox import Sandbox
 from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
 from ..store import RunStore
+from .allocate import PARTIAL_YIELD, YieldAllocator
 from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import RedTeamConfig
 from .flakiness import confirm
@@ -64,7 +68,16 @@ class Proposal:
     code_hash: str
     env_id: str | None = None
     cluster: str | None = None
+    new_cluster: bool = False
     reward: float = 0.0
+
+    def found(self, max_win_rate: float) -> float:
+        """What the proposal yielded, for the allocator: a new failure 1, some lost plays one half."""
+        stats = self.probe.stats
+        if self.new_cluster:
+            return 1.0
+        lost_some = stats is not None and self.cluster is None and stats.win_rate < 1 and stats.plays > 0
+        return PARTIAL_YIELD if lost_some and stats.win_rate > max_win_rate else 0.0
 
 
 @dataclass
@@ -97,21 +110,31 @@ class RedTeam:
         self.proposals = 0
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
         self.avoided = 0  # proposals replaced before judging because they repeated a known failure
+        self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
+        # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
+        adaptive = config.allocate == "yield" and isinstance(designer, LearningDesigner)
+        self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
 
     # -- one round ------------------------------------------------------------
     async def round(self, n: int, count: int) -> dict[str, Any]:
         started = time.perf_counter()
         skills = self.config.skills
         props: list[Proposal] = []
-        for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(skills))):
+        slots = self.allocator.slots(count) if self.allocator else fresh_slots(n, count, len(skills), len(skills))
+        for skill, k in zip(skills, slots):
             if k:
-                for cand in await self.propose(self.context(n, skill, k)):
+                cands = await self.propose(self.context(n, skill, k))
+                if self.allocator and len(cands) < k:  # the designer has nothing new left for this skill
+                    self.allocator.exhaust(skill)
+                for cand in cands:
                     props.append(await self.judge(n, len(props), cand, {p.code_hash for p in props}))
         self.proposals += len(props)
         for p in props:
             if self.prober.fails(p.probe):
                 self.failures += 1
+                known = len(self.memory)
                 p.cluster, novelty = await self.cluster(p)
+                p.new_cluster = len(self.memory) > known
                 p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
             elif p.probe.stats is not None:
                 p.reward = self.reward_fn(p.probe.stats)
@@ -119,6 +142,9 @@ class RedTeam:
                     self.memory.add_pass(p.candidate.family, p.candidate.knobs)
         self.reward_designer(props)
         self.remember(n, props)
+        if self.allocator:
+            for p in props:
+                self.allocator.record(p.candidate.skill, p.found(self.config.max_win_rate))
         summary = {
             "round": n, "proposals": len(props), "valid": sum(p.probe.valid for p in props),
             "failed": sum(p.cluster is not None for p in props), "clusters": len(self.memory),
@@ -186,24 +212,30 @@ class RedTeam:
             self.memory.add(known)
             return known, novelty
         minimal = await self.minimise(p)
-        kept, tries = minimal, 0
+        kept, tries, confirmed = minimal, 0, False
         # A form that fails its fresh seeds only by chance is no case; a less shrunk one on the
         # shrink path may fail for real (a graded weakness shrinks past its edge on 4 hunt seeds).
         async for form in self.shrink_path(p, minimal):
             pattern = failure_pattern(form.probe.episodes)
             key = cluster_key(cand.family, form.knobs, form.source, pattern)
+            if key in self.refused:
+                continue  # refused before: its fresh seeds would say the same
             if self.memory.novelty(key) < 1.0 or len(self.cases) >= self.config.max_cases or \
                     tries > self.config.backtrack:
                 break
             tries += 1
             if await self.confirm_case(p, form, key, pattern):
-                kept = form
+                kept, confirmed = form, True
                 break
+            self.refused.add(key)
         pattern = failure_pattern(kept.probe.episodes)
         key = cluster_key(cand.family, kept.knobs, kept.source, pattern)
         novelty = self.memory.novelty(key)
         written = () if cand.family else (p.code_hash, normalized_code_hash(kept.source))
-        self.memory.add(key, cand.family, kept.knobs, written)
+        # A failure refused on its fresh seeds is counted but marks no region as known: the levels
+        # above a form that failed by chance may hold a real failure (a graded weakness), so they are judged.
+        landmark = confirmed or key not in self.refused
+        self.memory.add(key, cand.family if landmark else None, kept.knobs, written)
         return key, novelty
 
     async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
@@ -337,7 +369,8 @@ class RedTeam:
                 "reward": cfg.reward, "skills": cfg.skills, "families": cfg.families,
                 "search": {"proposals": self.proposals, "failures": self.failures, "clusters": len(self.memory),
                            "validations": self.prober.validations, "episodes": self.prober.episodes,
-                           "avoided": self.avoided, "cluster_failures": dict(self.memory.counts)}}
+                           "avoided": self.avoided, "cluster_failures": dict(self.memory.counts),
+                           "allocation": self.allocator.state() if self.allocator else "even"}}
 
 
 def transcript(probe: Probe, limit: int = TRANSCRIPT_CHARS) -> str:

@@ -258,3 +258,22 @@ def test_with_a_minimum_novelty_no_difficulty_is_proposed_twice_and_an_exhausted
                   for c in first + second}
     assert len(first) == 8 and len(second) == 4 and len(signatures) == 12
     assert asyncio.run(designer.propose(context)) == []
+
+
+def test_a_climbing_search_only_makes_its_parents_harder() -> None:
+    from spadegym.families import FREE_KNOBS
+
+    family = get_family("motif_fill")
+    knobs = {**family.level_knobs(1), "variant": 0}
+    start = family.level_index(knobs)
+    designer = MutationDesigner(seed=3, config={"climb": True, "exploration": 0.0, "min_novelty": 0.01})
+    designer.stats["global"] = OperatorStats(preferences={o: (-9.0 if o == "new" else 0.0) for o in OPERATORS})
+    parent = LevelSummary("p", family.skill, 0.75, 1.0, 0.0, 0.25, family="motif_fill", knobs=knobs,
+                          source=family.render(knobs))
+    cands = asyncio.run(designer.propose(DesignContext(skill=family.skill, count=8, parents=[parent])))
+    edits = [c for c in cands if c.lineage.operator != "new"]
+    assert edits and all(c.lineage.operator == "harder" for c in edits)
+    raised = [{k for k, v in family.level_index(c.knobs).items() if k not in FREE_KNOBS and v != start[k]}
+              for c in edits]
+    assert all(all(family.level_index(c.knobs)[k] > start[k] for k in r) for c, r in zip(edits, raised))
+    assert {len(r) for r in raised} == {1, 2}  # one knob up, or two at once

@@ -36,11 +36,12 @@ class OverShrinking(RedTeam):
         return Minimal(FAMILY.render(TOO_FAR), dict(TOO_FAR), probe, steps, level_size("take_away", TOO_FAR))
 
 
-def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it() -> None:
-    config = RedTeamConfig(target="openai:weak", families=["take_away"], backtrack=2)
+def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float]]:
+    """One failure of the level first found, clustered by a search that over-shrinks it."""
+    config = RedTeamConfig(target="openai:weak", families=["take_away"], backtrack=backtrack)
 
-    async def hunt():
-        target = make_agent(f"openai:weak@{server.url}")
+    async def hunt(url: str) -> tuple[RedTeam, tuple[str, float]]:
+        target = make_agent(f"openai:weak@{url}")
         try:
             with make_executor("local") as executor:
                 team = OverShrinking(config, executor, target, designer=None)
@@ -55,9 +56,20 @@ def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it()
         return len(read_nim(opening).piles) == 3
 
     with FakeOpenAIServer(FamilyPlayer({"take-away game": three_piles})) as server:
-        team, (key, novelty) = asyncio.run(hunt())
+        return asyncio.run(hunt(server.url))
+
+
+def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it() -> None:
+    team, (key, novelty) = _hunt(backtrack=2)
     (case, minimal, original), = team.cases
     assert case.knobs == BEFORE and "piles=3" in key and "stones=7" in key and novelty == 1.0
     assert case.failure_rate >= 0.75 and case.size < case.original_size
     assert minimal == FAMILY.render(BEFORE) and original == FAMILY.render(FOUND)
     assert team.memory.minimal[key] == ("take_away", BEFORE)  # the confirmed form names the cluster
+
+
+def test_a_refused_failure_is_counted_but_marks_no_region_as_known() -> None:
+    team, (key, _) = _hunt(backtrack=0)  # no stepping back: the over-shrunk form is all there is
+    assert not team.cases and key in team.refused and "piles=2" in key and team.memory.counts[key] == 1
+    # The levels above it are judged again (a graded weakness may fail there for real), not skipped.
+    assert team.memory.known_cluster("take_away", FOUND) is None

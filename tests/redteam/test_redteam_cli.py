@@ -62,6 +62,9 @@ def test_redteam_finds_clusters_and_shrinks_the_planted_weakness(suite: Path) ->
     assert len({c["cluster"] for c in cases}) == len(cases)
     search = manifest["search"]
     assert search["failures"] + search["avoided"] > len(cases)  # repeats of the bug: avoided or counted, never kept
+    # The search steered its budget by what each skill yielded; a new failure counts 1.
+    assert search["allocation"]["Mathematical Reasoning"]["tried"] == search["proposals"]
+    assert search["allocation"]["Mathematical Reasoning"]["found"] >= 1
     first = cases[0]
     # Shrunk: smaller than the level first found, with every other knob at its easiest value.
     assert first["size"] < first["original_size"]

@@ -179,6 +179,9 @@ def test_the_red_team_sections_are_typed_and_a_misspelt_key_is_one_sentence() ->
         load_redteam_config(overrides={"target": "random"}, sets=["validation.random_episode=3"])
     config = load_redteam_config(overrides={"target": "random"}, sets=["mutation.directed=true"])
     assert config.mutation.directed and config.mutation.fresh_uniform  # the search's defaults stay under a --set
+    assert config.mutation.climb and config.allocate == "yield"
+    with pytest.raises(UserError, match="'allocate'"):
+        load_redteam_config(overrides={"target": "random", "allocate": "greedy"})
     assert config.validation.random_episodes == ValidationConfig().random_episodes
 
 
