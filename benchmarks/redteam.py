@@ -7,8 +7,11 @@ seeds); only the designer differs:
     redteam   the mutation designer as ``spadegym redteam`` runs it: rewarded by ``failure``
               (failure rate x feasibility) with the novelty bonus, the memory of found
               failures (``avoid_known``), fresh draws the most novel of 16 and never the same
-              difficulty twice, edits only of levels the target lost at least once
-    uniform   levels drawn uniformly from the families (every knob uniform), no learning, no memory
+              difficulty twice, edits only of levels the target lost at least once, each
+              climbing one or two knobs (``mutation.climb``), slots shared over the skills
+              by what they yielded (``allocate = "yield"``)
+    uniform   levels drawn uniformly from the families (every knob uniform, every skill its
+              even share), no learning, no memory
 
 The target is an OpenAI-compatible server on 127.0.0.1 whose player
 (``spadegym.llm.fake_players.FamilyPlayer``) plays five built-in families of
@@ -36,8 +39,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from spadegym.families import get_family
 from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, menu, read_nim
+from spadegym.llm.fake_players import FamilyPlayer, game_of, menu, read_nim
 from spadegym.redteam import RedTeamConfig
 from spadegym.redteam.hunt import redteam_async
 
@@ -75,6 +79,10 @@ def _stacked(opening: str, features: list[bool], fail: dict[int, float]) -> bool
     return zlib.crc32(opening.encode()) / 2**32 < share
 
 
+SEQUENCE_FEATURES = ["six options", "three terms to find", "no mistake allowed", "three terms shown"]
+MOTIF_FEATURES = ["period 5", "six symbols", "three tiles to fill"]
+
+
 def _sequence_load(o: str) -> list[bool]:
     return [len(menu(o)) == 6, _number("terms still to find", o) == 3, _number("mistakes allowed", o) == 0,
             len(_line(o, "sequence").split(",")) == 4]  # three terms shown
@@ -84,28 +92,47 @@ def _motif_load(o: str) -> list[bool]:
     return [_row(o) >= 13, len(menu(o)) == 6, _number("tiles to fill", o) == 3]  # period 5, six symbols, 3 blanks
 
 
-#: (game title, what the blind spot is, a test of the episode's opening observation). Three are
-#: sharp (every instance of the region fails), one at the easy end of its knobs and one in the
-#: middle of a knob's range; two are graded, as a model's weaknesses often are: the share of
-#: instances it fails grows with the hard features stacked in a level, all of them failing only
-#: in a corner that uniform draws rarely reach. Their rarity under uniform draws differs.
-BLIND_SPOTS: list[tuple[str, str, Callable[[str], bool]]] = [
-    ("take-away game", "three piles with a take limit of 3", lambda o: _nim(o, 3, 3)),
-    ("take-away game", "two piles with a take limit of 2 (the easiest games)", lambda o: _nim(o, 2, 2)),
-    ("knapsack", "eight items (long lists)", lambda o: _count(r"^item \d+:", o) >= 8),
+#: (game title, what the blind spot is, a test of the episode's opening observation, and for a
+#: graded one the hard features it stacks with their names). Three are sharp (every instance of
+#: the region fails), one at the easy end of its knobs and one in the middle of a knob's range;
+#: two are graded, as a model's weaknesses often are: the share of instances it fails grows with
+#: the hard features stacked in a level, all of them failing only in a corner that uniform draws
+#: rarely reach. Their rarity under uniform draws differs.
+BLIND_SPOTS: list[tuple[str, str, Callable[[str], bool], tuple[Callable[[str], list[bool]], list[str]] | None]] = [
+    ("take-away game", "three piles with a take limit of 3", lambda o: _nim(o, 3, 3), None),
+    ("take-away game", "two piles with a take limit of 2 (the easiest games)", lambda o: _nim(o, 2, 2), None),
+    ("knapsack", "eight items (long lists)", lambda o: _count(r"^item \d+:", o) >= 8, None),
     ("motif fill", "a motif of period 2 over four symbols (the middle of the alphabet range)",
-     lambda o: _row(o) <= 8 and len(menu(o)) == 4),
+     lambda o: _row(o) <= 8 and len(menu(o)) == 4, None),
     ("number sequence", "graded: of six options, three terms to find, no mistake allowed, three terms shown, "
      "an instance with two fails 30% of the time, three 70%, all four always",
-     lambda o: _stacked(o, _sequence_load(o), {2: 0.3, 3: 0.7, 4: 1.0})),
+     lambda o: _stacked(o, _sequence_load(o), {2: 0.3, 3: 0.7, 4: 1.0}), (_sequence_load, SEQUENCE_FEATURES)),
     ("motif fill", "graded: of period 5, six symbols, three tiles to fill, two fail 40%, all three always",
-     lambda o: _stacked(o, _motif_load(o), {2: 0.4, 3: 1.0})),
+     lambda o: _stacked(o, _motif_load(o), {2: 0.4, 3: 1.0}), (_motif_load, MOTIF_FEATURES)),
 ]
 
 
+def weakness(family: str, knobs: dict[str, Any], seed: int) -> str | None:
+    """The planted weakness a confirmed case exhibits, read off its opening as the player reads it: a sharp
+    blind spot by name, a graded one by the hard features its level stacks (two forms of one stack are one
+    weakness); None for a failure of the player's own."""
+    namespace: dict[str, Any] = {}
+    exec(get_family(family).render(knobs), namespace)  # a built-in family's own file, standard library only
+    env = next(v for k, v in namespace.items() if k.endswith("Env") and isinstance(v, type))()
+    opening = env.reset(seed=seed)[0]
+    for game, what, test, graded in BLIND_SPOTS:
+        if game_of(opening) != game:
+            continue
+        if graded is None and test(opening):
+            return f"{game}: {what}"
+        if graded is not None and sum(load := graded[0](opening)) >= 2:
+            return f"{game}: " + " + ".join(name for name, hard in zip(graded[1], load) if hard)
+    return None
+
+
 def planted_player() -> FamilyPlayer:
-    games = {game for game, _, _ in BLIND_SPOTS}
-    tests = {g: [test for game, _, test in BLIND_SPOTS if game == g] for g in games}
+    games = {game for game, *_ in BLIND_SPOTS}
+    tests = {g: [test for game, _, test, _ in BLIND_SPOTS if game == g] for g in games}
     return FamilyPlayer({g: (lambda o, ts=ts: any(t(o) for t in ts)) for g, ts in tests.items()})
 
 
@@ -117,9 +144,13 @@ def run_arm(arm: str, seed: int, args: argparse.Namespace, url: str) -> dict[str
         result = asyncio.run(redteam_async(config, Path(tmp) / "suite"))
         manifest = json.loads((Path(tmp) / "suite" / "manifest.json").read_text())
     clusters = sorted({c["cluster"] for c in manifest["cases"]})
+    weaknesses = sorted({weakness(c["family"], c["knobs"], c["seeds"][0]) or f"own: {c['cluster']}"
+                         for c in manifest["cases"]})
     return {"arm": arm, "seed": seed, "proposals": result.proposals, "failed_levels": result.failures,
             "clusters": len(clusters), "clusters_per_100": round(100 * len(clusters) / max(1, result.proposals), 2),
             "minimal_failures": manifest["search"]["clusters"], "cluster_keys": clusters,
+            "weaknesses": len(weaknesses), "weaknesses_per_100": round(100 * len(weaknesses) / max(1, result.proposals), 2),
+            "weakness_keys": weaknesses,
             # Proposals spent re-finding a known failure (failed levels beyond the first of each minimal failure).
             "repeats_per_100": round(100 * (result.failures - manifest["search"]["clusters"]) / max(1, result.proposals), 1),
             "episodes": manifest["search"]["episodes"], "validations": manifest["search"]["validations"],
@@ -136,7 +167,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     player = planted_player()
-    for game, what, _ in BLIND_SPOTS:
+    for game, what, *_ in BLIND_SPOTS:
         print(f"blind spot  {game}: {what}")
     rows = []
     with FakeOpenAIServer(player) as server:
@@ -146,9 +177,9 @@ def main() -> None:
                 rows.append(row)
                 print(f"seed {seed}  {arm:<8} proposals {row['proposals']:>4}  failed levels {row['failed_levels']:>4}  "
                       f"clusters {row['clusters']:>2} ({row['clusters_per_100']:.1f} per 100)  "
-                      f"minimal failures {row['minimal_failures']:>2}  repeats {row['repeats_per_100']:.1f} per 100  "
+                      f"weaknesses {row['weaknesses']:>2}  minimal failures {row['minimal_failures']:>2}  repeats {row['repeats_per_100']:.1f} per 100  "
                       f"{row['seconds']:.0f}s", flush=True)
-                print(f"    {', '.join(row['cluster_keys'])}", flush=True)
+                print(f"    {', '.join(row['cluster_keys'])}\n    {'; '.join(row['weakness_keys'])}", flush=True)
     per_arm = {}
     for arm in args.arms:
         mine = [r for r in rows if r["arm"] == arm]
@@ -158,19 +189,27 @@ def main() -> None:
                                                                        for r in mine), 1),
                         "repeats_per_100": round(statistics.mean(r["repeats_per_100"] for r in mine), 1),
                         "cluster_keys": sorted({k for r in mine for k in r["cluster_keys"]}),
+                        "weaknesses_per_100": round(statistics.mean(r["weaknesses_per_100"] for r in mine), 2),
+                        "weaknesses_per_100_by_seed": [r["weaknesses_per_100"] for r in mine],
                         "seconds": round(sum(r["seconds"] for r in mine), 1)}
     uniform = per_arm.get("uniform", {}).get("clusters_per_100")
     ratio = round(per_arm["redteam"]["clusters_per_100"] / uniform, 3) if uniform and "redteam" in per_arm else None
+    uniform_weak = per_arm.get("uniform", {}).get("weaknesses_per_100")
+    ratio_weak = round(per_arm["redteam"]["weaknesses_per_100"] / uniform_weak, 3) \
+        if uniform_weak and "redteam" in per_arm else None
     for arm, figures in per_arm.items():
         print(f"{arm:<8} {figures['clusters_per_100']:.2f} clusters per 100 proposals "
               f"(by seed {figures['clusters_per_100_by_seed']}), {figures['failed_levels_per_100']:.1f} failed levels "
               f"and {figures['repeats_per_100']:.1f} repeats of a known failure per 100, "
-              f"{len(figures['cluster_keys'])} distinct clusters over the seeds, {figures['seconds']:.0f}s")
+              f"{len(figures['cluster_keys'])} distinct clusters over the seeds; {figures['weaknesses_per_100']:.2f} "
+              f"distinct weaknesses per 100 (by seed {figures['weaknesses_per_100_by_seed']}), {figures['seconds']:.0f}s")
     print(f"ratio (red-team / uniform, distinct clusters per 100 proposals): {ratio}")
+    print(f"ratio (red-team / uniform, distinct weaknesses per 100 proposals): {ratio_weak}")
     if args.json:
-        print(json.dumps({"ratio_clusters_vs_uniform": ratio, "arms": per_arm, "runs": rows,
+        print(json.dumps({"ratio_clusters_vs_uniform": ratio, "ratio_weaknesses_vs_uniform": ratio_weak,
+                          "arms": per_arm, "runs": rows,
                           "budget": args.budget, "seeds": args.seeds, "families": args.families,
-                          "blind_spots": [f"{g}: {w}" for g, w, _ in BLIND_SPOTS]}))
+                          "blind_spots": [f"{g}: {w}" for g, w, *_ in BLIND_SPOTS]}))
 
 
 if __name__ == "__main__":
