@@ -12,6 +12,7 @@ module-level ``random`` is seeded per reset by ``seed_globals``.
 
 from __future__ import annotations
 
+import ast
 import collections
 import copy
 import dataclasses
@@ -34,7 +35,7 @@ from typing import Any
 
 from . import math_verify_standin
 from .bases import PROVIDED_CLASSES
-from .static import ENV_CLASS_SUFFIX, SourceError, find_env_class_name
+from .static import ENV_CLASS_SUFFIX, SourceError, env_class, parse
 
 # Names generated code uses without importing them (those the SPADE reference injects, and a few more).
 _PRELUDE_MODULES = {
@@ -95,20 +96,22 @@ def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
         namespace.setdefault("numpy", numpy)
 
 
-def load_env_class(source: str, filename: str = "<env>") -> type:
+def load_env_class(source: str, filename: str = "<env>", tree: ast.Module | None = None) -> type:
     """Execute ``source`` as a module and return its environment class.
 
     Raises SourceError for files that break the loading rules, and lets any
     exception of the module's own code propagate (the worker classifies it).
+    ``tree``: the file already parsed (``static.parse``), compiled instead of parsing it again.
     """
-    class_name = find_env_class_name(source, filename)
+    tree = tree or parse(source, filename)
+    class_name = env_class(tree).name
     module = types.ModuleType(f"spadegym_env_{class_name}")
     module.__dict__.update(prelude())
     _provide_modules(source, module.__dict__)
     module.__file__ = filename
     # dataclasses look their module up in sys.modules while processing a class.
     sys.modules[module.__name__] = module
-    code = compile(source, filename, "exec")
+    code = compile(tree, filename, "exec")
     exec(code, module.__dict__)  # noqa: S102 - only ever inside the sandbox worker
     cls = module.__dict__.get(class_name)
     if not isinstance(cls, type):

@@ -17,7 +17,7 @@ import json
 import re
 
 from .contract import ACTION_FORMATS, BOXED, PLAIN, TOOL_CALL, ToolCall, extract_action, strip_thinking
-from .static import env_class_nodes, find_env_class_name, parse
+from .static import env_class, parse
 
 #: Bases whose subclasses speak the reference's tool-use protocol (``<tool_call>`` / ``<answer>``).
 TOOL_USE_BASES = ("ToolUseBaseEnv",)
@@ -42,17 +42,17 @@ def declared_action_format(tree: ast.Module, cls: ast.ClassDef) -> str | None:
     return found
 
 
-def action_format(source: str, filename: str = "<env>") -> str:
+def action_format(source: str, filename: str = "<env>", tree: ast.Module | None = None) -> str:
     """How the file wants actions delivered: declared, else detected from the code of ``step``.
 
     ``tool_call`` for subclasses of the reference's ``ToolUseBaseEnv``; ``boxed``
     when ``step`` or a helper it reaches looks for a ``\\boxed{`` itself (a regex
     such as ``r'\\\\boxed\\{(.*)\\}'`` or ``"\\\\boxed{" in action``); ``plain`` otherwise.
-    An undeclared value raises nothing here: the static checks report it.
+    An undeclared value raises nothing here: the static checks report it. ``tree``: the file
+    already parsed, when the caller has it (a parse costs about a millisecond per 7 kB).
     """
-    tree = parse(source, filename)
-    name = find_env_class_name(source, filename)
-    cls = next(c for c in env_class_nodes(tree) if c.name == name)
+    tree = tree or parse(source, filename)
+    cls = env_class(tree)
     declared = declared_action_format(tree, cls)
     if declared in ACTION_FORMATS:
         return declared

@@ -56,7 +56,12 @@ def env_class_nodes(tree: ast.Module) -> list[ast.ClassDef]:
 
 def find_env_class_name(source: str, filename: str = "<env>") -> str:
     """The one top-level class whose name ends in ``Env``."""
-    classes = env_class_nodes(parse(source, filename))
+    return env_class(parse(source, filename)).name
+
+
+def env_class(tree: ast.Module) -> ast.ClassDef:
+    """The one top-level class whose name ends in ``Env``, in a parsed file; SourceError unless exactly one."""
+    classes = env_class_nodes(tree)
     if not classes:
         raise SourceError(
             "No environment class found: define exactly one top-level class whose name ends in 'Env'."
@@ -66,7 +71,7 @@ def find_env_class_name(source: str, filename: str = "<env>") -> str:
         raise SourceError(
             f"Several environment classes found ({names}): keep exactly one top-level class ending in 'Env'."
         )
-    return classes[0].name
+    return classes[0]
 
 
 def _literal(node: ast.AST) -> Any:
@@ -92,8 +97,8 @@ class EnvFileInfo(OptionalMethods):
 def inspect_source(source: str, filename: str = "<env>") -> EnvFileInfo:
     """Read the class name, methods and metadata constants without executing anything."""
     tree = parse(source, filename)
-    name = find_env_class_name(source, filename)
-    cls = next(c for c in env_class_nodes(tree) if c.name == name)
+    cls = env_class(tree)
+    name = cls.name
     info = EnvFileInfo(class_name=name)
     values: dict[str, Any] = {}
     for scope in (tree.body, cls.body):

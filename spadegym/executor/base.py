@@ -74,7 +74,7 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """One sandbox in this process: validation one file after the other, episodes on its workers."""
+    """One sandbox in this process: validation of ``config.jobs`` files at once, episodes on its workers."""
 
     name = "local"
 
@@ -82,10 +82,9 @@ class LocalExecutor:
         self.sandbox = Sandbox(config)
 
     def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
-        from ..validate import validate_source
+        from ..validate import validate_sources
 
-        return [validate_source(j.source, j.filename, hint=j.hint, sandbox=self.sandbox, config=config)
-                for j in jobs]
+        return validate_sources([(j.source, j.filename, j.hint) for j in jobs], sandbox=self.sandbox, config=config)
 
     def counters(self) -> dict[str, int]:
         return {}

@@ -18,7 +18,7 @@ from typing import Any
 from ..envfile import contract
 from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
 from ..envfile.reference import action_format
-from ..envfile.static import SourceError
+from ..envfile.static import SourceError, parse
 from . import protocol, schema
 
 _OPTIONAL_METHODS = ("valid_actions", "solution", "hint", "get_tools", "execute_tool")
@@ -127,8 +127,9 @@ class EnvServer:
         return extras
 
     def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:
-        self.cls = load_env_class(source, filename)
-        self.action_format = action_format(source, filename)
+        tree = parse(source, filename)  # parsed once: loading, and reading the action format
+        self.cls = load_env_class(source, filename, tree)
+        self.action_format = action_format(source, filename, tree)
         self.env = instantiate(self.cls, max_turns)
         self.max_turns = declared_max_turns(self.env)
         methods = [m for m in _OPTIONAL_METHODS if getattr(self.env, m, None) is not None]

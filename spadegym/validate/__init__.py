@@ -19,8 +19,8 @@ a sandbox failure category (``timeout``, ``memory``, ``crash``, ``protocol``,
 """
 
 from .config import DEFAULT_ALLOWED_IMPORTS, ValidationConfig
-from .gate import expand_paths, validate_paths, validate_source
+from .gate import expand_paths, validate_paths, validate_source, validate_sources
 from .verdict import Check, Verdict
 
 __all__ = ["DEFAULT_ALLOWED_IMPORTS", "Check", "ValidationConfig", "Verdict", "expand_paths",
-           "validate_paths", "validate_source"]
+           "validate_paths", "validate_source", "validate_sources"]

@@ -27,7 +27,7 @@ class ValidationConfig(BaseModel):
     allowed_imports: list[str] = Field(list(DEFAULT_ALLOWED_IMPORTS), description="Top-level modules an environment may import.")
     random_episodes: int = Field(16, ge=1, description="Episodes the random policy plays to estimate its win rate.")
     random_win_threshold: float = Field(0.5, ge=0, le=1, description="Largest random-policy win rate allowed (above it the env is degenerate).")
-    random_workers: int = Field(4, ge=1, description="Sandbox workers playing random episodes in parallel (pipelined).")
+    random_workers: int = Field(0, ge=0, description="Fresh sandbox workers that play only random episodes (a file without solution() gets one); the main and twin probes' workers play the rest after their own probes.")
     jobs: int = Field(4, ge=1, description="Files validate_paths probes at once (threads sharing one sandbox).")
     verdict_budget_s: float = Field(30.0, gt=0, description="Wall-clock time one verdict's sandbox probes may take in all; past it the verdict is a timeout.")
     repeat_steps: int = Field(30, ge=1, description="Steps of one repeated garbage action when probing robustness.")

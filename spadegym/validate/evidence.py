@@ -1,6 +1,6 @@
 """The probe plan: what the gate plays in the sandbox for one environment.
 
-All probes run together in lockstep on separate fresh workers:
+All probes run together in lockstep, main and twin each on a fresh worker:
 
 - main: reset(s0) with valid actions and hint, solution() and its play (a
   text solution that does not win is played again as each sequence
@@ -11,7 +11,13 @@ All probes run together in lockstep on separate fresh workers:
   another fresh worker, and reset(s1) with solution(), for the determinism
   check; then each action that
   valid_actions() lists after reset(s0), one per episode (the menu sweep);
-- random: ``random_episodes`` uniform-random episodes spread over ``random_workers``.
+- random: ``random_episodes`` uniform-random episodes, dealt in turn to
+  ``random_workers`` fresh workers (at least one when the file has no
+  solution(): its first episode is the reference of the determinism check,
+  played in a fresh worker), then to the twin and the main worker, which play
+  theirs after their own probes. Random episodes never needed a process of
+  their own (each starts with a reset, several already shared a worker), and
+  every worker the gate forks and loads costs more CPU than all its steps.
 
 A tool-use environment (one with ``get_tools``) also answers get_tools() in the
 main probe (after reset(s1)), and every play sends tool-call actions to ``execute_tool`` as the rollout does.
@@ -236,8 +242,16 @@ def _random_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfi
         evidence.random.append((yield from _random_play(evidence, handle, config, i)))
 
 
+def _then(first: Probe, second: Probe) -> Probe:
+    """One probe after the other on the same worker."""
+    yield from first
+    yield from second
+
+
 def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, deadline: float) -> list[EnvHandle]:
     """Fresh workers loading the file; threads overlap the loads (the sandbox's spawn lock orders forks)."""
+    if count == 1:
+        return [sandbox.open(source, filename, deadline=deadline)]
     with ThreadPoolExecutor(max_workers=count) as pool:
         return list(pool.map(lambda _: sandbox.open(source, filename, deadline=deadline), range(count)))
 
@@ -245,11 +259,10 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
     evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
-    workers = min(config.random_workers, config.random_episodes)
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
-    handles = _open_handles(sandbox, source, filename, workers + 2, deadline)
-    main, twin, randoms = handles[0], handles[1], handles[2:]
+    handles = _open_handles(sandbox, source, filename, 2 + config.random_workers, deadline)
+    main, twin = handles[:2]
     try:
         evidence.load = main.loaded
         if not main.loaded.ok:
@@ -258,9 +271,14 @@ def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: Valida
         evidence.action_format = main.info.get("action_format", PLAIN)
         evidence.declared_max_turns = main.info.get("max_turns")
         evidence.turn_budget = evidence.declared_max_turns or config.max_turns
-        probes: list[Probe] = [_main_probe(evidence, main, config), _twin_probe(evidence, twin, config)]
-        probes += [_random_probe(evidence, h, config, range(k, config.random_episodes, workers))
-                   for k, h in enumerate(randoms)]
+        if not evidence.has_solution and len(handles) == 2:  # random episode 0 needs a fresh worker
+            handles += _open_handles(sandbox, source, filename, 1, deadline)
+        players = [*handles[2:], twin, main]
+        deals = [range(k, config.random_episodes, len(players)) for k in range(len(players))]
+        randoms = {id(h): _random_probe(evidence, h, config, deal) for h, deal in zip(players, deals)}
+        probes: list[Probe] = [_then(_main_probe(evidence, main, config), randoms.pop(id(main))),
+                               _then(_twin_probe(evidence, twin, config), randoms.pop(id(twin))),
+                               *randoms.values()]
         # A timeout already decides the verdict; waiting out more of them would only cost time.
         run_lockstep(probes, stop_on={"timeout"})
         evidence.random.sort(key=lambda t: t.seed)

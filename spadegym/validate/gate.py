@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from ..envfile import SourceError, read_source
@@ -85,6 +86,34 @@ def _validate_file(path: Path, hint: str | None, box: Sandbox, config: Validatio
     return validate_source(source, str(path), hint=hint, sandbox=box, config=config)
 
 
+def _overlapped(tasks: Iterable[Callable[[], Verdict]], jobs: int) -> Iterator[Verdict]:
+    """Run ``jobs`` verdicts at once, in threads (a verdict mostly waits for its workers); in order."""
+    pending: deque[Future[Verdict]] = deque()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        try:
+            for task in tasks:
+                pending.append(pool.submit(task))
+                if len(pending) > jobs:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:  # the caller stopped early: do not probe the rest
+                future.cancel()
+
+
+def validate_sources(sources: Iterable[tuple[str, str, str | None]], *, sandbox: Sandbox | None = None,
+                     config: ValidationConfig | None = None) -> list[Verdict]:
+    """``validate_source`` of each ``(source, filename, hint)``, ``config.jobs`` files at once on one sandbox.
+
+    The verdicts, in order, are those of validating the files one after the other.
+    """
+    config = config or ValidationConfig()
+    with sandbox_or_own(sandbox, config.sandbox) as box:
+        return list(_overlapped((partial(validate_source, source, filename, hint=hint, sandbox=box, config=config)
+                                 for source, filename, hint in sources), config.jobs))
+
+
 def validate_paths(paths: list[str | Path], *, hint: str | None = None, sandbox: Sandbox | None = None,
                    config: ValidationConfig | None = None) -> Iterator[Verdict]:
     """Validate files and directories (their ``*.py`` files, sorted), one Verdict per file, in order.
@@ -94,15 +123,5 @@ def validate_paths(paths: list[str | Path], *, hint: str | None = None, sandbox:
     """
     config = config or ValidationConfig()
     files = expand_paths(paths)
-    pending: deque[Future[Verdict]] = deque()
-    with sandbox_or_own(sandbox, config.sandbox) as box, ThreadPoolExecutor(max_workers=config.jobs) as pool:
-        try:
-            for path in files:
-                pending.append(pool.submit(_validate_file, path, hint, box, config))
-                if len(pending) > config.jobs:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:  # the caller stopped early: do not probe the rest
-                future.cancel()
+    with sandbox_or_own(sandbox, config.sandbox) as box:
+        yield from _overlapped((partial(_validate_file, path, hint, box, config) for path in files), config.jobs)

@@ -13,7 +13,7 @@ from ..envfile.bases import provided_methods
 from ..envfile.contract import ACTION_FORMATS
 from ..envfile.loader import PROVIDED_MODULES
 from ..envfile.reference import ACTION_FORMAT_NAME, declared_action_format
-from ..envfile.static import SourceError, env_class_nodes, find_env_class_name, parse
+from ..envfile.static import SourceError, env_class, env_class_nodes, parse
 from .config import ValidationConfig
 from .verdict import STATIC, Check, failed, passed
 
@@ -39,7 +39,7 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
         return [*checks, failed("parses", str(exc), STATIC)]
     checks.append(passed("parses"))
     try:
-        class_name = find_env_class_name(source, filename)
+        class_name = env_class(tree).name
     except SourceError as exc:
         return [*checks, failed("one_env_class", str(exc), STATIC)]
     checks.append(passed("one_env_class"))
