@@ -233,3 +233,13 @@ def test_distinct_overlap_ignores_words_that_every_action_shares():
     plain = featurizer.view("A vault.", actions)
     own = set(plain.pair_idx[plain.pair_ptr[0]:plain.pair_ptr[1]]) - set(plain.pair_idx[plain.pair_ptr[1]:plain.pair_ptr[2]])
     assert say_amber - say_dune == own  # a hint naming only the shared word favours neither action
+
+
+@pytest.mark.parametrize("top", [1 << 16, 1 << 22])
+def test_row_order_by_16_bit_digits_is_the_stable_sort(top):
+    from spadegym.agents.learner.model import stable_order
+
+    rows = np.random.default_rng(3).integers(0, top, 50_000)
+    rows[:100] = rows[100]  # runs of equal rows: their order must be kept
+    assert np.array_equal(stable_order(rows), np.argsort(rows, kind="stable"))
+    assert len(stable_order(rows[:0])) == 0

@@ -58,7 +58,7 @@ class LearnerConfig(BaseModel):
     clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
     distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
     hint_prior: float = Field(0.0, ge=0, description="Initial weight of the rules 'take the action the hint line writes out' and 'take the action whose telling words the hint names' (4: a fresh learner follows a hint as an instruction-following model would); 0 leaves them to be learnt from reward, which multi-step observer hints rarely teach (benchmarks/README.md).")
-    cache_entries: int = Field(2_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each).")
+    cache_entries: int = Field(8_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each): the default (~96 MB) holds the views of a default round's plays, so its update reads the features they built instead of rebuilding them.")
     view_entries: int = Field(VIEW_ENTRIES, ge=1024, description="Feature entries one view (an observation and its menu) holds at most, however many actions the environment lists; it also bounds an update's memory (64 such views per minibatch, 512 kept built).")
     seed: int | None = Field(None, description="Seeds the initial weights and the action sampling; unset: the run's seed (0 outside a run).")
 

@@ -67,13 +67,22 @@ class RowSum:
 
     @classmethod
     def of(cls, rows: np.ndarray) -> RowSum:
-        order = np.argsort(rows, kind="stable")
+        order = stable_order(rows)
         sorted_rows = rows[order]
         starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
         return cls(order, starts, sorted_rows[starts])
 
     def __call__(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.rows, np.add.reduceat(values[self.order], self.starts, axis=0)
+
+
+def stable_order(rows: np.ndarray) -> np.ndarray:
+    """``np.argsort(rows, kind="stable")`` for row numbers below 2**32, by 16-bit digits (numpy radix-sorts
+    16-bit keys: ten times faster than a stable sort of 64-bit ones); the same order, so the same sums."""
+    if len(rows) == 0 or int(rows.max()) < 1 << 16:
+        return np.argsort(rows.astype(np.uint16), kind="stable")
+    order = np.argsort((rows & 0xFFFF).astype(np.uint16), kind="stable")
+    return order[np.argsort((rows[order] >> 16).astype(np.uint16), kind="stable")]
 
 
 def make_batch(views: list[ViewFeatures]) -> Batch:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .actions import Actions
 from .hashing import Entries, Kind, TokenHashes, mix
-from .observation import read_observation
+from .observation import LineReader, read_observation
 from .overlap import add_overlaps, word_index
 from .references import reference_entries
 
@@ -64,15 +64,16 @@ class Featurizer:
     """
 
     def __init__(self, bits: int = 16, max_tokens: int = 384, max_tagged: int = 256,
-                 cache_entries: int = 2_000_000, view_entries: int = VIEW_ENTRIES):
+                 cache_entries: int = 8_000_000, view_entries: int = VIEW_ENTRIES):
         self.bits = bits
         self.max_tokens = max_tokens  # long observations are cut: cost stays bounded per view
         self.max_tagged = max_tagged
         self.view_entries = view_entries  # the budget of one view, however long its menu (see _build)
-        self.cache_entries = cache_entries  # budget in feature entries (~12 bytes each): ~24 MB by default
+        self.cache_entries = cache_entries  # budget in feature entries (~12 bytes each): ~96 MB by default
         self._views: OrderedDict[tuple[str, tuple[str, ...]], ViewFeatures] = OrderedDict()
         self._cached = 0
         self._hashes = TokenHashes()
+        self._lines = LineReader(self._hashes)
         self._actions = Actions(self._hashes, bits)
 
     def view(self, observation: str, actions: list[str]) -> ViewFeatures:
@@ -98,6 +99,7 @@ class Featurizer:
         self._views.clear()
         self._cached = 0
         self._actions.clear()
+        self._lines.clear()
         self._hashes.clear()
 
     def _build(self, observation: str, actions: list[str]) -> ViewFeatures:
@@ -108,7 +110,7 @@ class Featurizer:
         actions' words are cut to fit the rest, so memory and work per view are bounded by the
         budget, not by the menu the environment lists.
         """
-        obs = read_observation(observation, self._hashes, self.bits, self.max_tokens, self.max_tagged)
+        obs = read_observation(observation, self._hashes, self.bits, self.max_tokens, self.max_tagged, self._lines)
         acts = [self._actions(action) for action in actions]
         deep = self.view_entries // _DEEP_SHARE
         share = max(1, deep // max(1, len(acts)))

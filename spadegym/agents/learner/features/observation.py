@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....envfile.contract import HINT_PREFIX
-from .hashing import Entries, Kind, TokenHashes, keyed
+from .hashing import BoundedMemo, Entries, Kind, TokenHashes, keyed
 
 TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 WORD = re.compile(r"[a-z0-9]+")
@@ -35,6 +35,7 @@ _REF_WORDS = 8  # words of a labelled line that reference features may name (num
 _LABELLED_LINES = 32  # labelled lines an action may refer to (long observations are cut)
 _TAG_MIX = np.uint64(0x100000001B3)  # folds a (label, word) pair into one 64-bit key
 _REL_A, _REL_B = 0x9E3779B1, 0x85EBCA77  # fold two labels and a slot into one relation key
+_LINE_MEMO_LIMIT = 50_000  # lines a LineReader remembers before it forgets them all
 
 
 @dataclass
@@ -67,54 +68,111 @@ class Observation:
     labelled: list[LabelledLine]
 
 
+@dataclass
+class ReadLine:
+    """What one line of an observation contributes, read once however often the line recurs."""
+
+    label: str
+    labelled: bool  # the line has a label (it was matched, not defaulted)
+    hint: bool
+    label_hash: int
+    tokens: list[str]
+    entries_a: list[int]  # its observation entries, in order (see ``Entries``)
+    entries_b: list[int]
+    tags: list[tuple[tuple[int, int], tuple[int, int] | None]]  # per token: its tagged pair, and its slot pair
+    numbers: list[int]
+    words: list[str]
+    reference: LabelledLine | None  # what actions may refer to: a labelled line other than the hint
+    tagged: dict[tuple[int, int], None]  # ``tags`` flattened, in order (an ordered set)
+
+
+def _read_line(label: str, labelled: bool, hint: bool, tokens: list[str], hashes: TokenHashes) -> ReadLine:
+    lh = hashes(label)
+    a, b = [keyed(Kind.OBS_LABEL, lh)], [0]
+    tags: list[tuple[tuple[int, int], tuple[int, int] | None]] = []
+    prev = 0
+    for slot, tok in enumerate(tokens):
+        th = hashes(tok)
+        a += (keyed(Kind.OBS_WORD, th), keyed(Kind.OBS_BIGRAM, prev), keyed(Kind.OBS_TAGGED, lh))
+        b += (0, th, th)
+        prev = th
+        # where a word stands in a short line matters: "position: 1 2"
+        tags.append(((lh, th), (lh + (slot + 1) * _SLOT_STRIDE, th) if slot < _SLOTS else None))
+    numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:NUMBERS]
+    words = [t for t in tokens if WORD.fullmatch(t)]
+    reference = _labelled_line(label, numbers, words) if labelled and not hint else None
+    flat = dict.fromkeys(key for pair, slotted in tags for key in (pair, slotted) if key is not None)
+    return ReadLine(label, labelled, hint, lh, tokens, a, b, tags, numbers, words, reference, flat)
+
+
+class LineReader(BoundedMemo):
+    """A bounded memo of each line's reading: the lines of a game's observations recur from step to
+    step and from episode to episode (its rules, its hint), and reading them is most of a view's cost."""
+
+    def __init__(self, hashes: TokenHashes, limit: int = _LINE_MEMO_LIMIT) -> None:
+        super().__init__(limit)
+        self.hashes = hashes
+
+    def compute(self, key: str) -> ReadLine:
+        m = _LABEL.match(key)
+        label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, key)
+        return _read_line(label, m is not None, label == HINT_LABEL, TOKEN.findall(content), self.hashes)
+
+    def read(self, raw: str, budget: int) -> ReadLine:
+        """The line, its tokens cut at ``budget`` (the hint line at its own budget)."""
+        line = self(raw)
+        limit = _HINT_TOKENS if line.hint else budget
+        if len(line.tokens) <= limit:
+            return line
+        return _read_line(line.label, line.labelled, line.hint, line.tokens[:limit], self.hashes)
+
+
 def read_observation(observation: str, hashes: TokenHashes, bits: int, max_tokens: int,
-                     max_tagged: int) -> Observation:
-    """The observation's features and lines; past ``max_tokens`` tokens only the hint line is read."""
+                     max_tagged: int, lines: LineReader | None = None) -> Observation:
+    """The observation's features and lines; past ``max_tokens`` tokens only the hint line is read.
+
+    ``lines``: the memo of line readings to use (a featurizer keeps one); by default a fresh one.
+    """
+    reader = lines or LineReader(hashes)
     entries = Entries()
     entries.add(keyed(Kind.OBS_BIAS, 0), 0)
     tagged: dict[tuple[int, int], None] = {}  # an ordered set: the cross features follow its order
-    lines: dict[int, Line] = {}
+    merged: dict[int, Line] = {}
     numeric: dict[int, list[int]] = {}  # label -> its first numbers
     labelled: list[LabelledLine] = []
     budget = max_tokens
     for raw in observation.lower().splitlines():
-        m = _LABEL.match(raw)
-        label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, raw)
-        hint = label == HINT_LABEL
-        if budget <= 0 and not hint:
+        if budget <= 0 and not reader(raw).hint:
             continue  # the hint line comes last: a long observation must not cut it off
-        tokens = TOKEN.findall(content)[:_HINT_TOKENS if hint else budget]
-        budget -= 0 if hint else len(tokens)
-        lh = hashes(label)
-        entries.add(keyed(Kind.OBS_LABEL, lh), 0)
-        prev = 0
-        for slot, tok in enumerate(tokens):
-            th = hashes(tok)
-            entries.add(keyed(Kind.OBS_WORD, th), 0)
-            entries.add(keyed(Kind.OBS_BIGRAM, prev), th)
-            entries.add(keyed(Kind.OBS_TAGGED, lh), th)
-            prev = th
-            if len(tagged) < max_tagged:
-                tagged[(lh, th)] = None
-                if slot < _SLOTS:  # where a word stands in a short line matters: "position: 1 2"
-                    tagged[(lh + (slot + 1) * _SLOT_STRIDE, th)] = None
-        numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:NUMBERS]
-        if numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
-            numeric[lh] = numbers
-        words = [t for t in tokens if WORD.fullmatch(t)]
-        if m and not hint and len(labelled) < _LABELLED_LINES:
-            labelled.append(_labelled_line(label, numbers, words))
-        if words:
-            _merge_line(lines, lh, words)
+        line = reader.read(raw, budget)
+        budget -= 0 if line.hint else len(line.tokens)
+        lh = line.label_hash
+        entries.a += line.entries_a
+        entries.b += line.entries_b
+        entries.values += [1.0] * len(line.entries_a)
+        if len(tagged) + len(line.tagged) <= max_tagged:  # room for all: the per-word checks below all pass
+            tagged.update(line.tagged)
+        elif len(tagged) < max_tagged:
+            for pair, slotted in line.tags:
+                if len(tagged) < max_tagged:
+                    tagged[pair] = None
+                    if slotted is not None:
+                        tagged[slotted] = None
+        if line.numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
+            numeric[lh] = line.numbers
+        if line.reference is not None and len(labelled) < _LABELLED_LINES:
+            labelled.append(line.reference)
+        if line.words:
+            _merge_line(merged, lh, line.words)
     _relations(numeric, entries, tagged, max_tagged)
-    if lines:  # all lines together: overlap with the observation as a whole
-        merged = list(lines.values())
-        lines[-1] = Line(hashes(_ALL_LINES), frozenset().union(*(x.words for x in merged)),
-                         "".join(x.text for x in merged), sum(x.count for x in merged))
+    if merged:  # all lines together: overlap with the observation as a whole
+        every = list(merged.values())
+        merged[-1] = Line(hashes(_ALL_LINES), frozenset().union(*(x.words for x in every)),
+                          "".join(x.text for x in every), sum(x.count for x in every))
     idx, counts = np.unique(entries.indices(bits), return_counts=True)
     val = counts.astype(np.float32) / np.float32(len(entries))  # sums to 1: see ``featurizer``
     pairs = np.asarray(list(tagged), dtype=np.uint64).reshape(-1, 2)
-    return Observation(idx, val, pairs[:, 0] * _TAG_MIX ^ pairs[:, 1], list(lines.values()), labelled)
+    return Observation(idx, val, pairs[:, 0] * _TAG_MIX ^ pairs[:, 1], list(merged.values()), labelled)
 
 
 def _labelled_line(label: str, numbers: list[int], words: list[str]) -> LabelledLine:
