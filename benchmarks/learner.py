@@ -25,10 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
+from cpu_time import tree_cpu_s
 from rich.console import Console
 from rich.table import Table
 
@@ -46,15 +48,22 @@ def specs(*names: str) -> dict[str, EnvSpec]:
 
 
 def throughput(sandbox: Sandbox, names: tuple[str, ...], episodes: int, batch_envs: int) -> dict[str, Any]:
+    """Wall rate, and CPU per episode: this process (the learner and the episode loop) and the whole tree
+    (its sandbox workers too). On a shared machine the wall rate follows the load; the CPU does not."""
     learner = Learner(LearnerConfig(seed=0))
     steps = []
+    host, tree = time.process_time(), tree_cpu_s(sandbox)
     start = time.perf_counter()
     train(learner, sandbox, specs(*names), episodes=episodes, batch_envs=batch_envs,
           on_update=lambda s: steps.append(s["steps"]))
     seconds = time.perf_counter() - start
+    host, tree = time.process_time() - host, tree_cpu_s(sandbox) - tree
     return {"envs": list(names), "episodes": episodes, "batch_episodes": batch_envs * 8,
             "seconds": round(seconds, 2), "episodes_per_s": round(episodes / seconds),
-            "steps_per_s": round(sum(steps) / seconds)}
+            "steps_per_s": round(sum(steps) / seconds),
+            "host_cpu_ms_per_episode": round(1000 * host / episodes, 3),
+            "tree_cpu_ms_per_episode": round(1000 * tree / episodes, 3),
+            "load_average_1min": round(os.getloadavg()[0], 1)}
 
 
 def learner_compute() -> dict[str, Any]:
@@ -101,24 +110,29 @@ def main() -> None:
     parser.add_argument("--keydoor-episodes", type=int, default=16384, help="Episodes for keydoor alone.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+    parser.add_argument("--throughput-only", action="store_true", help="Only the throughput figures (no curves).")
     args = parser.parse_args()
     with Sandbox() as sandbox:
         report = {
             "throughput": [throughput(sandbox, ("keydoor",), 4096, 16),
                            throughput(sandbox, ("lights", "arithmetic"), 8192, 32)],
             "compute": learner_compute(),
-            **curves(sandbox, args.episodes, args.keydoor_episodes, args.seed),
         }
+        if args.throughput_only:
+            print(json.dumps(report))
+            return
+        report.update(curves(sandbox, args.episodes, args.keydoor_episodes, args.seed))
     if args.json:
         print(json.dumps(report))
         return
     console = Console()
     table = Table(title="training throughput (sandbox, lockstep, updates included)", title_justify="left")
-    for col in ("envs", "episodes", "batch", "seconds", "episodes/s", "steps/s"):
+    for col in ("envs", "episodes", "batch", "seconds", "episodes/s", "steps/s", "host CPU ms/ep", "tree CPU ms/ep"):
         table.add_column(col, justify="left" if col == "envs" else "right")
     for t in report["throughput"]:
         table.add_row(",".join(t["envs"]), str(t["episodes"]), str(t["batch_episodes"]), str(t["seconds"]),
-                      str(t["episodes_per_s"]), str(t["steps_per_s"]))
+                      str(t["episodes_per_s"]), str(t["steps_per_s"]), str(t["host_cpu_ms_per_episode"]),
+                      str(t["tree_cpu_ms_per_episode"]))
     console.print(table)
     console.print(f"learner compute alone: {report['compute']['act_views_per_s']} views/s scored in act, "
                   f"{report['compute']['update_decisions_per_s']} decisions/s in update")

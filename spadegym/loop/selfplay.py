@@ -112,7 +112,8 @@ class SelfPlay:
         self._infra_seen: dict[str, int] = {}
         # Workers stay loaded from round to round (replayed levels, the held-out suite): forking and loading
         # a worker costs more CPU than the episodes it then serves. The limit is what one round used to hold.
-        self.handles = HandlePool(self.sandbox, limit=2 * config.rollout.concurrency)
+        # Remote levels' sessions are not kept open between rounds (None: each round opens and closes its own).
+        self.handles = HandlePool(self.sandbox, limit=2 * config.rollout.concurrency) if self.remote is None else None
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
         self._restore()
@@ -123,7 +124,8 @@ class SelfPlay:
     def close(self) -> None:
         """Release the agent's connections and the event loop."""
         try:
-            self.handles.close()
+            if self.handles is not None:
+                self.handles.close()
             self._await(self.agent.aclose())
         finally:
             self._loop.close()

@@ -278,6 +278,7 @@ class Sandbox:
         self._root, self._root_lock = make_root()
         self._zygote: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
+        self._ready = False
         self._lock = threading.Lock()
         self._slots = 0
         # A root host gives each worker an unprivileged uid from a block no other sandbox uses.
@@ -302,6 +303,28 @@ class Sandbox:
             stdin.write(_PACKAGE_PARENT.encode() + b"\n")
         self._sock = host_end
         self._sock_buf = b""
+        self._ready = False  # it answers once it has imported what workers need
+
+    def start(self) -> None:
+        """Start the zygote, if it is not running, and wait until it answers.
+
+        A spawn does this anyway; work that is timed (a verdict's budget) starts it first, so
+        the interpreter's start, slow on a loaded machine, is never charged to an environment.
+        """
+        with self._lock:
+            if self._zygote is not None and self._zygote.poll() is None and self._ready:
+                return
+            if self._zygote is None or self._zygote.poll() is not None:
+                self._start_zygote()
+            assert self._sock is not None
+            self._sock.sendall(json.dumps({"op": "ping"}).encode())
+            while True:
+                msg = self._zygote_message(None)
+                if msg is None:
+                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
+                if msg.get("ready"):
+                    self._ready = True
+                    return
 
     def spawn(self) -> Worker:
         """Fork a new confined worker from the zygote."""
@@ -323,6 +346,7 @@ class Sandbox:
                     if msg is None:
                         raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
                     pid = msg.get("pid")
+                self._ready = True
             finally:
                 os.close(to_w_r)
                 os.close(from_w_w)

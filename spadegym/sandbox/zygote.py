@@ -154,6 +154,9 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
         if spec.get("op") == "kill":
             children.discard(spec["pid"])
             continue
+        if spec.get("op") == "ping":  # the host waits until the imports above are done
+            sock.sendall(b'{"ready": true}\n')
+            continue
         in_fd, out_fd = fds
         pid = os.fork()
         if pid == 0:

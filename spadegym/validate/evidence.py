@@ -259,6 +259,7 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
     evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
+    sandbox.start()  # the zygote's own start is not the environment's time
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
     handles = _open_handles(sandbox, source, filename, 2 + config.random_workers, deadline)

@@ -1,0 +1,32 @@
+"""Starting the zygote ahead of timed work: it answers once ready, and a second start costs nothing."""
+
+from __future__ import annotations
+
+import time
+
+from spadegym.sandbox import Sandbox
+
+TINY = "class TEnv:\n    def reset(self, seed=None):\n        return 'o', {}\n    def step(self, a):\n        return 'o', 0.0, True, False, {}\n"
+
+
+def test_start_waits_for_a_ready_zygote_and_is_idempotent():
+    with Sandbox() as box:
+        box.start()
+        zygote = box._zygote
+        assert zygote is not None and zygote.poll() is None
+        again = time.perf_counter()
+        box.start()
+        assert box._zygote is zygote and time.perf_counter() - again < 0.05  # no second handshake
+        handle = box.open(TINY, "t.py")
+        assert handle.loaded.ok and handle.reset(seed=1).ok
+        handle.close()
+
+
+def test_a_zygote_that_died_is_started_again():
+    with Sandbox() as box:
+        box.start()
+        box._zygote.kill()
+        box._zygote.wait()
+        box.start()
+        assert box._zygote.poll() is None
+        assert box.open(TINY, "t.py").loaded.ok
