@@ -7,7 +7,8 @@ prefers mid-difficulty levels, so the operator policy has something to learn).
 Each round's proposals are validated twice on the same sandbox, in alternating
 order: as the loop validates them now (``validate_sources``: the default
 settings, ``validation.jobs`` files at once), and as the gate did before
-(one file after the other, four workers for the random episodes). Both must
+(one file after the other, six fresh workers per file: four more for the
+random episodes). Both must
 give the same verdicts; the ratio of their rates, and of the CPU time they
 used (this process, the zygote and its workers), is the speed-up.
 
@@ -32,7 +33,7 @@ from spadegym.families import get_family
 from spadegym.sandbox import Sandbox
 from spadegym.validate import ValidationConfig, Verdict, validate_source, validate_sources
 
-#: The gate's settings before the speed-up (one file at a time, four random-play workers).
+#: The gate's settings before the speed-up: one file at a time, six fresh workers per file.
 BEFORE = ValidationConfig(random_workers=4, jobs=1)
 
 
