@@ -23,6 +23,8 @@ from ..envfile.loader import prelude
 from ..envfile.static import parse_ast
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n`]*$")
+# An opening fence at the end of a line of prose ("Here it is: ```python"); closing fences stand alone.
+_TRAILING_OPEN = re.compile(r"(`{3,}|~{3,})[ \t]*([\w+.#-]*)[ \t]*$")
 _ENV_CLASS = re.compile(r"^class[ \t]+\w*\wEnv\b", re.MULTILINE)
 _CODE_START = re.compile(r"^(import |from |class |def |[A-Z_][A-Z0-9_]* *=|#|\"\"\"|''')", re.MULTILINE)
 _PYTHON_TAGS = {"python", "py", "python3", "py3"}
@@ -68,8 +70,8 @@ def fenced_blocks(text: str) -> list[Block]:
     opening: tuple[str, str] | None = None
     body: list[str] = []
     for line in lines:
-        match = _FENCE.match(line)
         if opening is None:
+            match = _FENCE.match(line) or _TRAILING_OPEN.search(line)
             if match:
                 opening, body = (match.group(1), match.group(2)), []
             continue

@@ -22,6 +22,7 @@ CASES = [
                  id="prefers-python-tag"),
     pytest.param(f"```python\n{ENV}", ENV, None, ["closing_fence"], id="missing-closing-fence"),
     pytest.param(f"```py\n{ENV}```", ENV, None, [], id="py-tag"),
+    pytest.param(f"Here it is: ```python\n{ENV}```", ENV, None, [], id="fence-after-prose-on-its-line"),
     pytest.param(f"~~~python\n{ENV}~~~", ENV, None, [], id="tilde-fence"),
     pytest.param(f"import random\n{ENV}", f"import random\n{ENV}", None, [], id="bare-code"),
     pytest.param("A game about coins would be nice.", None, "no_code", [], id="no-code"),

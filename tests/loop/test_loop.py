@@ -269,26 +269,3 @@ def test_run_prints_nothing_and_calls_back_in_order(tmp_path, capsys):
     run(config, tmp_path / "run", callbacks=[hook], report=False)
     assert capsys.readouterr().out == ""  # the library loop prints nothing by itself
     assert hook.calls == [("start", 0, 2), ("round", 0), ("round", 1), ("end",), ("note", "Run")]
-
-
-def test_replayed_levels_are_played_on_the_workers_loaded_in_earlier_rounds(tmp_path):
-    from spadegym.executor import make_executor
-    from spadegym.loop.run import build_parts
-
-    config = RunConfig(rounds=3, **TINY_CONFIG, buffer={"min_fill": 1, "replay_fraction": 0.5})
-    with make_executor("local", config.sandbox) as box, RunStore.create(tmp_path / "run", config.model_dump(mode="json"), {}) as store:
-        loop = build_parts(config, store, box)
-        try:
-            loop.round(0)
-            loaded = {h.worker.pid: env for env, hs in loop.handles.free.items() for h in hs}
-            spawned = []
-            spawn = box.sandbox.spawn
-            box.sandbox.spawn = lambda: spawned.append(1) or spawn()
-            summary = loop.round(1)
-            kept = {h.worker.pid for hs in loop.handles.free.values() for h in hs} & set(loaded)
-            assert summary.replayed and kept, "no replayed level kept its workers"
-            # Only the new levels needed new workers: one per play at most, and two per file for the gate.
-            new = config.envs_per_round - summary.replayed
-            assert len(spawned) <= new * (config.plays + config.hint_plays + 2)
-        finally:
-            loop.close()
