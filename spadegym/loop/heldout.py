@@ -50,7 +50,7 @@ async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, s
                    handles: HandlePool | None = None) -> tuple[dict[str, Any], list[Episode]]:
     """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes.
 
-    ``handles``: workers to reuse (the run's, so the suite's files stay loaded between evaluations).
+    ``handles``: loaded workers to reuse across calls (None: this evaluation loads its own).
     """
     envs = {h.env_id: h.spec for h in suite}
     arms = (False, True) if hint else (False,)
