@@ -52,6 +52,27 @@ class EnvHost(Protocol):
     def gather(self, pendings: list[Any]) -> list[Outcome]: ...
 
 
+@dataclass
+class HostRequest:
+    """One request of a handle whose host sends it (``host.gather``), not the sandbox itself."""
+
+    handle: Any
+    op: str
+    args: dict[str, Any]
+
+
+class HostedHandle:
+    """``submit`` and ``request`` of a handle that its ``host`` serves (Ray actors, OpenEnv sessions)."""
+
+    host: Any
+
+    def submit(self, op: str, **args: Any) -> HostRequest:
+        return HostRequest(self, op, args)
+
+    def request(self, op: str, **args: Any) -> Outcome:
+        return self.host.gather([self.submit(op, **args)])[0]
+
+
 class Executor(Protocol):
     """Runs the loop's validation and hosts its episodes' environments."""
 

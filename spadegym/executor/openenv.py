@@ -36,7 +36,7 @@ from ..envfile.static import parse
 from ..sandbox import Outcome
 from ..sandbox.protocol import OK, failure
 from ..validate.verdict import CONTRACT, NONDETERMINISTIC, WARNING, Check, Verdict
-from .base import EnvHost
+from .base import EnvHost, HostedHandle, HostRequest
 from .ray_actors import INFRA
 
 #: How long one request over the wire may take before it counts as lost.
@@ -193,14 +193,7 @@ def wire_verdict(level: RemoteLevel, check: WireCheck | None = None) -> Verdict:
 
 # -- playing remote levels ---------------------------------------------------------
 
-@dataclass
-class _Pending:
-    handle: RemoteHandle
-    op: str
-    args: dict[str, Any]
-
-
-class RemoteHandle:
+class RemoteHandle(HostedHandle):
     """One OpenEnv session of a remote level; the requests of its episode, to replay after a fault."""
 
     def __init__(self, host: OpenEnvHost, level: RemoteLevel, source: str, filename: str):
@@ -213,12 +206,6 @@ class RemoteHandle:
     @property
     def info(self) -> dict[str, Any]:
         return self.loaded.value
-
-    def submit(self, op: str, **args: Any) -> _Pending:
-        return _Pending(self, op, args)
-
-    def request(self, op: str, **args: Any) -> Outcome:
-        return self.host.gather([self.submit(op, **args)])[0]
 
     def close(self) -> None:
         self.host.forget(self)
@@ -314,7 +301,7 @@ class OpenEnvHost:
 
     def gather(self, pendings: list[Any]) -> list[Outcome]:
         """The remote requests go out together on the sessions' loop while the rest go to ``inner``."""
-        remote = [i for i, p in enumerate(pendings) if isinstance(p, _Pending)]
+        remote = [i for i, p in enumerate(pendings) if isinstance(p, HostRequest) and isinstance(p.handle, RemoteHandle)]
         if not remote:
             return self.inner.gather(pendings) if self.inner is not None else []
         loop = self._ensure_loop()

@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import UserError
 from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather
 from ..sandbox.protocol import OK, failure
-from .base import RayConfig, ValidationJob
+from .base import HostedHandle, HostRequest, RayConfig, ValidationJob
 
 #: Failure category of work lost with its actor or node (host side only; never scored).
 INFRA = "infra"
@@ -106,15 +106,8 @@ class SandboxActor:
         self.sandbox.close()
 
 
-@dataclass
-class _Pending:
-    handle: RemoteEnvHandle
-    op: str
-    args: dict[str, Any]
-
-
 @dataclass(eq=False)
-class RemoteEnvHandle:
+class RemoteEnvHandle(HostedHandle):
     """An environment on one actor, with the requests of its current episode (to rebuild it elsewhere)."""
 
     host: ActorEnvHost
@@ -130,12 +123,6 @@ class RemoteEnvHandle:
     @property
     def info(self) -> dict[str, Any]:
         return self.loaded.value if self.loaded.ok else {}
-
-    def submit(self, op: str, **args: Any) -> _Pending:
-        return _Pending(self, op, args)
-
-    def request(self, op: str, **args: Any) -> Outcome:
-        return self.host.gather([self.submit(op, **args)])[0]
 
     def close(self) -> None:
         self.host.discard(self)
@@ -167,7 +154,7 @@ class ActorEnvHost:
     def _opening(self, handle: RemoteEnvHandle) -> tuple[str, str, int | None]:
         return handle.source, handle.filename, handle.max_turns
 
-    def gather(self, pendings: list[_Pending]) -> list[Outcome]:
+    def gather(self, pendings: list[HostRequest]) -> list[Outcome]:
         """Send each actor its share of the requests in one call; the actors work at once."""
         import ray
 
@@ -212,7 +199,7 @@ class ActorEnvHost:
             results[i] = self._rebuild(pendings[i])
         return results  # type: ignore[return-value] - every slot is filled above
 
-    def _record(self, p: _Pending, outcome: Outcome, loaded: Outcome | None) -> Outcome:
+    def _record(self, p: HostRequest, outcome: Outcome, loaded: Outcome | None) -> Outcome:
         if p.op == "reset":
             p.handle.log = []
             if loaded is not None:
@@ -220,7 +207,7 @@ class ActorEnvHost:
         p.handle.log.append((p.op, p.args, outcome))
         return outcome
 
-    def _rebuild(self, p: _Pending) -> Outcome:
+    def _rebuild(self, p: HostRequest) -> Outcome:
         """Open the environment on another actor and replay its episode so far, then send ``p``."""
         import ray
 
