@@ -15,7 +15,7 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..families import difficulty_index, list_families
-from ..rollout import EnvSpec, Episode, HandlePool, Play, RolloutConfig, derive_seed, run_episodes
+from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..sandbox import Sandbox
 
 
@@ -46,17 +46,13 @@ def build_suite(levels: str = "all", families: list[str] | None = None) -> list[
 
 
 async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, seed: int,
-                   hint: bool = True, rollout: RolloutConfig | None = None,
-                   handles: HandlePool | None = None) -> tuple[dict[str, Any], list[Episode]]:
-    """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes.
-
-    ``handles``: loaded workers to reuse across calls (None: this evaluation loads its own).
-    """
+                   hint: bool = True, rollout: RolloutConfig | None = None) -> tuple[dict[str, Any], list[Episode]]:
+    """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes."""
     envs = {h.env_id: h.spec for h in suite}
     arms = (False, True) if hint else (False,)
     plays = [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
              for h in suite for i in range(seeds) for arm in arms]
-    episodes = await run_episodes(sandbox, envs, plays, agent, rollout, handles=handles)
+    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:
