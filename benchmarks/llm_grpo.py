@@ -168,22 +168,38 @@ def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> d
 
 
 def designer_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Path) -> dict[str, Any]:
+    """Both roles on shared weights in one run: the model designs half of each round's levels, and a pool
+    of the first family's level-0 renders (a source beside the designer) fills the other half, so the agent
+    has levels to train on even while the designer writes no valid file."""
+    from spadegym.families import new_environment
+
+    pool = out / "pool"
+    pool.mkdir(parents=True, exist_ok=True)
+    for i in range(args.designer_rounds * args.designer_proposals):
+        _, _, source = new_environment(args.families[0], "0", {}, args.seed + i)
+        (pool / f"{args.families[0]}_{i:03d}.py").write_text(source, encoding="utf-8")
+    skill = get_family(args.families[0]).skill
     config = validate_config({
         "agent": f"hf:{model}", "designer": f"hf:{model}", "rounds": args.designer_rounds, "seed": args.seed,
-        "skills_per_round": 1, "envs_per_round": args.designer_proposals, "plays": 4, "hint_plays": 2,
+        "skills": [skill], "skills_per_round": 1, "envs_per_round": 2 * args.designer_proposals,
+        "sources": [{"source": str(pool), "share": 0.5}], "plays": 4, "hint_plays": 2,
         "group_size": 4, "heldout": {"every": 0, "levels": "easiest", "families": args.families[:1], "seeds": 1,
                                      "hint": False},
         "rollout": {"max_turns": args.max_turns},
         "train": {**train.model_dump(), "designer_max_new_tokens": args.designer_tokens},
     })
     started = time.perf_counter()
-    result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
+    result = run(config, out=out / "run", console=Console(quiet=not args.verbose), report=True)
     summaries = [s.to_dict() for s in result.summaries]
-    rates = [s["valid"] / s["proposals"] if s["proposals"] else None for s in summaries]
     learner = [s["learner"] for s in summaries]
+    # The valid-proposal rate is the designer's own: the pool's files are valid by construction.
+    rates = [x.get("designer_valid_rate") for x in learner]
     return {"valid_rate_first": rates[0], "valid_rate_last": rates[-1], "valid_rates": rates,
             "designer_updates": sum(1 for x in learner if "designer_updates" in x),
+            "agent_updates": sum(1 for x in learner if "agent_updates" in x),
+            "rounds_both_roles_updated": sum(1 for x in learner if "designer_updates" in x and "agent_updates" in x),
             "gate_progress": [x.get("designer_gate_progress") for x in learner],
+            "report": str(result.report) if result.report else None,
             "seconds": time.perf_counter() - started}
 
 

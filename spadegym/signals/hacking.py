@@ -5,8 +5,10 @@ nothing (learnable-but-useless tasks). The tell: its reward rises while the
 agent's held-out success and the diversity of new levels fall. The check
 compares the mean of the latest ``window`` rounds with the ``window`` rounds
 before (held-out success: the last two evaluations), and flags the run when
-the reward rose and both others fell; a figure the run does not measure
-(e.g. diversity) is left out of the rule and named in ``missing``.
+the reward rose and both others fell. A figure the run does not measure (no
+held-out evaluation during the run, no diversity) is named in ``missing``, and
+the run is not flagged: a rising reward with one falling figure is the
+normal course of a curriculum that moves to harder levels.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ def reward_hacking(summaries: Sequence[dict[str, Any]], window: int = 3) -> dict
     diversity = _trend(_series(summaries, "diversity.new_code"), window)
     trends = {"designer_reward": reward, "heldout_success": heldout, "diversity": diversity}
     missing = [k for k, v in trends.items() if v is None]
-    falling = [v for k, v in trends.items() if k != "designer_reward" and v is not None]
-    flagged = bool(reward is not None and reward > 0 and falling and all(v < 0 for v in falling))
+    flagged = bool(not missing and reward > 0 and heldout < 0 and diversity < 0)  # type: ignore[operator]
     return {"flag": flagged, **{f"trend_{k}": (None if v is None else round(v, 4)) for k, v in trends.items()},
             "missing": missing}

@@ -57,6 +57,9 @@ def test_the_watch_flags_a_designer_reward_that_rises_while_heldout_and_diversit
     healthy = [dict(r, heldout_success=0.5 + i / 10) for i, r in enumerate(rounds) if "heldout_success" in r]
     assert reward_hacking(healthy, window=1)["flag"] is False
     assert reward_hacking(rounds[:1])["flag"] is False  # too few rounds to tell
+    unevaluated = [{k: v for k, v in r.items() if k != "heldout_success"} for r in rounds]
+    watch = reward_hacking(unevaluated, window=2)  # no held-out evaluation during the run: cannot tell
+    assert watch["flag"] is False and watch["missing"] == ["heldout_success"]
 
 
 def test_a_missing_model_is_one_sentence():
