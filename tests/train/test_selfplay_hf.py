@@ -136,6 +136,7 @@ def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     page = result.report.read_text()  # the report shows both roles' steps
     assert "Model training (GRPO, per role)" in page
     assert "<tr><td>agent</td><td>1</td>" in page and "<tr><td>designer</td><td>1</td>" in page
+    assert "without held-out evaluations during the run: set heldout.every" in page  # the watch says what it lacks
     before = load_file(writer_dir / "model.safetensors")
     after = load_file(tmp_path / "run" / "checkpoints" / "round-0000" / "weights" / "model.safetensors")
     assert any(not torch.equal(before[k], after[k]) for k in before)
