@@ -45,5 +45,5 @@ def export(
                 raise UserError("a suite holds environments only; use --what envs (its search is a run in SUITE/hunt).")
             typer.echo(str(export_suite(run_dir, format=format, out=out)))
             return
-        for path in export_run(run_dir, format=format, what=what, out=out):
+        for path in export_run(run_dir, format=format, what=what, out=out, note=lambda m: typer.echo(m, err=True)):
             typer.echo(str(path))

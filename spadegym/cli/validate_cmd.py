@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,6 +14,9 @@ from rich.markup import escape
 from ..text import safe_text
 from . import app
 from .errors import user_errors
+
+if TYPE_CHECKING:
+    from ..validate import ValidationConfig, Verdict
 
 
 @app.command("validate")
@@ -24,7 +29,8 @@ def validate(
 ) -> None:
     """Check environment files: static lint, sandboxed contract probes, feasibility and degeneracy.
 
-    Exit status 1 when any file is invalid.
+    Exit status 1 when any file is invalid. A remote level's descriptor (a level of an OpenEnv
+    source, from a run's store or export) is checked over the wire, as its run checked it.
 
     Examples:
       spadegym validate my_env.py
@@ -32,7 +38,7 @@ def validate(
       spadegym validate guess.py --hint "the number is even"
       spadegym validate spade-pool/games/ --allow-import numpy
     """
-    from ..validate import ValidationConfig, validate_paths
+    from ..validate import ValidationConfig
 
     config = ValidationConfig()
     config.allowed_imports += [m for m in allow_import if m not in config.allowed_imports]
@@ -40,7 +46,7 @@ def validate(
     console = Console(highlight=False)
     invalid = 0
     with user_errors():
-        for verdict in validate_paths(list(paths), hint=hint, config=config):
+        for verdict in _verdicts(list(paths), hint, config):
             invalid += not verdict.valid
             if as_json:
                 typer.echo(json.dumps(verdict.to_dict()))
@@ -56,3 +62,23 @@ def validate(
                 console.print(f"  [yellow]! {check.name}[/]: {escape(safe_text(check.message))}")
     if invalid:
         raise typer.Exit(1)
+
+
+def _verdicts(paths: list[Path], hint: str | None, config: ValidationConfig) -> Iterator[Verdict]:
+    """The gate's verdict of each file, in order; a remote level's descriptor is checked over the wire instead."""
+    from ..executor.openenv import RemoteLevel, wire_verdict
+    from ..validate import expand_paths, validate_paths
+
+    files = expand_paths(paths)
+    remote = {path: level for path in files if (level := RemoteLevel.parse(_text(path))) is not None}
+    gated = validate_paths([f for f in files if f not in remote], hint=hint, config=config) \
+        if len(remote) < len(files) else iter(())
+    for path in files:
+        yield wire_verdict(remote[path], filename=str(path)) if path in remote else next(gated)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""  # the gate says why it cannot read it

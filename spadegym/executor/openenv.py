@@ -33,6 +33,7 @@ from typing import Any
 from ..envfile import clip_reward
 from ..envfile.contract import PLAIN
 from ..envfile.static import parse
+from ..errors import UserError
 from ..sandbox import Outcome
 from ..sandbox.protocol import OK, failure
 from ..validate.verdict import CONTRACT, NONDETERMINISTIC, WARNING, Check, Verdict
@@ -140,7 +141,11 @@ def observation_text(observation: Any) -> str:
 def wire_check(url: str, *, action_key: str = "message", reset_args: dict[str, Any] | None = None, seed: int = 0,
                probe_action: str = "0") -> WireCheck:
     """The gate's checks that the wire allows: reset and step answer, data types, seeded determinism."""
-    from openenv.core.generic_client import GenericEnvClient
+    try:
+        from openenv.core.generic_client import GenericEnvClient
+    except ImportError as exc:
+        raise UserError(f"checking the OpenEnv server at {url} needs OpenEnv ({exc}); "
+                        "install it with pip install 'spadegym[openenv]'.") from None
 
     result = WireCheck(url)
     args = dict(reset_args or {})
@@ -181,14 +186,15 @@ UNCHECKED = {
 }
 
 
-def wire_verdict(level: RemoteLevel, check: WireCheck | None = None) -> Verdict:
-    """The verdict of a remote level: the wire checks, and what the wire cannot check as warnings."""
+def wire_verdict(level: RemoteLevel, check: WireCheck | None = None, filename: str | None = None) -> Verdict:
+    """The verdict of a remote level (of ``filename``, else named by its URL): the wire checks, and what the wire
+    cannot check as warnings."""
     started = time.perf_counter()
     check = check or level.check()
     checks = [Check(name, True) for name in check.passed]
     checks += [Check(name, False, message, _CATEGORY.get(name, CONTRACT)) for name, message in check.failed.items()]
     checks += [Check(f"unchecked_{name}", False, message, None, WARNING) for name, message in UNCHECKED.items()]
-    return Verdict.from_checks(f"{level.url}", checks, time.perf_counter() - started)
+    return Verdict.from_checks(filename or level.url, checks, time.perf_counter() - started)
 
 
 # -- playing remote levels ---------------------------------------------------------

@@ -9,7 +9,10 @@ Formats:
   ``games/game_{round:05d}_{index:03d}_{skill_slug}.py`` (the reference's
   loaders read ``game_*.py``), ``manifest.jsonl`` (file, id, round, index,
   skill, hint, family, knobs, sha256, scores) and ``checksums.sha256``
-  (``sha256sum -c`` format).
+  (``sha256sum -c`` format). Remote levels (OpenEnv servers, ``executor.openenv``)
+  are left out of it, and ``note`` says so: their code runs on their server, so
+  the reference's rollout cannot load their descriptor files; the other formats
+  keep their descriptors.
 
 Exports only read the store, so they work on finished and interrupted runs alike.
 """
@@ -20,11 +23,12 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..executor.openenv import RemoteLevel
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")
@@ -116,8 +120,9 @@ def export_run(
     format: str = "jsonl",
     what: str | None = None,
     out: str | Path | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Export a run; returns the paths written.
+    """Export a run; returns the paths written, and tells ``note`` in one sentence what a format leaves out.
 
     With ``what`` (envs, episodes or rounds) ``out`` is the file (the directory
     for hf/spade), default ``RUN_DIR/exports/<what>.<ext>``. Without it every
@@ -134,26 +139,27 @@ def export_run(
     with RunStore.open(run_dir) as store:
         if what is not None:
             target = Path(out) if out is not None else store.dir / "exports" / _name(what, format)
-            return [_write(store, what, format, target)]
+            return [_write(store, what, format, target, note)]
         folder = Path(out) if out is not None else store.dir / "exports"
         whats = ("envs",) if format == "spade" else WHATS
-        return [_write(store, w, format, folder / _name(w, format)) for w in whats]
+        return [_write(store, w, format, folder / _name(w, format), note) for w in whats]
 
 
 def _name(what: str, format: str) -> str:
     return {"jsonl": f"{what}.jsonl", "parquet": f"{what}.parquet", "hf": what, "spade": "pool"}[format]
 
 
-def _write(store: RunStore, what: str, format: str, target: Path) -> Path:
+def _write(store: RunStore, what: str, format: str, target: Path, note: Callable[[str], None] | None) -> Path:
     rows: Iterable[dict[str, Any]] = {
         "envs": lambda: environment_rows(store),
         "episodes": lambda: episode_rows(store),
         "rounds": lambda: round_rows(store),
     }[what]()
-    return write_rows(what, rows, format, target)
+    return write_rows(what, rows, format, target, note)
 
 
-def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path) -> Path:
+def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path,
+               note: Callable[[str], None] | None = None) -> Path:
     """Write rows shaped like ``environment_rows`` / ``episode_rows`` / ``round_rows`` in one format."""
     if format not in FORMATS:
         raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
@@ -164,7 +170,14 @@ def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: P
             for row in rows:
                 f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
     elif format == "spade":
-        _write_spade(list(rows), target)
+        rows = list(rows)
+        remote = [RemoteLevel.parse(row["code"]) for row in rows]
+        _write_spade([row for row, level in zip(rows, remote) if level is None], target)
+        urls = sorted({level.url for level in remote if level is not None})
+        if urls and note is not None:
+            note(f"{len(rows) - remote.count(None)} remote level(s) left out of the pool ({', '.join(urls)}): "
+                 "their code runs on their OpenEnv server, so a pool cannot hold it; "
+                 "--format jsonl, parquet or hf exports their descriptors.")
     else:
         _write_arrow(what, rows, format, target)
     return target

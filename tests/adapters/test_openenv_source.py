@@ -101,3 +101,23 @@ def test_a_session_lost_mid_episode_is_rebuilt_on_a_new_server_by_replaying_the_
         assert host.counters()["remote_requests_replayed"] == 1 and "infra_failures" not in host.counters()
     finally:
         host.close()
+
+
+def test_spadegym_validate_checks_a_remote_levels_descriptor_over_the_wire_beside_the_gate(tmp_path: Path) -> None:
+    import json
+    import shutil
+    import subprocess
+
+    with serve_process(str(ENVS)) as (_server, url):
+        level = RemoteLevel(url, skill=SKILL, reset_args={"level_id": "number_guess"}, send_reply=True)
+        (tmp_path / "a_remote.py").write_text(level.source())
+        shutil.copy(ENVS / "number_guess.py", tmp_path / "b_local.py")
+        proc = subprocess.run(["spadegym", "validate", "--json", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    remote, local = (json.loads(line) for line in proc.stdout.splitlines())
+    assert remote["file"] == str(tmp_path / "a_remote.py") and remote["valid"]
+    checks = {c["name"]: c for c in remote["checks"]}
+    assert checks["reachable"]["passed"] and checks["seed_determinism"]["passed"]
+    assert checks["unchecked_sandboxed"]["severity"] == "warning"  # what the wire cannot check is said
+    assert local["file"] == str(tmp_path / "b_local.py") and local["valid"]
+    assert "deterministic" in {c["name"] for c in local["checks"]}  # the sandbox gate's checks, not the wire's

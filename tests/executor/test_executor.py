@@ -35,3 +35,11 @@ def test_the_ray_executor_without_ray_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
     with pytest.raises(UserError, match=r"executor 'ray' needs the ray package; install it with: pip install 'spadegym\[ray\]'"):
         make_executor("ray")
+
+
+def test_checking_a_remote_level_without_openenv_says_how_to_install_it(monkeypatch):
+    from spadegym.executor.openenv import RemoteLevel
+
+    monkeypatch.setitem(sys.modules, "openenv.core.generic_client", None)  # as if openenv were not installed
+    with pytest.raises(UserError, match=r"OpenEnv server at http://127.0.0.1:9 needs OpenEnv .*'spadegym\[openenv\]'"):
+        RemoteLevel("http://127.0.0.1:9").check()

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from synthetic_run import build_run
+from synthetic_run import ENV_SOURCE, build_run
 
 from spadegym.envfile.static import inspect_source
 from spadegym.store import RunStore
@@ -170,3 +170,26 @@ def test_cli_export_prints_paths_and_reports_user_errors(run_dir, tmp_path):
     bad = subprocess.run(["spadegym", "export", str(tmp_path / "nope")], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "does not exist" in " ".join(bad.stderr.split()) and "Traceback" not in bad.stderr
+
+
+def test_a_remote_level_keeps_its_descriptor_in_datasets_and_is_left_out_of_a_pool_in_one_sentence(tmp_path):
+    from spadegym.executor.openenv import RemoteLevel
+
+    level = RemoteLevel("http://127.0.0.1:8000", skill="Logical Deduction", reset_args={"level_id": "guess"})
+    with RunStore.create(tmp_path / "run", {}, {}) as store, store.round(0) as tx:
+        local = ENV_SOURCE.format(family="maze", level=2, skill="Logical Deduction", knob="size", cls="Maze")
+        for env_id, source in (("local", local), ("remote", level.source())):
+            candidate = {"candidate_id": env_id, "source": source, "skill": "Logical Deduction"}
+            tx.add_proposal(candidate, {"valid": True, "failed": []}, env_id, valid=True)
+            tx.add_environment(env_id, source, None, "Logical Deduction", None, {}, {}, env_id, {})
+        tx.finish({})
+    pool = subprocess.run(["spadegym", "export", str(tmp_path / "run"), "--format", "spade", "--what", "envs", "--out",
+                           str(tmp_path / "pool")], capture_output=True, text=True)
+    assert pool.returncode == 0, pool.stderr
+    manifest = [json.loads(line) for line in (tmp_path / "pool" / "manifest.jsonl").read_text().splitlines()]
+    assert [entry["id"] for entry in manifest] == ["local"] and len(list((tmp_path / "pool").rglob("*.py"))) == 1
+    said = " ".join(pool.stderr.split())
+    assert said.startswith("1 remote level(s) left out of the pool (http://127.0.0.1:8000)") and "--format jsonl" in said
+    (path,) = export_run(tmp_path / "run", "jsonl", "envs", tmp_path / "envs.jsonl")
+    rows = {row["env_id"]: row for row in map(json.loads, path.read_text().splitlines())}
+    assert RemoteLevel.parse(rows["remote"]["code"]) == level  # the descriptor, whole
