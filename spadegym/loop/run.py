@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import shutil
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -30,6 +31,43 @@ class RunResult:
     rounds: int
     summaries: list[RoundSummary]
     report: Path | None
+
+
+@dataclass
+class Footprint:
+    """What a new run's directory held before the run (``before``), so that a run that fails to start can put it back.
+
+    A run that stops before its first round is committed has nothing to resume:
+    ``erase`` removes every path it created, the directory too and the parents
+    it made (while empty), so a failed start leaves the disk as it found it.
+    """
+
+    run_dir: Path
+    held: frozenset[Path] | None  # the paths under an existing run directory; None: the run makes it
+    made: tuple[Path, ...] = ()  # the parents the run makes, deepest first
+
+    @classmethod
+    def before(cls, run_dir: Path) -> Footprint:
+        if run_dir.is_dir():
+            return cls(run_dir, frozenset(run_dir.rglob("*")))
+        made = tuple(p for p in run_dir.absolute().parents if not p.exists())
+        return cls(run_dir, None, made)
+
+    def erase(self) -> None:
+        """Remove what the run created (within an existing directory, deepest first)."""
+        if self.held is None:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            for parent in self.made:
+                try:
+                    parent.rmdir()
+                except OSError:
+                    return  # something else lives there now
+            return
+        for path in sorted(set(self.run_dir.rglob("*")) - self.held, key=lambda p: len(p.parts), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def versions() -> dict[str, str]:
@@ -102,6 +140,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     It prints nothing itself: ``callbacks`` see the run as it goes, and ``console``
     attaches the console line and progress bar (``ConsoleCallback``) as the CLI does.
     """
+    footprint: Footprint | None = None  # a new run's, to erase if it fails to start
     if resume is not None:
         store = RunStore.open(resume)
         config = validate_config(store.config, source=f"{resume}/run.sqlite")
@@ -110,16 +149,19 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     else:
         config = config or RunConfig()
         run_dir = Path(out) if out else Path("runs") / time.strftime("run-%Y%m%d-%H%M%S")
+        footprint = Footprint.before(run_dir)
         store = RunStore.create(run_dir, config.model_dump(mode="json"), versions())
-    hooks = [*([TensorBoardCallback()] if config.tensorboard else []), *callbacks,
-             *([ConsoleCallback(console)] if console is not None else [])]
+    hooks: list[RunCallback] = []
 
     def note(message: str) -> None:
         for hook in hooks:
             hook.on_note(message)
 
     summaries: list[RoundSummary] = []
+    ended = False  # the run ended as asked (not by an error or an interrupt)
     try:
+        hooks += [*([TensorBoardCallback()] if config.tensorboard else []), *callbacks,
+                  *([ConsoleCallback(console)] if console is not None else [])]
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
             loop = build_parts(config, store, executor)
             stack.callback(loop.close)
@@ -142,14 +184,22 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                 if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
                     note(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
                     break
+        ended = True
     except LLMError as exc:  # a model server that is down or refuses: stop cleanly, keep the rounds
+        if footprint is not None and store.last_complete_round() is None:
+            raise UserError(f"{exc} No round finished, so nothing of the run is kept.") from None
         raise UserError(f"{exc} Completed rounds are saved; resume with: spadegym run --resume {store.dir}") from None
     except KeyboardInterrupt:
-        note(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
+        if footprint is not None and store.last_complete_round() is None:
+            note("interrupted before the first round finished; nothing of the run is kept.")
+        else:
+            note(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
         raise
     finally:
         last = store.last_complete_round()
         store.close()
+        if footprint is not None and last is None and not ended:  # a failed start: nothing to resume
+            footprint.erase()
     note(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
     report_path = None
     if report:

@@ -13,6 +13,7 @@ import time
 import pytest
 from rich.console import Console
 
+from spadegym.errors import UserError
 from spadegym.loop import RunConfig, run
 from spadegym.store import RunStore
 
@@ -124,6 +125,28 @@ def test_config_errors_are_one_sentence(tmp_path):
         assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
+
+
+def test_a_run_that_fails_to_build_leaves_an_existing_directory_exactly_as_it_was(tmp_path):
+    existing = tmp_path / "existing"
+    (existing / "notes").mkdir(parents=True)
+    (existing / "notes" / "todo.txt").write_text("keep me")
+    before = sorted(existing.rglob("*"))
+    bad_source = spadegym("run", "--out", str(existing), "--source", str(tmp_path / "no-pool"), *TINY)
+    assert bad_source.returncode == 2 and "Traceback" not in bad_source.stderr
+    assert " ".join(bad_source.stderr.split()).startswith(f"error: source '{tmp_path / 'no-pool'}'")
+    assert sorted(existing.rglob("*")) == before and (existing / "notes" / "todo.txt").read_text() == "keep me"
+
+
+def test_a_run_whose_server_is_unreachable_before_its_first_round_leaves_nothing_behind(tmp_path):
+    new = tmp_path / "runs" / "deep" / "run"  # the parents too are the run's to make, and to take back
+    config = RunConfig(rounds=1, designer="openai:m@http://127.0.0.1:9/v1", tensorboard=True, **TINY_CONFIG)
+    with pytest.raises(UserError) as stopped:
+        run(config, new, console=quiet(), report=False)
+    said = str(stopped.value)
+    assert said.startswith("cannot get a reply from the model server at http://127.0.0.1:9/v1")
+    assert said.endswith("No round finished, so nothing of the run is kept.") and "--resume" not in said
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
