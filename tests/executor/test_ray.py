@@ -207,3 +207,36 @@ def test_validation_survives_a_killed_actor(fixtures_dir):
         counters = executor.counters()
     assert [v.valid for v in verdicts] == expected == [True] * 3
     assert counters == {"actors_lost": 1, "validations_redone": 1}
+
+
+def test_a_run_with_an_openenv_source_plays_and_scores_its_remote_level_beside_the_actors(tmp_path):
+    pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+    from test_openenv import serve_process
+
+    from spadegym.executor.openenv import RemoteLevel
+
+    skill, out = "Logical Deduction", tmp_path / "run"
+    with serve_process(str(ENVS)) as (_server, url):
+        source = {"source": f"openenv:{url}", "share": 0.5, "reset_args": {"level_id": "number_guess"},
+                  "send_reply": True, "skill": skill, "hint": "halve the range each guess"}
+        config = RunConfig(rounds=2, agent="random", envs_per_round=2, plays=4, hint_plays=2, group_size=2,
+                           skills=[skill], skills_per_round=1, tensorboard=False, sources=[source],
+                           executor="ray", ray=RAY, buffer={"min_fill": 2, "replay_fraction": 1.0, "retire_after": 0},
+                           heldout={"every": 0, "levels": "easiest", "seeds": 1, "families": ["take_away"]})
+        result = run(config, out, report=False)
+
+    with RunStore.open(out) as store:
+        [remote] = [row for row in store.environments() if RemoteLevel.parse(row["source"])]
+        [local] = [row for row in store.environments() if not RemoteLevel.parse(row["source"])]
+        episodes = {row["env_id"]: store.episodes(env_id=row["env_id"], split="train") for row in (remote, local)}
+        scores = store.latest_scores()
+    assert remote["meta"]["source"] == f"openenv:{url}"
+    # Round 0 plays both new levels, round 1 replays them: the remote one over the wire by the run's agent,
+    # the designer's on the actors; every play is scored.
+    for env_id in (remote["env_id"], local["env_id"]):
+        assert sorted(e["round"] for e in episodes[env_id]) == [0] * 6 + [1] * 6
+        assert all(e["failure"] is None and e["turns"] for e in episodes[env_id])
+        assert scores[env_id]["round"] == 1 and scores[env_id]["plays"] == 4 and scores[env_id]["plays_hint"] == 2
+    assert all(t["action"] in {str(i) for i in range(1, 13)} for e in episodes[remote["env_id"]] for t in e["turns"])
+    assert any("hint: halve the range" in e["turns"][0]["observation"] for e in episodes[remote["env_id"]] if e["hinted"])
+    assert [s.played for s in result.summaries] == [2, 2] and not any(s.infrastructure for s in result.summaries)
