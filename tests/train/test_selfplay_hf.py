@@ -51,7 +51,7 @@ DOORS_ENV = textwrap.dedent('''\
 
 
 @pytest.fixture(scope="module")
-def writer_dir(tmp_path_factory, family_corpus):
+def writer_dir(tmp_path_factory):
     """A tiny model that, as a designer, writes the doors environment about half the time, and as an
     agent answers a, b or c.
 
@@ -59,6 +59,10 @@ def writer_dir(tmp_path_factory, family_corpus):
     probability at the start of a designer reply to about one half (then the end of the turn), and
     spread an agent reply over the three doors. So one round has valid and invalid proposals, and
     won and lost plays: rewards that differ in both roles.
+
+    Its tokenizer learns only the texts this round shows the model (the prompts it is taught and
+    the doors game), never the built-in families' files: a family's wording changes neither its
+    vocabulary nor, through it, the round's draws.
     """
     from tokenizers import AddedToken
 
@@ -68,7 +72,14 @@ def writer_dir(tmp_path_factory, family_corpus):
     from spadegym.designers.memory import MemorySelection
     from spadegym.train.tiny import tiny_model
 
-    model, tok = tiny_model(seed=0, corpus=family_corpus, vocab_size=1000)
+    empty = MemorySelection([], [], [])
+    designer_messages = [prompts.design_messages(s, document=None, memory=empty, picture="")
+                         for s in ("Logical Deduction",)]
+    observation = "Three doors: a, b and c. One hides a prize. Reply with \\boxed{a}, \\boxed{b} or \\boxed{c}."
+    view = View("k", observation, valid_actions=["a", "b", "c"], max_turns=1)  # as the runner shows it
+    agent_messages = [system_message(view), user_message(view)]
+    corpus = [m["content"] for m in (*sum(designer_messages, []), *agent_messages)] + [DOORS_ENV]
+    model, tok = tiny_model(seed=0, corpus=corpus, vocab_size=1000)
     tok.add_tokens([AddedToken(f"```python\n{DOORS_ENV}```", normalized=False, special=False)])
     model.resize_token_embeddings(len(tok))
     env_token, eos = len(tok) - 1, tok.eos_token_id
@@ -77,12 +88,8 @@ def writer_dir(tmp_path_factory, family_corpus):
     def ids(messages):
         return list(tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False))
 
-    empty = MemorySelection([], [], [])
-    designer_prompts = [ids(prompts.design_messages(s, document=None, memory=empty, picture=""))
-                        for s in ("Logical Deduction",)]
-    observation = "Three doors: a, b and c. One hides a prize. Reply with \\boxed{a}, \\boxed{b} or \\boxed{c}."
-    view = View("k", observation, valid_actions=["a", "b", "c"], max_turns=1)  # as the runner shows it
-    agent_prompt = ids([system_message(view), user_message(view)])
+    designer_prompts = [ids(messages) for messages in designer_messages]
+    agent_prompt = ids(agent_messages)
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-2)
     for _ in range(150):
         loss, p_env = 0.0, []
@@ -112,7 +119,7 @@ def config(model_dir, rounds: int = 1, **extra):
     return validate_config({
         "agent": f"hf:{model_dir}", "designer": f"hf:{model_dir}", "rounds": rounds, "seed": 0,
         "skills": ["Logical Deduction"], "skills_per_round": 1, "envs_per_round": 5,
-        # Two groups of 8 plays: won and lost plays in one round, whatever vocabulary the family files give the tiny model.
+        # Two groups of 8 plays: won and lost plays in one round.
         "plays": 16, "hint_plays": 2, "group_size": 8,
         "heldout": {"every": 0, "levels": "easiest", "families": ["number_sequence"], "seeds": 2, "hint": False},
         "train": {"max_new_tokens": 6, "designer_max_new_tokens": 6, "lr": 5e-3, "action_rule": "forgiving",
