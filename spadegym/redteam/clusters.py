@@ -1,8 +1,8 @@
 """Failure clusters: which found failures are the same bug.
 
 A failure of a built-in family level is named by its family and the knob
-values of its minimal form (``variant`` left out: it only picks instances), so
-two failures that shrink to the same level are one cluster. A file written by
+values of its minimal form, less the knobs a frozen target cannot tell apart
+(``UNSEEN_KNOBS``), so two failures that shrink to the same game are one cluster. A file written by
 a model is named by the normalised hash of its minimal code and the target's
 failure pattern (how it lost). The memory counts the failures of each cluster,
 so the designer's novelty bonus falls as a cluster fills.
@@ -39,13 +39,19 @@ def _how_lost(episode: Episode) -> str:
     return "out_of_turns" if episode.truncated else "lost"
 
 
+#: Knobs that change neither what a frozen target sees nor when it wins: ``variant`` only picks the
+#: instances, ``reward_shaping`` only the rewards before the end (no agent's view holds a reward).
+#: Two forms that differ only in them are one game to the target, so one failure.
+UNSEEN_KNOBS = (*FREE_KNOBS, "reward_shaping")
+
+
 def level_signature(family: str, knobs: dict[str, Any]) -> dict[str, Any]:
-    """The knobs that define a family level's difficulty (completed, ``variant`` left out)."""
+    """The knobs that define a family level's game for a frozen target (completed, ``UNSEEN_KNOBS`` left out)."""
     try:
         full = get_family(family).check_knobs(knobs)
     except FamilyError:
         full = dict(knobs)
-    return {k: v for k, v in sorted(full.items()) if k not in FREE_KNOBS}
+    return {k: v for k, v in sorted(full.items()) if k not in UNSEEN_KNOBS}
 
 
 def cluster_key(family: str | None, knobs: dict[str, Any], source: str, pattern: str) -> str:

@@ -42,11 +42,24 @@ def test_wilson_interval_is_tight_for_many_plays_and_wide_for_few() -> None:
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
-def test_a_cluster_is_the_family_and_minimal_knobs_without_the_variant() -> None:
+def test_a_cluster_is_the_family_and_minimal_knobs_without_those_the_target_cannot_tell_apart() -> None:
     easiest = get_family("take_away").level_knobs(0)["stones"]
     a = cluster_key("take_away", {"piles": 3, "variant": 1}, "", "lost")
     b = cluster_key("take_away", {"piles": 3, "variant": 6, "stones": easiest}, "", "out_of_turns")
     assert a == b and "variant" not in a and f"stones={easiest}" in a
+    # Sparse and partial rewards are one game to a frozen target: the same observations, the same win.
+    sparse = cluster_key("take_away", {"piles": 3, "reward_shaping": "sparse"}, "", "lost")
+    assert sparse == a and "reward_shaping" not in sparse
+    games = []
+    for shaping in ("partial", "sparse"):
+        namespace: dict = {}
+        exec(get_family("take_away").render({"piles": 3, "reward_shaping": shaping}), namespace)  # a built-in file
+        env = next(v for k, v in namespace.items() if k.endswith("Env") and isinstance(v, type))()
+        opening = env.reset(seed=5)[0]
+        steps = [env.step(action) for action in env.solution()]
+        games.append((opening, [(obs, done) for obs, _r, done, _t, _i in steps], steps[-1][1]))
+    assert games[0] == games[1] and games[0][2] == 1.0
+    assert cluster_key("take_away", {"piles": 2}, "", "lost") != a  # a knob it sees still tells clusters apart
     code = "class XEnv:\n    pass\n"
     assert cluster_key(None, {}, code, "lost") != cluster_key(None, {}, code, "format")
 
