@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,16 +56,26 @@ class _Pending:
     worker: Worker
     request_id: int
     op: str
-    deadline: float
-    started: float
+    timeout: float  # how long the worker may take once it starts on this request
+    cap: float = math.inf  # a deadline the request never outlives (its handle's), however late it starts
+    started: float = math.inf  # when the worker could start on it: sent, or the reply before it came
+    deadline: float = math.inf
     method: str | None = None  # the method of a "call"
-    unsent: memoryview | None = None  # the part of the request the worker's pipe has not taken yet
     why: str = ""  # what set the deadline, when it is not the per-call limit
     budget: EnvHandle | None = None  # the handle whose episode budgets this request counts against
+    outcome: protocol.Outcome | None = None
+
+    def begin(self, now: float) -> None:
+        """The worker starts on this request now: its time limit runs from here."""
+        self.started, self.deadline = now, min(now + self.timeout, self.cap)
 
 
 class Worker:
-    """One worker process: a private request pipe and reply pipe."""
+    """One worker process: a private request pipe and reply pipe.
+
+    It answers requests in the order they were sent (``inflight``), one at a time, so several may be
+    in flight at once: the episodes it hosts (``EnvHandle.share``) each send one a turn.
+    """
 
     def __init__(self, pid: int, to_worker: int, from_worker: int, scratch: str, config: SandboxConfig,
                  exit_status: Callable[[int], str | None] | None = None):
@@ -75,19 +86,57 @@ class Worker:
         self._buf = bytearray()
         self._next_id = 0
         self.alive = True
+        self.inflight: deque[_Pending] = deque()  # sent, not answered yet; the first is the one it works on
+        self.outbox = bytearray()  # requests its pipe has not taken yet, written by ``gather`` all at once
+        self.hosted = 0  # environment instances loaded in it over its life (slots)
+        self.guests = 0  # handles using it now
+        self.ended_by = ""  # why it was ended, for the requests it can no longer answer
 
-    def send(self, op: str, timeout: float, **args: Any) -> _Pending:
-        """Write a request without blocking: what the pipe does not take now, ``gather`` writes under the deadline."""
+    def send(self, op: str, timeout: float, cap: float = math.inf, **args: Any) -> _Pending:
+        """Queue a request; ``gather`` writes a worker's queued requests in one write, under their deadline
+        (the worker then wakes once for all of them).
+
+        ``timeout`` runs from when the worker can start on it (its earlier requests answered); ``cap`` is a
+        deadline it never outlives.
+        """
         self._next_id += 1
+        pending = _Pending(self, self._next_id, op, timeout, cap, method=args.get("method"))
         now = time.perf_counter()
-        pending = _Pending(self, self._next_id, op, now + timeout, now, method=args.get("method"))
-        if not self.alive or timeout <= 0:
+        if not self.alive:
+            pending.begin(now)
+            pending.outcome = _done(pending, self.gone(op))
+            return pending
+        if timeout <= 0:  # no time left for it (its episode's budget, its caller's deadline)
+            pending.begin(now)
+            self.end(f"{op} had no time left")
+            pending.outcome = _done(pending, _timed_out(pending, now))
             return pending
         try:
-            pending.unsent = _write_some(self.to_worker, memoryview(protocol.encode({"id": self._next_id, "op": op, **args})))
-        except (OSError, ValueError):
-            self.alive = False
+            self.outbox += protocol.encode({"id": self._next_id, "op": op, **args})
+        except ValueError:  # arguments JSON cannot hold (NaN): the request cannot be sent
+            self.end(f"{op}'s arguments cannot be sent as JSON")
+            pending.begin(now)
+            pending.outcome = _done(pending, self.gone(op))
+            return pending
+        if not self.inflight:
+            pending.begin(now)
+        self.inflight.append(pending)
         return pending
+
+    def gone(self, op: str) -> protocol.Outcome:
+        """The failure of a request to a worker that had already ended."""
+        why = f" ({self.ended_by})" if self.ended_by else ""
+        return protocol.failure(protocol.CRASH, f"the worker process had already ended{why}; {op} was not answered")
+
+    def end(self, why: str) -> None:
+        """Kill the worker; the requests still queued behind the one that ended it fail, saying why."""
+        self.ended_by = self.ended_by or why
+        self.kill()
+        while self.inflight:
+            p = self.inflight.popleft()
+            if p.outcome is None:
+                p.begin(min(p.started, time.perf_counter()))
+                p.outcome = _done(p, self.gone(p.op))
 
     def _line(self) -> bytes | None:
         nl = self._buf.find(b"\n")
@@ -111,7 +160,7 @@ class Worker:
         return self._exit_status(self.pid) if self._exit_status and self.pid else None
 
     def kill(self) -> None:
-        if self.pid:
+        if self.pid and (self.alive or self.to_worker >= 0):
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except OSError:
@@ -127,14 +176,16 @@ class Worker:
         remove_tree(self.scratch)
 
 
-def _write_some(fd: int, data: memoryview) -> memoryview | None:
-    """Write what a non-blocking pipe takes now; the rest (None when all was written)."""
-    while data:
-        try:
-            data = data[os.write(fd, data):]
-        except BlockingIOError:
-            return data
-    return None
+def _write_some(fd: int, data: memoryview) -> int:
+    """Write what a non-blocking pipe takes now; how many bytes that was."""
+    written = 0
+    with data:
+        while written < len(data):
+            try:
+                written += os.write(fd, data[written:])
+            except BlockingIOError:
+                break
+    return written
 
 
 def gather(pendings: list[_Pending]) -> list[protocol.Outcome]:
@@ -142,67 +193,94 @@ def gather(pendings: list[_Pending]) -> list[protocol.Outcome]:
 
     Every request ends by its deadline, whatever the worker does: the rest of a
     request the worker's pipe did not take is written here, under the same
-    deadline as the reply.
+    deadline as the reply. A worker's replies come in the order of its requests;
+    a reply to a request of another caller's is kept on that request for its ``gather``.
     """
-    results: list[protocol.Outcome | None] = [None] * len(pendings)
-    waiting: dict[int, _Pending] = {}
-    for i, p in enumerate(pendings):
-        if not p.worker.alive:
-            results[i] = _done(p, protocol.failure(protocol.CRASH, "the worker process had already ended"))
-            continue
-        line = p.worker._line() if p.unsent is None else None  # a reply already buffered needs no system call
-        if line is None:
-            waiting[i] = p
-        else:
-            results[i] = _finish(p, line)
-    while waiting:
+    while True:
+        workers = list({id(p.worker): p.worker for p in pendings if p.outcome is None}.values())
+        if not workers:
+            return [p.outcome for p in pendings]  # type: ignore[misc] - every one is answered above
         now = time.perf_counter()
         earliest = math.inf
-        for i, p in list(waiting.items()):
-            if now >= p.deadline:
-                p.worker.kill()
-                limit = p.why or f"{p.op} did not answer within {p.deadline - p.started:.1f}s"
-                results[i] = _done(p, protocol.failure(protocol.TIMEOUT, f"{limit} (endless loop or sleep?)", now - p.started))
-                del waiting[i]
-            elif p.deadline < earliest:
-                earliest = p.deadline
-        if not waiting:
-            break
-        readers = {p.worker.from_worker: i for i, p in waiting.items()}
-        writers = {p.worker.to_worker: i for i, p in waiting.items() if p.unsent is not None}
+        readers: dict[int, Worker] = {}
+        writers: dict[int, Worker] = {}
+        for worker in workers:
+            _settle(worker, now)
+            if worker.inflight:
+                earliest = min(earliest, worker.inflight[0].deadline)
+                readers[worker.from_worker] = worker
+                if worker.outbox:
+                    writers[worker.to_worker] = worker
+        if not readers:
+            continue
         poller = select.poll()  # not select(): it fails on descriptors above 1023
         for fd in readers:
             poller.register(fd, select.POLLIN)
         for fd in writers:
             poller.register(fd, select.POLLOUT)
         for fd, _event in poller.poll(max(0.0, earliest - now) * 1000.0):
-            if fd in writers and writers[fd] in waiting:
-                i = writers[fd]
-                p = waiting[i]
-                try:
-                    p.unsent = _write_some(fd, p.unsent) if p.unsent is not None else None
-                except OSError:  # the worker closed its end: it has ended
-                    results[i] = _ended(p)
-                    del waiting[i]
-                continue
-            i = readers.get(fd, -1)
-            if i not in waiting:
-                continue
-            p = waiting[i]
-            worker = p.worker
-            if not worker._read_some():
-                results[i] = _ended(p)
-                del waiting[i]
-                continue
-            line = worker._line()
-            if line is not None:
-                results[i] = _finish(p, line)
-                del waiting[i]
-            elif len(worker._buf) > worker.config.line_limit:
-                worker.kill()
-                results[i] = _done(p, protocol.failure(protocol.PROTOCOL, "worker reply exceeds the line size limit"))
-                del waiting[i]
-    return results  # type: ignore[return-value] - every slot is filled above
+            if fd in writers and writers[fd].inflight:
+                _write_queued(writers[fd])
+            elif fd in readers and readers[fd].inflight:
+                worker = readers[fd]
+                if worker._read_some():
+                    _take_replies(worker)
+                else:
+                    _fail_head(worker, _how_it_ended)
+
+
+def _settle(worker: Worker, now: float) -> None:
+    """Write what the pipe takes; answer what needs no waiting: replies already read, a request past its deadline."""
+    if worker.outbox and worker.inflight:
+        _write_queued(worker)
+    _take_replies(worker)
+    if worker.inflight and now >= worker.inflight[0].deadline:
+        _fail_head(worker, lambda p: _timed_out(p, now))
+
+
+def _timed_out(p: _Pending, now: float) -> protocol.Outcome:
+    limit = p.why or f"{p.op} did not answer within {p.deadline - p.started:.1f}s"
+    return protocol.failure(protocol.TIMEOUT, f"{limit} (endless loop or sleep?)", now - p.started)
+
+
+def _fail_head(worker: Worker, failure: Callable[[_Pending], protocol.Outcome]) -> None:
+    """The request the worker works on failed in a way that ends the worker: so do the ones behind it."""
+    p = worker.inflight.popleft()
+    p.outcome = _done(p, failure(p))
+    worker.end(_cause(p))
+
+
+def _cause(p: _Pending) -> str:
+    """Why a request's failure ended its worker, as the requests queued behind it are told."""
+    whose = "another of its episodes" if p.worker.hosted > 1 else "its episode"
+    return f"{p.op} of {whose} failed: {p.outcome.message if p.outcome else 'unknown'}"
+
+
+def _write_queued(worker: Worker) -> None:
+    """Write what the worker's pipe takes now of its queued requests."""
+    try:
+        written = _write_some(worker.to_worker, memoryview(worker.outbox))
+    except OSError:  # the worker closed its end: it has ended
+        _fail_head(worker, _how_it_ended)
+        return
+    del worker.outbox[:written]
+
+
+def _take_replies(worker: Worker) -> None:
+    """Answer the worker's requests, in order, with the complete reply lines read so far."""
+    while worker.inflight:
+        line = worker._line()
+        if line is None:
+            if len(worker._buf) > worker.config.line_limit:
+                _fail_head(worker, lambda p: protocol.failure(protocol.PROTOCOL, "worker reply exceeds the line size limit"))
+            return
+        p = worker.inflight.popleft()
+        now = time.perf_counter()
+        p.outcome = _finish(p, line, extra=bool(worker._buf) and not worker.inflight)
+        if not worker.alive:
+            worker.end(_cause(p))
+        elif worker.inflight:
+            worker.inflight[0].begin(now)
 
 
 def _done(p: _Pending, outcome: protocol.Outcome) -> protocol.Outcome:
@@ -212,23 +290,20 @@ def _done(p: _Pending, outcome: protocol.Outcome) -> protocol.Outcome:
 
 def _text_size(value: Any) -> int:
     """Characters of text a checked reply value brings (observation, menu, hint, solution)."""
-    if isinstance(value, str):
+    kind = type(value)  # checked values hold plain str, list and dict (schema copies them)
+    if kind is str:
         return len(value)
-    if isinstance(value, list):
-        return sum(len(v) for v in value if isinstance(v, str))
-    if isinstance(value, dict):
-        return sum(_text_size(value.get(k)) for k in ("observation", "valid_actions", "hint"))
+    if kind is list:
+        return sum([len(v) for v in value if type(v) is str])
+    if kind is dict:
+        return _text_size(value.get("observation")) + _text_size(value.get("valid_actions")) \
+            + _text_size(value.get("hint"))
     return 0
 
 
 # Signals that mean a resource limit rather than a crash.
 _LIMIT_SIGNALS = {"SIGXCPU": (protocol.TIMEOUT, "used up its CPU-time limit"),
                   "SIGXFSZ": (protocol.FORBIDDEN, "exceeded the file size limit")}
-
-
-def _ended(p: _Pending) -> protocol.Outcome:
-    """The worker closed its pipe mid-request: say how it died when we can tell."""
-    return _done(p, _how_it_ended(p))
 
 
 def _how_it_ended(p: _Pending) -> protocol.Outcome:
@@ -245,7 +320,8 @@ def _how_it_ended(p: _Pending) -> protocol.Outcome:
     return protocol.failure(protocol.CRASH, f"the worker process ended during {p.op} ({detail})", seconds)
 
 
-def _finish(p: _Pending, line: bytes) -> protocol.Outcome:
+def _finish(p: _Pending, line: bytes, extra: bool) -> protocol.Outcome:
+    """Check a reply line; ``extra``: more bytes came after it than the worker's requests ask for."""
     config = p.worker.config
     outcome = protocol.parse_reply(line, p.request_id, config.output_limit)
     outcome.seconds = time.perf_counter() - p.started
@@ -254,7 +330,7 @@ def _finish(p: _Pending, line: bytes) -> protocol.Outcome:
             outcome.value = schema.check_value(p.op, p.method, outcome.value, p.worker.limits)
         except schema.Rejected as exc:
             outcome = protocol.failure(exc.category, f"{p.op}: {exc}", outcome.seconds, outcome.output)
-    if outcome.status in (protocol.PROTOCOL, protocol.TOO_LARGE) or p.worker._buf:
+    if outcome.status in (protocol.PROTOCOL, protocol.TOO_LARGE) or extra:
         # Extra or forged lines mean the environment wrote to the protocol pipe.
         p.worker.kill()
         if outcome.ok:
@@ -284,6 +360,7 @@ class Sandbox:
         # A root host gives each worker an unprivileged uid from a block no other sandbox uses.
         self._uid_base, self._uid_lock = hardening.claim_uid_block() if os.geteuid() == 0 else (None, None)
         self._workers: set[Worker] = set()
+        self._sharing: dict[tuple, list[Worker]] = {}  # workers with free slots, by file (EnvHandle.share)
         self._exits: dict[int, str] = {}  # worker pid -> how it ended, as the zygote reported
 
     # -- zygote ---------------------------------------------------------------
@@ -391,12 +468,36 @@ class Sandbox:
             return self._exits.pop(pid, None)
 
     def open(self, source: str, filename: str = "<env>", max_turns: int | None = None,
-             deadline: float | None = None) -> EnvHandle:
+             deadline: float | None = None, share: int = 1) -> EnvHandle:
         """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome.
 
         ``deadline`` (a ``time.perf_counter()`` value): no request on this handle outlives it.
+        ``share`` > 1: its worker may host up to that many instances of the same file (see ``EnvHandle``).
         """
-        return EnvHandle(self, source, filename, max_turns, deadline=deadline)
+        return EnvHandle(self, source, filename, max_turns, deadline=deadline, share=share)
+
+    def _place(self, handle: EnvHandle) -> tuple[Worker, int]:
+        """A worker and a slot for ``handle``'s instance: a free slot of a worker hosting its file, else a new worker.
+
+        A worker hosts at most ``share`` instances over its life (each for ``recycle_after`` episodes),
+        so its process-wide limits bound as many episodes as they always did per instance.
+        """
+        key = (handle.source, handle.filename, handle.max_turns, handle.share)
+        if handle.share > 1:
+            with self._lock:
+                workers = [w for w in self._sharing.pop(key, []) if w.alive and w.hosted < handle.share]
+                if workers:
+                    self._sharing[key] = workers
+                    worker = workers[0]
+                    worker.hosted += 1
+                    worker.guests += 1
+                    return worker, worker.hosted - 1
+        worker = self.spawn()
+        worker.hosted = worker.guests = 1
+        if handle.share > 1:
+            with self._lock:
+                self._sharing.setdefault(key, []).append(worker)
+        return worker, 0
 
     def gather(self, pendings: list[_Pending]) -> list[protocol.Outcome]:
         """``gather`` for this sandbox's handles (the method every environment host has)."""
@@ -406,6 +507,7 @@ class Sandbox:
         for w in list(self._workers):
             w.kill()
         self._workers.clear()
+        self._sharing.clear()
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -444,6 +546,12 @@ class EnvHandle:
     A worker is recycled after ``recycle_after`` episodes and after any failure;
     the replacement reloads the same source before the next reset.
 
+    ``share`` > 1: the instance may live in a worker with up to ``share`` instances of the same file
+    (``Sandbox.open``), each loaded in its own slot (own module namespace, own module-level ``random``),
+    so the episodes they play are the ones they would be in workers of their own; one worker wakes
+    once a turn for all of them. What ends the worker (a timeout, a crash, its memory limit) ends
+    the episodes it hosts.
+
     Budgets: each request has ``step_timeout_s``; an episode (from one reset to
     the next) has ``episode_budget_s`` of sandbox time in all; and an owner may
     set ``deadline`` (a ``time.perf_counter()`` value) that no request outlives,
@@ -458,6 +566,8 @@ class EnvHandle:
     worker: Worker | None = field(init=False, default=None)
     episodes: int = field(init=False, default=0)
     deadline: float | None = None
+    share: int = 1
+    slot: int = field(init=False, default=0)  # its instance's place in a shared worker
     spent: float = field(init=False, default=0.0)  # sandbox seconds used by the current episode
     chars: int = field(init=False, default=0)  # characters of text its replies brought
 
@@ -465,15 +575,15 @@ class EnvHandle:
         self.loaded = self._load()
 
     def _load(self) -> protocol.Outcome:
-        self.worker = self.sandbox.spawn()
+        self.worker, self.slot = self.sandbox._place(self)
         self.episodes = 0
         timeout, why = self._limit(self.sandbox.config.load_timeout_s, episode=False)
-        p = self.worker.send("load", timeout, source=self.source, filename=self.filename,
-                             max_turns=self.max_turns)
+        p = self.worker.send("load", timeout, self._cap(), source=self.source, filename=self.filename,
+                             max_turns=self.max_turns, **self._where())
         p.why = why.replace("{op}", "load")
         outcome = gather([p])[0]
         if not outcome.ok:
-            self.worker.kill()
+            self.worker.end(f"loading the file in it failed: {outcome.message}")
         elif outcome.value["max_turns"] is not None:  # the host caps turns, whatever the file declares
             outcome.value["max_turns"] = min(outcome.value["max_turns"], self.sandbox.config.max_episode_turns)
         return outcome
@@ -496,6 +606,23 @@ class EnvHandle:
             why = "{op} ran past the time budget its caller set (e.g. validation.verdict_budget_s)"
         return limit, why
 
+    def _cap(self) -> float:
+        return math.inf if self.deadline is None else self.deadline
+
+    def _where(self) -> dict[str, int]:
+        """The slot a request goes to, in a worker that hosts several instances."""
+        return {"slot": self.slot} if self.share > 1 else {}
+
+    def _leave(self) -> None:
+        """Stop using the worker; it ends when no other handle uses it (at once when it is this handle's alone)."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return
+        worker.guests -= 1
+        if worker.guests <= 0 or self.share <= 1 or not worker.alive:
+            worker.kill()
+            self.sandbox._workers.discard(worker)
+
     def account(self, pending: _Pending, outcome: protocol.Outcome) -> protocol.Outcome:
         """Count a finished request against the episode's time and text budgets."""
         self.spent += time.perf_counter() - pending.started
@@ -514,15 +641,13 @@ class EnvHandle:
             needs_new = self.worker is None or not self.worker.alive \
                 or self.episodes >= self.sandbox.config.recycle_after or self._scratch_overfull()
             if needs_new:
-                if self.worker is not None:
-                    self.worker.kill()
-                    self.sandbox._workers.discard(self.worker)
+                self._leave()
                 self.loaded = self._load()
             self.episodes += 1
             self.spent, self.chars = 0.0, 0
         assert self.worker is not None
         timeout, why = self._limit(self.sandbox.config.step_timeout_s)
-        pending = self.worker.send(op, timeout, **args)
+        pending = self.worker.send(op, timeout, self._cap(), **args, **self._where())
         pending.why, pending.budget = why.replace("{op}", op), self
         return pending
 
@@ -554,10 +679,7 @@ class EnvHandle:
         return self.request("call", method=method, args=list(args))
 
     def close(self) -> None:
-        if self.worker is not None:
-            self.worker.kill()
-            self.sandbox._workers.discard(self.worker)
-            self.worker = None
+        self._leave()
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import sys
 import time
 import traceback
@@ -115,6 +116,8 @@ class EnvServer:
         self.env: Any = None
         self.max_turns: int | None = None
         self.action_format = contract.PLAIN
+        self.handlers = {"load": self.load, "reset": self.reset, "step": self.step, "tool": self.tool,
+                         "tools": self.tools, "call": self.call, "ping": lambda: "pong"}
 
     def _extras(self, want: list[str]) -> dict[str, Any]:
         extras: dict[str, Any] = {}
@@ -248,14 +251,43 @@ def _reply(request_id: int, value: Any, capture: _CappedText, start: float) -> b
         raise contract.ContractError(f"returned a value that cannot be sent as JSON: {exc}") from None
 
 
+# The module-level functions of ``random`` (``random.choice``, ``random.seed``, ...): methods of one hidden instance.
+_RANDOM_FUNCTIONS = [name for name, value in vars(random).items() if getattr(value, "__self__", None) is random._inst]
+
+
+class _Slots:
+    """The environment instances one worker hosts, one per episode it serves at a time (``slot``).
+
+    Each slot has its own module namespace (``load`` runs the file for it) and its own module-level
+    ``random``, swapped in by rebinding the module's functions (copying a generator's state costs more
+    than a step): episodes sharing a worker draw the numbers they would draw in workers of their own.
+    """
+
+    def __init__(self) -> None:
+        self.servers: dict[int, EnvServer] = {}
+        self.randoms: dict[int, dict[str, Any]] = {}
+        self.current: int | None = None
+        self.initial = random.getstate()  # the state a worker of its own would start from
+
+    def enter(self, slot: int, fresh: bool) -> EnvServer:
+        """The slot's server (a new one for ``load``), with its ``random`` in place."""
+        if fresh or slot not in self.servers:
+            generator = random.Random()
+            generator.setstate(self.initial)
+            self.servers[slot] = EnvServer()
+            self.randoms[slot] = {"_inst": generator, **{name: getattr(generator, name) for name in _RANDOM_FUNCTIONS}}
+            self.current = None
+        if slot != self.current:
+            vars(random).update(self.randoms[slot])
+            self.current = slot
+        return self.servers[slot]
+
+
 def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int = 1 << 22) -> None:
-    """Answer requests until the host closes the pipe. Never returns into zygote code."""
+    """Answer requests until the host closes the pipe, in the order they came. Never returns into zygote code."""
     capture = _CappedText(output_limit)
-    server = EnvServer()
+    slots = _Slots()
     reader = _LineReader(in_fd, line_limit)
-    handlers = {"load": server.load, "reset": server.reset, "step": server.step, "tool": server.tool,
-                "tools": server.tools, "call": server.call,
-                "ping": lambda: "pong"}
     while True:
         line = reader.readline()
         if line is None:
@@ -263,7 +295,8 @@ def serve(in_fd: int, out_fd: int, output_limit: int = 16_384, line_limit: int =
         try:
             req = protocol.decode(line)
             request_id, op = req.pop("id"), req.pop("op")
-            handler = handlers[op]
+            server = slots.enter(req.pop("slot", 0), fresh=op == "load")
+            handler = server.handlers[op]
         except Exception:  # malformed request from the host: nothing sensible to answer
             return
         sys.stdout = sys.stderr = capture

@@ -73,7 +73,7 @@ class RowSum:
         return cls(order, starts, sorted_rows[starts])
 
     def __call__(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.rows, np.add.reduceat(values[self.order], self.starts, axis=0)
+        return self.rows, np.add.reduceat(np.take(values, self.order, axis=0), self.starts, axis=0)
 
 
 def stable_order(rows: np.ndarray) -> np.ndarray:
@@ -198,9 +198,11 @@ class Scorer:
             if key in self.SPARSE:
                 rows, vals = g
                 vals = vals * scale
-                m[rows] = b1 * m[rows] + (1 - b1) * vals
-                v[rows] = b2 * v[rows] + (1 - b2) * vals * vals
-                p[rows] -= lr * (m[rows] / c1) / (np.sqrt(v[rows] / c2) + eps)
+                # Each table's rows gathered once; the moments in the table's precision, as stored.
+                m_rows = (b1 * m[rows] + (1 - b1) * vals).astype(m.dtype, copy=False)
+                v_rows = (b2 * v[rows] + (1 - b2) * vals * vals).astype(v.dtype, copy=False)
+                m[rows], v[rows] = m_rows, v_rows
+                p[rows] -= lr * (m_rows / c1) / (np.sqrt(v_rows / c2) + eps)
                 self.touched[rows] = True
             else:
                 g = g * scale

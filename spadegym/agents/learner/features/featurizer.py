@@ -44,15 +44,13 @@ class ViewFeatures:
     cross_ptr: np.ndarray  # int64, len = actions + 1
     pair_len: np.ndarray = field(init=False)  # entries per action (batching reads these, not the pointers)
     cross_len: np.ndarray = field(init=False)
+    #: What the cache budget counts: stored entries plus the arrays' fixed overhead (~1 KB); counted once.
+    size: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.pair_len = np.diff(self.pair_ptr)
         self.cross_len = np.diff(self.cross_ptr)
-
-    @property
-    def size(self) -> int:
-        """What the cache budget counts: stored entries plus the arrays' fixed overhead (~1 KB)."""
-        return len(self.obs_idx) + len(self.pair_idx) + len(self.cross_idx) + _VIEW_OVERHEAD
+        self.size = len(self.obs_idx) + len(self.pair_idx) + len(self.cross_idx) + _VIEW_OVERHEAD
 
 
 class Featurizer:
