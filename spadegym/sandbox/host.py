@@ -92,15 +92,16 @@ class Worker:
         self.guests = 0  # handles using it now
         self.ended_by = ""  # why it was ended, for the requests it can no longer answer
 
-    def send(self, op: str, timeout: float, cap: float = math.inf, **args: Any) -> _Pending:
+    def send(self, op: str, timeout: float, cap: float = math.inf, why: str = "", budget: EnvHandle | None = None,
+             **args: Any) -> _Pending:
         """Queue a request; ``gather`` writes a worker's queued requests in one write, under their deadline
         (the worker then wakes once for all of them).
 
         ``timeout`` runs from when the worker can start on it (its earlier requests answered); ``cap`` is a
-        deadline it never outlives.
+        deadline it never outlives; ``why`` says what set the limit, ``budget`` whose budgets it counts against.
         """
         self._next_id += 1
-        pending = _Pending(self, self._next_id, op, timeout, cap, method=args.get("method"))
+        pending = _Pending(self, self._next_id, op, timeout, cap, method=args.get("method"), why=why, budget=budget)
         now = time.perf_counter()
         if not self.alive:
             pending.begin(now)
@@ -578,9 +579,8 @@ class EnvHandle:
         self.worker, self.slot = self.sandbox._place(self)
         self.episodes = 0
         timeout, why = self._limit(self.sandbox.config.load_timeout_s, episode=False)
-        p = self.worker.send("load", timeout, self._cap(), source=self.source, filename=self.filename,
-                             max_turns=self.max_turns, **self._where())
-        p.why = why.replace("{op}", "load")
+        p = self.worker.send("load", timeout, self._cap(), why.replace("{op}", "load"), source=self.source,
+                             filename=self.filename, max_turns=self.max_turns, **self._where())
         outcome = gather([p])[0]
         if not outcome.ok:
             self.worker.end(f"loading the file in it failed: {outcome.message}")
@@ -647,9 +647,7 @@ class EnvHandle:
             self.spent, self.chars = 0.0, 0
         assert self.worker is not None
         timeout, why = self._limit(self.sandbox.config.step_timeout_s)
-        pending = self.worker.send(op, timeout, self._cap(), **args, **self._where())
-        pending.why, pending.budget = why.replace("{op}", op), self
-        return pending
+        return self.worker.send(op, timeout, self._cap(), why.replace("{op}", op), self, **args, **self._where())
 
     def _scratch_overfull(self) -> bool:
         """Whether the worker keeps more than ``scratch_mb`` in its scratch dir (a tmpfs bounds it already)."""
