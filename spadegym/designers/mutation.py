@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
 from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage, random_state, set_random_state
@@ -72,6 +72,13 @@ class MutationConfig(BaseModel):
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
     climb: bool = Field(False, description="Edits only make a level harder, one difficulty knob a step up or two at once (a search climbing the target's failure rate; ignores ``directed``).")
     min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            get_family(name)  # an unknown name (a typo would otherwise mean every family) names the nearest one
+        return value
 
 
 @dataclass

@@ -123,6 +123,9 @@ def test_config_errors_are_one_sentence(tmp_path):
     for bad in ("validation.random_episode=3", "llm_designer.repair_turn=1", "learner.hiden=8"):
         refused = spadegym("run", "--set", bad, "--print-config")
         assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad
+    family = spadegym("run", "--set", 'mutation.families=["take_awy"]', "--out", str(tmp_path / "typo"))
+    assert family.returncode == 2 and "unknown family 'take_awy'; did you mean 'take_away'" in family.stderr
+    assert not (tmp_path / "typo").exists()
     missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
 
