@@ -19,6 +19,12 @@ learner that plays them.
 
     python benchmarks/curriculum.py --jobs 2         # 3 seeds x 6 arms x 36 rounds, two runs at once (~1 h)
     python benchmarks/curriculum.py --json --seeds 3 --rounds 20
+    python benchmarks/curriculum.py --arms adaptive_blend,fixed_all --curve-every 6   # and sample efficiency
+
+Sample efficiency (``--curve-every N``): the adaptive arms are also scored on
+the held-out suite every N rounds, and the benchmark prints the share of the
+episode budget each needed to reach the best fixed pool's final held-out
+success (None for a seed that never reached it).
 """
 
 from __future__ import annotations
@@ -55,17 +61,24 @@ HELDOUT_SEED = 4242  # one set of held-out instances for every arm and seed
 
 
 def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 64,
-            sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED) -> dict:
+            sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED, curve_every: int = 0) -> dict:
     settings = apply_sets({**ARMS[name], "buffer": {}}, sets or {})  # --set applies to every arm
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
         intended = baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
-    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": 0, "seeds": heldout_seeds, "seed": heldout_seed}, **settings)
+    every = curve_every if name in ADAPTIVE else 0  # only the adaptive arms' curves are read
+    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": every, "seeds": heldout_seeds, "seed": heldout_seed},
+                       **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
     final = result.summaries[-1].to_dict()
-    return {"heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
+    curve, episodes = [], 0  # (training episodes so far, held-out success) at each evaluation
+    for summary in result.summaries:
+        episodes += summary.episodes
+        if summary.heldout.get("heldout_success") is not None:
+            curve.append((episodes, summary.heldout["heldout_success"]))
+    return {"curve": curve, "heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
             "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
             "episodes": sum(s.episodes for s in result.summaries),
             # Vendi score per level of the final pool (code) and of the levels added over the run (mean).
@@ -98,6 +111,15 @@ def apply_sets(settings: dict[str, Any], sets: dict[str, Any]) -> dict[str, Any]
     return settings
 
 
+def sample_efficiency(runs: list[dict], target: float) -> dict[str, Any]:
+    """Per run, the share of its episode budget at the first evaluation whose held-out success reached
+    ``target`` (None: never reached)."""
+    shares = [next((round(episodes / r["episodes"], 4) for episodes, success in r["curve"] if success >= target), None)
+              for r in runs]
+    return {"target": round(target, 4), "per_seed": shares, "mean_reached": _mean(shares),
+            "reached": sum(s is not None for s in shares)}
+
+
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return round(float(np.mean(values)), 4) if values else None
@@ -117,6 +139,8 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A run setting for every arm, e.g. buffer.replay_fraction=0.75 (value read as JSON).")
     parser.add_argument("--jobs", type=int, default=1, help="Arm runs at once, each in its own process (one per core).")
+    parser.add_argument("--curve-every", type=int, default=0,
+                        help="Score the adaptive arms on the held-out suite every N rounds too, for sample efficiency.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sets = parse_sets(args.set)
@@ -127,7 +151,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp, \
             ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets,
-                               args.heldout_seed): (arm, seed)
+                               args.heldout_seed, args.curve_every): (arm, seed)
                    for arm, seed in jobs}
         done = {}
         for future in as_completed(futures):
@@ -155,6 +179,9 @@ def main() -> int:
     out = {"arms": table, "ratio_adaptive_over_best_fixed": None if ratio is None else round(ratio, 4),
            "episodes_per_arm": int(np.mean([t["episodes"] for t in table.values()])),
            "rounds": args.rounds, "seeds": args.seeds, "heldout_seed": args.heldout_seed}
+    if args.curve_every and best_fixed is not None:
+        out["sample_efficiency"] = {arm: sample_efficiency(results[arm], best_fixed) for arm in ADAPTIVE
+                                    if arm in results}
     if args.json:
         print(json.dumps(out))
     else:
@@ -167,6 +194,9 @@ def main() -> int:
                       "-" if row["diversity_pool"] is None else f"{row['diversity_pool']:.2f}", str(row["episodes"]))
         Console().print(t)
         print(f"ratio adaptive / best fixed: {out['ratio_adaptive_over_best_fixed']}")
+        for arm, eff in out.get("sample_efficiency", {}).items():
+            print(f"{arm}: share of the budget to reach the best fixed pool's final {eff['target']:.3f}: "
+                  f"{eff['per_seed']} (mean over seeds that reached it: {eff['mean_reached']})")
     return 0
 
 
