@@ -197,7 +197,8 @@ def _training(data: RunData) -> str | None:
     if valid:
         figures.append(("Designer validity rate (trained completions)", plots.lines([valid], "share", unit_range=True)))
     flagged = [s["round"] for s in data.summaries if (s.get("designer_watch") or {}).get("flag")]
-    unevaluated = any("heldout_success" in (s.get("designer_watch") or {}).get("missing", []) for s in data.summaries[-1:])
+    watch = (data.summaries[-1].get("designer_watch") or {}) if data.summaries else {}  # the latest round's
+    unevaluated = "heldout_success" in watch.get("missing", [])
     note = (f'<div class="note"><b>Reward-hacking flag</b> in rounds {escape(", ".join(map(str, flagged)))}: the '
             "designer's reward rose while held-out success and the diversity of new levels fell.</div>"
             if flagged else '<p class="muted">Reward-hacking watch: never flagged (designer reward rising while '
