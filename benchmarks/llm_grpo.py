@@ -80,15 +80,32 @@ def heldout_success(model: str, train: TrainConfig, families: list[str], seeds: 
         result, episodes = asyncio.run(evaluate(agent, box, build_suite("easiest", families), seeds=seeds,
                                                 seed=seed, hint=False, rollout=rollout))
     tokens = sum(e.tokens.get("completion", 0) for e in episodes)
+    outcomes = {(e.env_id, e.seed): bool(e.success) for e in episodes if e.scored}
     del policy, agent
     gc.collect()
-    return result["heldout_success"], {"episodes": len(episodes), "completion_tokens": tokens}
+    return result["heldout_success"], {"episodes": len(episodes), "completion_tokens": tokens}, outcomes
+
+
+def level_zero_pool(directory: Path, family: str, count: int, seed: int) -> Path:
+    """``count`` renders of a family's level 0 (the held-out suite's level), as a pool source's directory."""
+    from spadegym.families import new_environment
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        _, _, source = new_environment(family, "0", {}, seed + i)
+        (directory / f"{family}_{i:03d}.py").write_text(source, encoding="utf-8")
+    return directory
 
 
 def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Path) -> dict[str, Any]:
     skill = get_family(args.families[0]).skill
+    # Beside the designer, a pool of the held-out level's renders (--pool-share): training keeps meeting the
+    # level that is measured while the mutation designer's levels move away from it.
+    sources = [{"source": str(level_zero_pool(out.parent / "agent-pool", args.families[0], args.rounds * args.envs,
+                                                    args.seed)),
+                "share": args.pool_share}] if args.pool_share > 0 else []
     config = validate_config({
-        "agent": f"hf:{model}", "designer": "mutation", "rounds": args.rounds, "seed": args.seed,
+        "agent": f"hf:{model}", "designer": "mutation", "sources": sources, "rounds": args.rounds, "seed": args.seed,
         "skills": [skill], "skills_per_round": 1, "envs_per_round": args.envs, "plays": args.plays,
         "hint_plays": args.hint_plays, "group_size": args.group_size or args.plays,
         "heldout": {"every": 0, "levels": "easiest", "families": args.families, "seeds": args.heldout_seeds,
@@ -100,13 +117,18 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
     result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
     seconds = time.perf_counter() - started
     summaries = [s.to_dict() for s in result.summaries]
+    from spadegym.store import RunStore
+
+    with RunStore.open(out) as store:
+        last = store.episodes(split="heldout", round=len(summaries) - 1)
+    outcomes = {(e["env_id"], e["seed"]): bool(e["success"]) for e in last if e.get("failure") is None}
     sampled = sum(s["learner"].get("agent_tokens_trained", 0) + s["learner"].get("agent_tokens_masked", 0)
                   for s in summaries)
     return {"after": summaries[-1].get("heldout_success"), "steps": sum(
         1 for s in summaries if "agent_updates" in s["learner"]), "seconds": seconds,
         "tokens": sampled, "win_rate": [s.get("win_rate") for s in summaries],
         "kl": [s["learner"].get("agent_kl_sampling") for s in summaries],
-        "trained_reward": [s["learner"].get("agent_reward") for s in summaries],
+        "trained_reward": [s["learner"].get("agent_reward") for s in summaries], "outcomes": outcomes,
         "report": str(result.report) if result.report else None}
 
 
@@ -115,6 +137,27 @@ def rise_interval(before: float, after: float, n: int) -> dict[str, Any]:
     se = math.sqrt(before * (1 - before) / n + after * (1 - after) / n)
     rise = after - before
     return {"rise": round(rise, 4), "rise_ci95": [round(rise - 1.96 * se, 4), round(rise + 1.96 * se, 4)]}
+
+
+def paired_rise(before: dict[Any, bool], after: dict[Any, bool]) -> dict[str, Any]:
+    """The rise over the instances measured both times, with its paired 95% interval and McNemar's exact p.
+
+    Before and after play the same held-out instances, so the instance's own difficulty cancels in the
+    per-instance difference; only the instances that changed outcome (won after and not before, or the
+    reverse) carry evidence, and McNemar's two-sided exact test asks whether the two kinds are equally likely.
+    """
+    both = sorted(set(before) & set(after))
+    if not both:
+        return {}
+    diffs = [int(after[k]) - int(before[k]) for k in both]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    se = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n) if n > 1 else float("nan")
+    gained, lost = diffs.count(1), diffs.count(-1)
+    tail = sum(math.comb(gained + lost, k) for k in range(min(gained, lost) + 1)) / 2 ** (gained + lost)
+    return {"paired_instances": n, "paired_rise": round(mean, 4),
+            "paired_rise_ci95": [round(mean - 1.96 * se, 4), round(mean + 1.96 * se, 4)],
+            "instances_gained": gained, "instances_lost": lost, "mcnemar_p": round(min(1.0, 2 * tail), 5)}
 
 
 def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> dict[str, float]:
@@ -171,13 +214,7 @@ def designer_run(args: argparse.Namespace, model: str, train: TrainConfig, out: 
     """Both roles on shared weights in one run: the model designs half of each round's levels, and a pool
     of the first family's level-0 renders (a source beside the designer) fills the other half, so the agent
     has levels to train on even while the designer writes no valid file."""
-    from spadegym.families import new_environment
-
-    pool = out / "pool"
-    pool.mkdir(parents=True, exist_ok=True)
-    for i in range(args.designer_rounds * args.designer_proposals):
-        _, _, source = new_environment(args.families[0], "0", {}, args.seed + i)
-        (pool / f"{args.families[0]}_{i:03d}.py").write_text(source, encoding="utf-8")
+    pool = level_zero_pool(out / "pool", args.families[0], args.designer_rounds * args.designer_proposals, args.seed)
     skill = get_family(args.families[0]).skill
     config = validate_config({
         "agent": f"hf:{model}", "designer": f"hf:{model}", "rounds": args.designer_rounds, "seed": args.seed,
@@ -235,8 +272,11 @@ def main() -> None:
     parser.add_argument("--designer-proposals", type=int, default=4)
     parser.add_argument("--designer-tokens", type=int, default=384)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: agent, overhead, designer")
-    parser.add_argument("--success-before", type=float,
-                        help="held-out success before training, measured earlier with the same settings (skips measuring it)")
+    parser.add_argument("--pool-share", type=float, default=0.0,
+                        help="share of each round's levels drawn from renders of the held-out level, beside the designer")
+    parser.add_argument("--success-before",
+                        help="held-out success before training, measured earlier with the same settings (skips measuring it): "
+                             "a rate, or the heldout_before.json an earlier invocation wrote (then the rise is paired)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="directory for the runs (default: a temporary one)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -260,13 +300,20 @@ def main() -> None:
         if args.success_before is None:
             console.print(f"held-out before: {args.heldout_seeds} seeds x {args.families} level 0 ...")
             t = time.perf_counter()
-            before, info = heldout_success(model, train, args.families, args.heldout_seeds, args.heldout_seed,
+            before, info, before_outcomes = heldout_success(model, train, args.families, args.heldout_seeds, args.heldout_seed,
                                            rollout)
             figures.update(success_before=before, heldout_seconds=round(time.perf_counter() - t, 1), **{
                 f"heldout_{k}": v for k, v in info.items()})
+            (out / "heldout_before.json").parent.mkdir(parents=True, exist_ok=True)
+            (out / "heldout_before.json").write_text(json.dumps([[*k, v] for k, v in before_outcomes.items()]))
             console.print(f"  success before: {before:.3f}  ({time.perf_counter() - t:.0f}s)")
+        elif args.success_before.endswith(".json"):  # the outcomes an earlier invocation wrote, paired by instance
+            before_outcomes = {(e, seed): v for e, seed, v in json.loads(Path(args.success_before).read_text())}
+            figures.update(success_before=sum(before_outcomes.values()) / len(before_outcomes),
+                           success_before_given=args.success_before)
         else:
-            figures.update(success_before=args.success_before, success_before_given=True)
+            before_outcomes = {}
+            figures.update(success_before=float(args.success_before), success_before_given=True)
         console.print(f"self-play run: {args.rounds} rounds x {args.envs} envs x {args.plays} plays -> {out / 'agent'}")
         agent = agent_run(args, model, train, out / "agent")
         figures.update(success_after=agent["after"], steps=agent["steps"], seconds=round(agent["seconds"], 1),
@@ -278,6 +325,13 @@ def main() -> None:
             figures.update(heldout_episodes_each=n, **rise_interval(figures["success_before"], agent["after"], n))
             console.print(f"  rise {figures['rise']:+.3f}, 95% interval [{figures['rise_ci95'][0]:+.3f}, "
                           f"{figures['rise_ci95'][1]:+.3f}] ({n} held-out episodes before and after)")
+            paired = paired_rise(before_outcomes, agent["outcomes"])
+            figures.update(paired)
+            if paired:
+                console.print(f"  paired over {paired['paired_instances']} instances: rise {paired['paired_rise']:+.3f}, "
+                              f"95% interval [{paired['paired_rise_ci95'][0]:+.3f}, {paired['paired_rise_ci95'][1]:+.3f}], "
+                              f"{paired['instances_gained']} won only after, {paired['instances_lost']} only before, "
+                              f"McNemar p = {paired['mcnemar_p']:.4f}")
         console.print(f"  success after: {agent['after']:.3f}  steps {agent['steps']}  "
                       f"{agent['seconds'] / 60:.1f} min  win rate per round {agent['win_rate']}")
     if "overhead" not in skip:
