@@ -45,9 +45,15 @@ class ValidationJob:
 
 
 class EnvHost(Protocol):
-    """Where episodes' environments live: ``open`` a handle, ``gather`` the replies to its requests."""
+    """Where episodes' environments live: ``open`` a handle, ``gather`` the replies to its requests.
 
-    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> Any: ...
+    ``episodes_per_worker``: how many instances of one file a worker of this host may serve at once;
+    ``open(..., share=n)`` asks for that (1: a worker per episode, what every host can do).
+    """
+
+    episodes_per_worker: int
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any: ...
 
     def gather(self, pendings: list[Any]) -> list[Outcome]: ...
 

@@ -293,12 +293,17 @@ class OpenEnvHost:
         self._lock = threading.Lock()
         self._closing: list[Any] = []  # sessions being closed in the background
 
-    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> Any:
+    @property
+    def episodes_per_worker(self) -> int:
+        """Local files share the inner host's workers as they would without OpenEnv; a session hosts one episode."""
+        return self.inner.episodes_per_worker if self.inner is not None else 1
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any:
         level = RemoteLevel.parse(source)
         if level is None:
             if self.inner is None:
                 raise ValueError(f"{filename} is not a remote level, and this host has no sandbox")
-            return self.inner.open(source, filename, max_turns)
+            return self.inner.open(source, filename, max_turns, share=share)
         if max_turns is not None:
             level = RemoteLevel(**{**asdict(level), "max_turns": max_turns})
         handle = RemoteHandle(self, level, source, filename)

@@ -137,7 +137,11 @@ class ActorEnvHost:
         self._places = itertools.cycle(range(len(executor.actors)))
         self._closes: dict[int, list[int]] = defaultdict(list)
 
-    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> RemoteEnvHandle:
+    #: An actor's sandbox gives each episode a worker of its own (``share`` is accepted and not used).
+    episodes_per_worker = 1
+
+    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None,
+             share: int = 1) -> RemoteEnvHandle:
         """A handle; the environment loads on its actor with the first request (check ``loaded`` after a reset)."""
         return RemoteEnvHandle(self, source, filename, max_turns)
 

@@ -48,7 +48,7 @@ from ..envfile import episode_return, parse_tool_call, strip_thinking, with_hint
 from ..envfile.contract import PLAIN, TOOL_CALL
 from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..executor.base import EnvHost
-from ..sandbox import EnvHandle, Sandbox
+from ..sandbox import EnvHandle
 from .agent import Agent, Reply, View
 from .records import Episode, Turn
 
@@ -124,8 +124,8 @@ class HandlePool:
     def __init__(self, sandbox: EnvHost, limit: int | None = None):
         self.sandbox = sandbox
         self.limit = limit  # most instances kept open; idle ones of other envs are closed first
-        # A local sandbox's workers each host several of the pool's instances of a file (``EnvHandle.share``).
-        self.share = sandbox.config.episodes_per_worker if isinstance(sandbox, Sandbox) else 1
+        # Where the host allows it, a worker serves several of the pool's instances of a file at once.
+        self.share = sandbox.episodes_per_worker
         self.free: dict[str, list[EnvHandle]] = defaultdict(list)
         self.all: list[EnvHandle] = []
 
@@ -137,8 +137,7 @@ class HandlePool:
             self._close(handle)  # the id now names other code: never reuse a worker across sources
         if self.limit is not None and len(self.all) >= self.limit:
             self._evict_idle()
-        handle = self.sandbox.open(spec.source, spec.filename, share=self.share) if self.share > 1 \
-            else self.sandbox.open(spec.source, spec.filename)
+        handle = self.sandbox.open(spec.source, spec.filename, share=self.share)
         self.all.append(handle)
         return handle
 

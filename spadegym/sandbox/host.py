@@ -468,6 +468,10 @@ class Sandbox:
                     break
             return self._exits.pop(pid, None)
 
+    @property
+    def episodes_per_worker(self) -> int:
+        return self.config.episodes_per_worker
+
     def open(self, source: str, filename: str = "<env>", max_turns: int | None = None,
              deadline: float | None = None, share: int = 1) -> EnvHandle:
         """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome.
