@@ -80,9 +80,10 @@ def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mappin
               heldout: Mapping[str, object], buffer: Mapping[str, object], buffer_size: int,
               seconds: float, diversity: Mapping[str, object] | None = None) -> RoundSummary:
     """The round's figures; ``skills`` names the skill of each level played that the buffer still holds."""
-    stats = record.stats.values()
+    stats = list(record.stats.values())
+    hinted = [s for s in stats if s.plays_hint]  # a level without hinted plays has no hint figures, not zeros
     win = [s.win_rate for s in stats]
-    oracle = [(s.regret, s.oracle_regret) for s in stats if s.oracle_regret is not None]
+    oracle = [(s.regret, s.oracle_regret) for s in hinted if s.oracle_regret is not None]
     difficulty = [d for d in record.difficulty.values() if d is not None]
     new_difficulty = [d for e, d in record.difficulty.items() if d is not None and e not in record.replayed]
 
@@ -94,9 +95,9 @@ def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mappin
         proposals=len(record.proposals), valid=sum(p.valid for p in record.proposals),
         refusals=dict(Counter(p.refusal for p in record.proposals if p.refusal is not None)),
         played=len(record.chosen), replayed=len(record.replayed),
-        win_rate=mean(win), win_rate_hint=mean([s.win_rate_hint for s in stats]),
-        return_mean=mean([s.mean_return for s in stats]), return_mean_hint=mean([s.mean_return_hint for s in stats]),
-        regret_mean=mean([s.regret for s in stats]), designer_reward_mean=mean(list(record.rewards.values())),
+        win_rate=mean(win), win_rate_hint=mean([s.win_rate_hint for s in hinted]),
+        return_mean=mean([s.mean_return for s in stats]), return_mean_hint=mean([s.mean_return_hint for s in hinted]),
+        regret_mean=mean([s.regret for s in hinted]), designer_reward_mean=mean(list(record.rewards.values())),
         band_fraction=mean([float(bands.LEARNABLE[0] <= w <= bands.LEARNABLE[1]) for w in win]),
         difficulty_mean=mean(difficulty), difficulty_new_mean=mean(new_difficulty),
         skill_mix=dict(Counter(skills[e] for e in record.chosen if e in skills)),

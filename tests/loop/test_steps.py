@@ -8,6 +8,7 @@ from spadegym.designers.base import Candidate, Lineage
 from spadegym.designers.judge import Proposal
 from spadegym.envfile import EnvFileInfo
 from spadegym.loop import steps
+from spadegym.loop.callbacks import summary_line
 from spadegym.rollout import Episode
 from spadegym.signals import EnvStats, hint_regret
 from spadegym.store.record import RoundRecord
@@ -63,7 +64,8 @@ def test_summary_averages_over_levels_and_counts_refusals() -> None:
     record = RoundRecord(3, proposals=[proposal("a", "S"), proposal("x", "S", refusal="leak")],
                          chosen=["a", "r"], replayed=["r"],
                          episodes=plays("a", False, [1.0]) + plays("r", False, [0.0], failure="timeout"),
-                         stats={"a": EnvStats(0.5, 1.0, 0.5, 1.0), "r": EnvStats(1.0, 1.0, 1.0, 1.0)},
+                         stats={"a": EnvStats(0.5, 1.0, 0.5, 1.0, plays=2, plays_hint=2),
+                                "r": EnvStats(1.0, 1.0, 1.0, 1.0, plays=2, plays_hint=2)},
                          rewards={"a": 0.2, "r": 0.4}, difficulty={"a": 0.0, "r": 1.0})
     s = steps.summarize(record, skills={"a": "S"}, learner={"loss": 0.5, "note": "x"},
                         heldout={"heldout_success": 0.25}, buffer={}, buffer_size=2, seconds=1.23456)
@@ -74,3 +76,15 @@ def test_summary_averages_over_levels_and_counts_refusals() -> None:
     assert s.seconds == 1.235 and s.hint_oracle_corr is None
     stored = s.to_dict()
     assert stored["heldout_success"] == 0.25 and "heldout" not in stored and "timings" in stored
+
+
+def test_a_round_without_hinted_plays_has_no_hint_figures_not_zeros() -> None:
+    episodes = plays("a", False, [1.0, 0.0]) + plays("b", False, [0.0, 0.0])
+    infos = {e: EnvFileInfo("XEnv", methods={"solution"}, skill="S") for e in ("a", "b")}
+    record = RoundRecord(0, chosen=["a", "b"], episodes=episodes,
+                         stats=steps.score(["a", "b"], episodes, infos, {}), rewards={"a": 0.1, "b": 0.0})
+    s = steps.summarize(record, skills={}, learner={}, heldout={}, buffer={}, buffer_size=2, seconds=1.0)
+    assert s.win_rate == 0.25 and s.return_mean == 0.25
+    assert s.win_rate_hint is None and s.return_mean_hint is None and s.regret_mean is None
+    line = summary_line(s)
+    assert "hint   -  " in line and "regret   -  " in line
