@@ -263,6 +263,9 @@ def main() -> None:
                         help="padded tokens per forward/backward pass (memory: 4,096 peaked at 12 GB resident)")
     parser.add_argument("--lr", type=float, default=1e-3,
                         help="LoRA learning rate (2e-4 barely moved the policy in 5 steps: KL 0.001-0.02 a step)")
+    parser.add_argument("--loss-type", default="grpo",
+                        help="TRL's loss aggregation: grpo (each episode's tokens averaged, so a long episode's "
+                             "format tokens do not outweigh a short one's) or the library default dapo")
     parser.add_argument("--lora", action=argparse.BooleanOptionalAction, default=True, help="train a LoRA adapter")
     parser.add_argument("--temperature", type=float, default=0.7,
                         help="sampling temperature (1.0 makes a 135M model write mostly invalid actions)")
@@ -291,7 +294,8 @@ def main() -> None:
                         max_new_tokens=args.max_new_tokens, lr=args.lr, device=args.device, micro_batch=8, generation_batch=16,
                         micro_batch_tokens=args.micro_batch_tokens,
                         max_seq_len=4096, threads=args.threads, temperature=args.temperature, lora=args.lora,
-                        progress_reward=args.progress_reward, gradient_checkpointing=args.device == "cuda")
+                        progress_reward=args.progress_reward, gradient_checkpointing=args.device == "cuda",
+                        loss_type=args.loss_type)
     out = Path(args.out or tempfile.mkdtemp(prefix="llm-grpo-"))
     rollout = RolloutConfig(max_turns=args.max_turns)
     figures: dict[str, Any] = {"model": Path(model).name, "device": args.device, "families": args.families}
