@@ -31,7 +31,7 @@ class TrainConfig(BaseModel):
     # -- the GRPO update (TRL) ------------------------------------------------
     lr: float = Field(1e-5, gt=0, description="AdamW learning rate.")
     loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo", "cispo", "sapo"] = Field(
-        "dapo", description="TRL's GRPO loss aggregation ('dapo': tokens of the whole batch, no length bias).")
+        "dapo", description="TRL's GRPO loss aggregation ('dapo': tokens of the whole batch, no length bias; 'grpo': each sequence's tokens averaged, for multi-turn agents whose losing episodes play more turns: under 'dapo' their per-turn tokens, the end of a turn included, outweigh a winner's and are pushed down).")
     epsilon: float = Field(0.2, gt=0, description="Lower clipping bound of the probability ratio (1 - epsilon).")
     epsilon_high: float = Field(0.28, gt=0, description="Upper clipping bound (1 + epsilon_high); paper and DAPO: 0.28.")
     beta: float = Field(0.0, ge=0, description="KL penalty against the starting weights (0: none, no reference model kept; >0 needs a model directory or LoRA).")
