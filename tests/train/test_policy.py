@@ -158,3 +158,42 @@ def test_prompts_batched_by_length_come_back_in_their_order(tiny_dir):
         recomputed = policy.logprobs_of(batch)
     mask = (batch["completion_mask"] * batch["tool_mask"]).bool()
     assert torch.allclose(recomputed[mask], batch["sampling_per_token_logps"][mask], atol=1e-4)  # each its own
+
+
+def scripted(policy: Policy, replies: list[str]) -> Trace:
+    """An episode whose replies are given (each ends with the end-of-turn token), scored as if sampled."""
+    trace = Trace(policy.chat.prompt(MESSAGES))
+    for turn, reply in enumerate(replies):
+        if turn:
+            trace.add_environment(policy.chat.user_turn("wrong, try again"))
+        ids = policy.tokenizer.encode(reply, add_special_tokens=False) + [policy.chat.eos_id]
+        trace.add_sampled(ids, [0.0] * len(ids))
+    batch = policy.batch([Sample(trace, 0.0, "agent")])
+    with torch.no_grad():
+        logps = policy.logprobs_of(batch)[0].tolist()
+    trace.logprobs = [lp if m else 0.0 for lp, m in zip(logps, trace.mask)]
+    return trace
+
+
+def end_of_turn_logprob(policy: Policy, traces: list[Trace]) -> float:
+    """Mean log-probability of the replies' end-of-turn tokens."""
+    batch = policy.batch([Sample(t, 0.0, "agent") for t in traces])
+    with torch.no_grad():
+        logps = policy.logprobs_of(batch)
+    ends = (batch["completion_ids"] == policy.chat.eos_id) & (batch["completion_mask"] * batch["tool_mask"]).bool()
+    return float(logps[ends].mean())
+
+
+def test_per_episode_averaging_keeps_a_long_losers_turn_ends_from_outweighing_a_winners(tiny_dir):
+    # A winner answers in one turn, a loser in four: with the loss summed over tokens ('dapo') the
+    # loser's four end-of-turn tokens outweigh the winner's one and the end of a turn falls; averaged
+    # per episode ('grpo') each episode's ends weigh as much as its advantage.
+    change = {}
+    for loss_type in ("dapo", "grpo"):
+        policy = make_policy(tiny_dir, lr=5e-3, loss_type=loss_type)
+        win, lose = scripted(policy, ["\\boxed{say 8}"]), scripted(policy, ["\\boxed{say 9}"] * 4)
+        before = end_of_turn_logprob(policy, [win, lose])
+        policy.update([Sample(win, 1.0, "agent"), Sample(lose, -1.0, "agent")])
+        change[loss_type] = end_of_turn_logprob(policy, [win, lose]) - before
+    assert change["dapo"] < 0
+    assert change["grpo"] > change["dapo"] + 0.5 * abs(change["dapo"])
