@@ -124,8 +124,6 @@ class HandlePool:
     def __init__(self, sandbox: EnvHost, limit: int | None = None):
         self.sandbox = sandbox
         self.limit = limit  # most instances kept open; idle ones of other envs are closed first
-        # Where the host allows it, a worker serves several of the pool's instances of a file at once.
-        self.share = sandbox.episodes_per_worker
         self.free: dict[str, list[EnvHandle]] = defaultdict(list)
         self.all: list[EnvHandle] = []
 
@@ -137,7 +135,8 @@ class HandlePool:
             self._close(handle)  # the id now names other code: never reuse a worker across sources
         if self.limit is not None and len(self.all) >= self.limit:
             self._evict_idle()
-        handle = self.sandbox.open(spec.source, spec.filename, share=self.share)
+        # Where the host allows it, a worker serves several of the pool's instances of a file at once.
+        handle = self.sandbox.open(spec.source, spec.filename, share=self.sandbox.episodes_per_worker)
         self.all.append(handle)
         return handle
 
