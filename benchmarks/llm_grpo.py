@@ -69,6 +69,7 @@ from spadegym.loop.heldout import build_suite, evaluate
 from spadegym.loop.run import run
 from spadegym.rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
 from spadegym.sandbox import Sandbox
+from spadegym.store import RunStore
 from spadegym.train import Policy, TrainConfig
 from spadegym.train.models import prepare_model
 
@@ -123,9 +124,7 @@ def agent_run(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
     result = run(config, out=out, console=Console(quiet=not args.verbose), report=True)
     seconds = time.perf_counter() - started
     summaries = [s.to_dict() for s in result.summaries]
-    from spadegym.store import RunStore
-
-    with RunStore.open(out) as store:
+    with RunStore.open(out) as store:  # the final held-out episodes, to pair with "before" by instance
         last = store.episodes(split="heldout", round=len(summaries) - 1)
     outcomes = {(e["env_id"], e["seed"]): bool(e["success"]) for e in last if e.get("failure") is None}
     sampled = sum(s["learner"].get("agent_tokens_trained", 0) + s["learner"].get("agent_tokens_masked", 0)
@@ -314,7 +313,7 @@ def main() -> None:
                                            rollout)
             figures.update(success_before=before, heldout_seconds=round(time.perf_counter() - t, 1), **{
                 f"heldout_{k}": v for k, v in info.items()})
-            (out / "heldout_before.json").parent.mkdir(parents=True, exist_ok=True)
+            out.mkdir(parents=True, exist_ok=True)
             (out / "heldout_before.json").write_text(json.dumps([[*k, v] for k, v in before_outcomes.items()]))
             console.print(f"  success before: {before:.3f}  ({time.perf_counter() - t:.0f}s)")
         elif args.success_before.endswith(".json"):  # the outcomes an earlier invocation wrote, paired by instance
