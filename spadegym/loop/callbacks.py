@@ -109,7 +109,7 @@ def summary_line(s: RoundSummary) -> str:
     def f(value: float | None, fmt: str = ".2f") -> str:
         return "  -  " if value is None else format(value, fmt)
 
-    held = f"  heldout {s.heldout['heldout_success']:.2f}/{s.heldout.get('heldout_success_hint', 0):.2f}" \
+    held = f"  heldout {s.heldout['heldout_success']:.2f}/{f(s.heldout.get('heldout_success_hint'))}" \
         if "heldout_success" in s.heldout else ""
     pool = s.diversity.get("pool_code")
     div = "" if pool is None else f"  diversity {pool:.2f}" + (" (pool collapsed)" if s.diversity.get("collapsed") else "")

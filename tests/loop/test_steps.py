@@ -83,8 +83,9 @@ def test_a_round_without_hinted_plays_has_no_hint_figures_not_zeros() -> None:
     infos = {e: EnvFileInfo("XEnv", methods={"solution"}, skill="S") for e in ("a", "b")}
     record = RoundRecord(0, chosen=["a", "b"], episodes=episodes,
                          stats=steps.score(["a", "b"], episodes, infos, {}), rewards={"a": 0.1, "b": 0.0})
-    s = steps.summarize(record, skills={}, learner={}, heldout={}, buffer={}, buffer_size=2, seconds=1.0)
+    s = steps.summarize(record, skills={}, learner={}, heldout={"heldout_success": 0.5}, buffer={}, buffer_size=2,
+                        seconds=1.0)
     assert s.win_rate == 0.25 and s.return_mean == 0.25
     assert s.win_rate_hint is None and s.return_mean_hint is None and s.regret_mean is None
     line = summary_line(s)
-    assert "hint   -  " in line and "regret   -  " in line
+    assert "hint   -  " in line and "regret   -  " in line and "heldout 0.50/  -  " in line
