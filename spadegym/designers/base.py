@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..families import SKILLS
+from ..level import Lineage
 from ..llm.client import ChatClient
 from ..validate.verdict import Verdict
 
@@ -49,14 +50,6 @@ class DesignContext:
     mastered: list[LevelSummary] = field(default_factory=list)
     hopeless: list[LevelSummary] = field(default_factory=list)
     parents: list[LevelSummary] = field(default_factory=list)  # buffer levels ranked for mutation
-
-
-@dataclass
-class Lineage:
-    parents: list[str] = field(default_factory=list)  # env ids
-    operator: str = "new"  # mutation operator or prompt kind
-    designer: str = ""  # designer name and version
-    depth: int = 0  # mutation depth (0 = fresh draw)
 
 
 @dataclass

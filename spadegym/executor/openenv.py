@@ -35,10 +35,9 @@ from ..envfile.contract import PLAIN
 from ..envfile.static import parse
 from ..errors import UserError
 from ..sandbox import Outcome
-from ..sandbox.protocol import OK, failure
+from ..sandbox.protocol import INFRA, OK, failure
 from ..validate.verdict import CONTRACT, NONDETERMINISTIC, WARNING, Check, Verdict
 from .base import EnvHost, HostedHandle, HostRequest
-from .ray_actors import INFRA
 
 #: How long one request over the wire may take before it counts as lost.
 REQUEST_TIMEOUT_S = 60.0

@@ -31,11 +31,9 @@ from typing import Any
 
 from ..errors import UserError
 from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather
-from ..sandbox.protocol import OK, failure
+from ..sandbox.protocol import INFRA, OK, failure
 from .base import HostedHandle, HostRequest, RayConfig, ValidationJob
 
-#: Failure category of work lost with its actor or node (host side only; never scored).
-INFRA = "infra"
 #: Closed handles an actor is told about in one call (the rest go with the next request there).
 CLOSE_BATCH = 8
 #: How long a lost actor may take to come back (a new worker process on some node).

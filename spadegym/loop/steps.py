@@ -15,8 +15,8 @@ import numpy as np
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..envfile import EnvFileInfo
-from ..executor.ray_actors import INFRA
 from ..rollout import Episode
+from ..sandbox.protocol import INFRA
 from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
 

@@ -23,7 +23,10 @@ FORBIDDEN = "forbidden"
 EXCEPTION = "exception"
 INVALID_RETURN = "invalid_return"
 TOO_LARGE = "too_large"  # a reply or an episode over a size limit (menu, text, nesting, bytes stored)
-CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN, TOO_LARGE)
+INFRA = "infra"  # work lost with a Ray actor or a remote server: the host's to say, never scored
+CATEGORIES = (OK, TIMEOUT, MEMORY, CRASH, PROTOCOL, FORBIDDEN, EXCEPTION, INVALID_RETURN, TOO_LARGE, INFRA)
+#: What a worker's failed reply may name: an environment cannot declare its own failure infrastructure (unscored).
+WORKER_FAILURES = frozenset(CATEGORIES) - {OK, INFRA}
 
 OPS = ("load", "reset", "step", "tool", "tools", "call", "ping")
 _REPLY_KEYS = {"id", "ok", "value", "category", "message", "output", "seconds"}
@@ -102,6 +105,6 @@ def parse_reply(line: bytes, expected_id: int, output_limit: int = 1 << 16) -> O
         return Outcome(OK, value=msg.get("value"), output=output, seconds=float(seconds))
     category = msg.get("category")
     message = msg.get("message", "")
-    if category not in CATEGORIES or category == OK or type(message) is not str:
+    if category not in WORKER_FAILURES or type(message) is not str:
         return failure(PROTOCOL, "worker reply names an unknown failure category")
     return Outcome(category, message=safe_text(message[:2000]), output=output, seconds=float(seconds))

@@ -19,6 +19,7 @@ PACKAGE = Path(spadegym.__file__).parent
 LAYERS: list[set[str]] = [
     {"spadegym", "errors", "figures", "plugins", "text"},  # the package root imports nothing at import time
     {"envfile"},
+    {"level"},
     {"llm"},
     {"sandbox"},
     {"validate"},

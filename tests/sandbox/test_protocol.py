@@ -35,6 +35,7 @@ def test_a_well_formed_reply_is_ok() -> None:
     (line(output=["x"]), "output"),
     (line(ok=False, category="ok"), "unknown failure category"),
     (line(ok=False, category="pwned"), "unknown failure category"),
+    (line(ok=False, category="infra"), "unknown failure category"),  # unscored: only the host may say it
     (line(ok=False, category="exception", message=7), "unknown failure category"),
 ])
 def test_forged_and_garbage_replies_are_protocol_failures(raw: bytes, says: str) -> None:
