@@ -3,16 +3,20 @@
 The self-play loop drives episodes itself (``rollout.run_episodes``); a
 Gymnasium, OpenEnv, verifiers or TRL user drives them from their own code,
 one ``reset`` and one ``step`` at a time. ``PlaySession`` is that shape over
-the same sandbox: the environment file runs in a sandbox worker, never in the
-caller's process, and spadegym's rules apply on the host exactly as in a run:
+the same sandbox and the same rules of a turn (``rollout.engine.TurnRules``,
+played here by its one-reply-at-a-time driver): the environment file runs in a
+sandbox worker, never in the caller's process, and a reply is read exactly as
+the loop reads an agent's reply:
 
 - the reply is reduced to its last ``\\boxed{...}`` (``actions="boxed"``, for
   language models) or passed as it is (``actions="raw"``, for Gymnasium agents);
   a reply without a box is a format failure: a turn, reward 0, and a reminder;
-- tool-use environments receive a boxed JSON tool call through ``execute_tool``;
+- tool-use environments receive tool calls through ``execute_tool`` (a boxed
+  JSON call, or the reference's ``<tool_call>`` blocks in its tool-use games);
 - the turn budget is the file's ``max_turns`` or ``max_turns`` here;
-- rewards are clipped, and the episode's return is the one return rule
-  (``envfile.episode_return``), reported in ``info["return"]`` at the end;
+- rewards are clipped, and the episode's return and success are the loop's
+  (``info["return"]`` and ``info["success"]`` at the end; ``session.episode``
+  holds the transcript, the same ``Episode`` record a run stores);
 - the hint arm shows the hint line (the designer's hint, else the file's own).
 
 A failure inside the environment (timeout, crash, exception, ...) ends the
@@ -30,9 +34,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..envfile import clip_reward, episode_return, extract_action, parse_tool_call, with_hint
+from ..envfile import clip_reward, extract_action
 from ..errors import UserError
-from ..rollout.runner import FORMAT_REMINDER
+from ..rollout.agent import Reply
+from ..rollout.engine import EpisodeStepper, LiveEpisode, TurnRules
+from ..rollout.records import Episode, Turn
 from ..sandbox import EnvHandle, Sandbox, SandboxConfig
 from .levels import Level, LevelSource, draw, find_level
 
@@ -86,18 +92,20 @@ class PlaySession:
         self.sandbox = sandbox
         self.actions = actions
         self.hinted = hinted
-        self.hint_every_step = hint_every_step
-        self.max_turns = max_turns
+        self.rules = TurnRules(reply_budget=max_turns, hint_every_step=hint_every_step)
         self.level: Level | None = None
         self.handle: EnvHandle | None = None
-        self.turns = 0
-        self.last_reward = 0.0
-        self.done = True
-        self.hint: str | None = None
-        self.tools: list[dict[str, Any]] | None = None
-        self.observation = ""
-        self.valid_actions: list[str] | None = None
+        self.stepper: EpisodeStepper | None = None
         self.seed: int | None = None
+
+    @property
+    def episode(self) -> Episode | None:
+        """The episode being played (or the last one): the record a run would store."""
+        return self.stepper.item.episode if self.stepper else None
+
+    @property
+    def done(self) -> bool:
+        return self.stepper is None or self.stepper.item.ended
 
     # -- the two calls ---------------------------------------------------------
     def reset(self, seed: int | None = None, level_id: str | None = None) -> Transition:
@@ -110,40 +118,29 @@ class PlaySession:
         outcome = handle.reset(seed=seed, want=["valid_actions", "hint", "tools"])
         if not outcome.ok:
             raise SessionError(f"level {level.level_id}: reset failed ({outcome.status}): {outcome.message}")
-        value = outcome.value
-        self.seed, self.turns, self.last_reward, self.done = seed, 0, 0.0, False
-        self.hint = (level.hint or value.get("hint")) if self.hinted else None
-        self.tools = value.get("tools")
-        self.observation = value["observation"]
-        self.valid_actions = value.get("valid_actions")
-        return Transition(self._shown(first=True), info=self._info(self.valid_actions))
+        item = LiveEpisode(key=f"{level.level_id}:{seed}", handle=handle, hinted=self.hinted,
+                           episode=Episode(env_id=level.level_id, seed=seed, hinted=self.hinted))
+        self.rules.begin(item, outcome.value, handle.info, level.hint)
+        self.stepper, self.seed = EpisodeStepper(self.rules, item), seed
+        return Transition(self.stepper.view().observation, info=self._info())
 
     def step(self, reply: str) -> Transition:
         """One turn: the reply (or raw action) goes to the environment's ``step`` or ``execute_tool``."""
-        if self.done or self.handle is None:
+        if self.done:
             raise SessionError("the episode is over (or never started); call reset() first.")
-        self.turns += 1
+        assert self.stepper is not None
         action = extract_action(reply) if self.actions == "boxed" else reply
-        if action is None:  # a format failure: a turn with reward 0, and the reminder
-            self.observation = f"{self.observation.rstrip()}\n{FORMAT_REMINDER}"
-            return self._moved(0.0, False, False, {"format_failure": True, "valid_actions": self.valid_actions})
-        want = ["valid_actions"] + (["hint"] if self.hinted else [])
-        call = parse_tool_call(action) if self.tools is not None else None
-        if call is None:
-            outcome = self.handle.step(action, want=want)
-        else:
-            outcome = self.handle.tool(call.name, call.arguments, want=want)
-        if not outcome.ok:
-            self.done = True
-            return Transition(self.observation, 0.0, False, True, self._info(
-                None, action=action, failure=outcome.status, failure_message=outcome.message, ret=0.0))
-        value = outcome.value
-        self.observation = value["observation"]
-        self.valid_actions = value.get("valid_actions", self.valid_actions)
-        if self.hinted and value.get("hint") and not (self.level and self.level.hint):
-            self.hint = value["hint"]
-        return self._moved(value["reward"], value["terminated"], value["truncated"],
-                           {"action": action, "valid_actions": self.valid_actions})
+        turn = self.stepper.step(Reply(text=reply, action=action))
+        item = self.stepper.item
+        info = self._info(turn)
+        if item.ended:
+            episode = item.episode
+            info.update({"return": episode.ret, "success": episode.success})
+            if episode.failure is not None:  # the environment failed: the episode ends as data
+                info.update(failure=episode.failure, failure_message=episode.failure_message)
+                return Transition(item.observation, 0.0, False, True, info)
+        return Transition(self.stepper.view().observation, clip_reward(turn.reward), turn.terminated,
+                          turn.truncated or item.episode.truncated, info)
 
     def close(self) -> None:
         if self.handle is not None:
@@ -165,34 +162,21 @@ class PlaySession:
         self.handle, self.level = handle, level
         return handle
 
-    def _moved(self, reward: float, terminated: bool, truncated: bool, extra: dict[str, Any]) -> Transition:
-        reward = clip_reward(reward)
-        self.last_reward = reward
-        budget = (self.handle.info.get("max_turns") if self.handle else None) or self.max_turns
-        if not (terminated or truncated) and self.turns >= budget:
-            truncated = True
-        self.done = terminated or truncated
-        valid = extra.pop("valid_actions", None)
-        info = self._info(valid, **extra)
-        if self.done:
-            info["return"] = episode_return(reward, terminated)
-            info["success"] = info["return"] > 0.0
-        return Transition(self._shown(first=False), reward, terminated, truncated, info)
-
-    def _shown(self, first: bool) -> str:
-        show_hint = self.hint and (first or self.hint_every_step)
-        return with_hint(self.observation, self.hint) if show_hint else self.observation
-
-    def _info(self, valid_actions: list[str] | None, ret: float | None = None, **extra: Any) -> dict[str, Any]:
+    def _info(self, turn: Turn | None = None) -> dict[str, Any]:
+        """What every transition's ``info`` holds (the action of a turn, and its format failure)."""
+        assert self.stepper is not None
+        item = self.stepper.item
         info: dict[str, Any] = {"level": self.level.level_id if self.level else None, "seed": self.seed,
-                                "turn": self.turns, **extra}
-        if valid_actions is not None:
-            info["valid_actions"] = valid_actions
-        if self.tools is not None:
-            info["tools"] = self.tools
-        if ret is not None:
-            info["return"] = ret
-            info["success"] = False
+                                "turn": len(item.episode.turns)}
+        if turn is not None:
+            if turn.action is None and turn.tool_call is None and item.episode.failure != "agent":
+                info["format_failure"] = True
+            else:
+                info["action"] = turn.action
+        if item.valid_actions is not None:
+            info["valid_actions"] = item.valid_actions
+        if item.tools is not None:
+            info["tools"] = item.tools
         return info
 
     def __enter__(self) -> PlaySession:

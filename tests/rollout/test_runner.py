@@ -110,7 +110,8 @@ def test_the_view_step_alone_puts_the_hint_line_where_the_agent_reads_it(keeps_h
     agent = make_agent("random")
     agent.keeps_history = keeps_history
     run = EpisodeRun(None, {}, [], agent)  # no sandbox: the view step needs none
-    item = _LiveEpisode(Play("e", 1, hinted=True), "k", None, Episode("e", 1, True), observation="obs", hint="go left")
+    item = _LiveEpisode("k", None, Episode("e", 1, True), hinted=True, observation="obs", hint="go left",
+                        play=Play("e", 1, hinted=True))
     first = run.view(item)
     item.history.append(("obs", "x"))
     later = run.view(item)
