@@ -17,6 +17,16 @@ from typing import Any
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+#: The reward of a reply that is neither an answer nor a well-formed tool call (the reference's format penalty).
+_FORMAT_PENALTY = -0.1
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 class ToolUseBaseEnv:
@@ -25,7 +35,9 @@ class ToolUseBaseEnv:
     ``execute_tool`` answers ``{"output": text, "returncode": 0 or 1}``; the
     runtime shows the agent the output text. ``step`` counts answer turns
     against ``max_turns`` (tool calls do not count) and pays 1.0 for the
-    expected answer (``_check_answer``: case-insensitive, or numbers within 0.01).
+    expected answer (``_check_answer``: case-insensitive, or numbers within 0.01);
+    a wrong answer names the instruction still pending in a game of several,
+    and a malformed reply is a format error with a -0.1 penalty.
     """
 
     def __init__(self, max_turns: int = 10, **kwargs: Any):
@@ -66,7 +78,9 @@ class ToolUseBaseEnv:
         return {"output": output, "returncode": 0 if ok else 1}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
-        """An ``<answer>`` is judged; a ``<tool_call>`` in the text still runs; anything else is a format error."""
+        """An ``<answer>`` is judged; a JSON ``<tool_call>`` in the text still runs; anything else, or a
+        tool call that is not JSON, is a format error (reward -0.1). Every call counts toward ``max_turns``;
+        the last one that does not win shows the solution and truncates the episode."""
         self.turn_count += 1
         out_of_turns = self.turn_count >= self.max_turns
         answer = _ANSWER.search(action)
@@ -75,21 +89,34 @@ class ToolUseBaseEnv:
                 return "Correct!", 1.0, True, False, {}
             if out_of_turns:
                 return f"Wrong answer. Solution:\n{self.solution()}", 0.0, False, True, {}
-            return "Incorrect. Keep using tools.", 0.0, False, False, {}
+            return self._incorrect_answer_feedback(), 0.0, False, False, {}
         call = _TOOL_CALL.search(action)
-        if call:
-            try:
-                data = json.loads(call.group(1))
-                name, arguments = str(data.get("name", "")), data.get("arguments") or {}
-            except (ValueError, AttributeError):
-                name, arguments = "", {}
-            _ok, output = self._call(name, arguments if isinstance(arguments, dict) else {})
-            observation = f"Tool result:\n{output}"
-        else:
-            observation = "Format error: call a tool, or submit <answer>result</answer>."
+        data = _json_object(call.group(1)) if call else None
+        if data is None or (call and not isinstance(data.get("name", ""), str)):
+            if out_of_turns:
+                return f"Time up. Solution:\n{self.solution()}", 0.0, False, True, {}
+            feedback = ("Format error: the tool call is not a JSON object {\"name\": ..., \"arguments\": {...}}."
+                        if call else "Format error: call a tool, or submit <answer>result</answer>.")
+            return feedback, _FORMAT_PENALTY, False, False, {}
+        name, arguments = data.get("name", ""), data.get("arguments")
+        if not callable(getattr(self, f"tool_{name}", None)):
+            if out_of_turns:
+                return f"Time up. Solution:\n{self.solution()}", 0.0, False, True, {}
+            return f"Unknown tool '{name}'. Available: {', '.join(self._tools)}", 0.0, False, False, {}
+        _ok, output = self._call(name, arguments if isinstance(arguments, dict) else {})
+        observation = f"Tool result:\n{output}"
         if out_of_turns:
             return f"{observation}\n\nTime up. Solution:\n{self.solution()}", 0.0, False, True, {}
-        return observation, (0.0 if call else -0.1), False, False, {}
+        return observation, 0.0, False, False, {}
+
+    def _incorrect_answer_feedback(self) -> str:
+        """What a wrong answer hears: in a game of several instructions (``_user_messages`` and the index
+        ``_current_msg``), the instruction still pending, so the agent acts on it instead of answering again."""
+        messages, current = getattr(self, "_user_messages", None), getattr(self, "_current_msg", None)
+        if isinstance(messages, (list, tuple)) and isinstance(current, int) and 0 <= current < len(messages):
+            return (f"Incorrect. Keep using tools. Step {current + 1} of {len(messages)} is not done yet: "
+                    f"\"{messages[current]}\" Complete it with the tools before you submit <answer>done</answer>.")
+        return "Incorrect. Keep using tools."
 
     def _check_answer(self, answer: str) -> bool:
         given, expected = str(answer).strip(), str(self._expected_answer).strip()

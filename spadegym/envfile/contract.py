@@ -121,6 +121,43 @@ def extract_action(reply: str) -> str | None:
     return found
 
 
+_SIMPLE_BOXES = (re.compile(r"\\boxed\{([^{}]+)\}"), re.compile(r"\\boxed\{\{([^{}]+)\}\}"),
+                 re.compile(r"\\boxed\{\{\{([^{}]+)\}\}\}"))
+
+
+def reference_box(reply: str) -> str | None:
+    """The action the SPADE reference reads from a reply: the *first* box (thinking removed).
+
+    The reference looks for the first box whose content holds no braces (then for
+    one in doubled or tripled braces); only when there is none does it take the
+    last box with nested braces, unwrapping up to two outer brace pairs. None
+    when the reply holds no box or only an empty one: the reference then hands
+    the reply to ``step`` as it is.
+
+    >>> reference_box("\\\\boxed{a} or \\\\boxed{b}")
+    'a'
+    """
+    text = strip_thinking(reply)
+    for pattern in _SIMPLE_BOXES:
+        match = pattern.search(text)
+        if match:
+            return match.group(1).strip() or None
+    at = text.rfind("\\boxed")
+    start = text.find("{", at) if at >= 0 else -1
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            content = text[start + 1:i].strip()
+            for _ in range(2):
+                if content.startswith("{") and content.endswith("}"):
+                    content = content[1:-1].strip()
+            return content or None
+    return None
+
+
 def clip_reward(value: float) -> float:
     """Clamp a reward to [-1, 1]; NaN counts as 0 (the validator flags it separately)."""
     if value != value:  # NaN
@@ -295,8 +332,12 @@ def normalize_reset(result: Any) -> ResetResult:
     )
 
 
-def normalize_step(result: Any) -> StepResult:
-    """Read what ``step`` returned: the 5-tuple, or the old 4-tuple with ``done``."""
+def normalize_step(result: Any, bool_reward: bool = False) -> StepResult:
+    """Read what ``step`` returned: the 5-tuple, or the old 4-tuple with ``done``.
+
+    ``bool_reward``: a ``bool`` reward counts as 1.0 or 0.0 (the reference's ``float(reward)``,
+    for files in its conventions); spadegym's own files return a number.
+    """
     if not isinstance(result, tuple) or len(result) not in (4, 5):
         size = f" of length {len(result)}" if isinstance(result, tuple) else ""
         raise ContractError(
@@ -310,7 +351,11 @@ def normalize_step(result: Any) -> StepResult:
         obs, reward, terminated, truncated, info = result
     if not isinstance(obs, str):
         raise ContractError(f"step() observation must be a str, got {type(obs).__name__}")
-    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+    if isinstance(reward, bool) or type(reward).__name__ == "bool_":
+        if not bool_reward:
+            raise ContractError(f"step() reward must be a number, got bool {reward}: return 1.0 or 0.0")
+        reward = float(reward)
+    elif not isinstance(reward, (int, float)):
         if type(reward).__name__.startswith(("float", "int")):  # numpy scalars
             reward = float(reward)
         else:
@@ -423,7 +468,7 @@ def normalize_tools(result: Any) -> list[dict[str, Any]]:
 _TOOL_OUTPUT_KEYS = frozenset({"output", "returncode"})
 
 
-def normalize_tool_result(result: Any) -> StepResult:
+def normalize_tool_result(result: Any, bool_reward: bool = False) -> StepResult:
     """Read what ``execute_tool`` returned: the ``step`` tuple, or a tool result (reward 0, not ending).
 
     A tuple of 4 or 5 items whose first item is a string is read as the ``step``
@@ -433,7 +478,7 @@ def normalize_tool_result(result: Any) -> StepResult:
     """
     if isinstance(result, tuple) and len(result) in (4, 5) and isinstance(result[0], str):
         try:
-            return normalize_step(result)
+            return normalize_step(result, bool_reward)
         except ContractError as exc:
             raise ContractError(str(exc).replace("step()", "execute_tool()")) from None
     if isinstance(result, str):

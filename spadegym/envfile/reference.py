@@ -13,6 +13,7 @@ and the ``<tool_call>`` / ``<answer>`` replies of its tool-use games
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 
@@ -21,6 +22,10 @@ from .static import env_class, parse
 
 #: Bases whose subclasses speak the reference's tool-use protocol (``<tool_call>`` / ``<answer>``).
 TOOL_USE_BASES = ("ToolUseBaseEnv",)
+#: The module the reference's tool-use base class is importable from.
+TOOL_USE_MODULE = "tool_use_base_env"
+#: The first line the reference writes into every game file it saves.
+REFERENCE_HEADER = "SPADE self-play generated game"
 #: The module constant (or class attribute) by which a file declares its action format.
 ACTION_FORMAT_NAME = "ACTION_FORMAT"
 
@@ -43,44 +48,89 @@ def declared_action_format(tree: ast.Module, cls: ast.ClassDef) -> str | None:
 
 
 def action_format(source: str, filename: str = "<env>", tree: ast.Module | None = None) -> str:
-    """How the file wants actions delivered: declared, else detected from the code of ``step``.
+    """How the file wants actions delivered: declared, else detected from the code.
 
-    ``tool_call`` for subclasses of the reference's ``ToolUseBaseEnv``; ``boxed``
-    when ``step`` or a helper it reaches looks for a ``\\boxed{`` itself (a regex
-    such as ``r'\\\\boxed\\{(.*)\\}'`` or ``"\\\\boxed{" in action``); ``plain`` otherwise.
-    An undeclared value raises nothing here: the static checks report it. ``tree``: the file
-    already parsed, when the caller has it (a parse costs about a millisecond per 7 kB).
+    ``tool_call`` (the reference's tool-use protocol) for a class that reaches the reference's
+    ``ToolUseBaseEnv`` by any route (a base of another name, an imported alias, the module
+    attribute ``tool_use_base_env.ToolUseBaseEnv``), or that lists tools (``get_tools``) and reads
+    ``<answer>`` or ``<tool_call>`` tags itself or carries the reference's file header; ``boxed``
+    (the reference's delivery) when ``step`` or a helper it reaches looks for a ``\\boxed{`` or an
+    ``<answer>`` tag, or the file carries the reference's header; ``plain`` (spadegym's own rule)
+    otherwise. An undeclared value raises nothing here: the static checks report it. ``tree``: the
+    file already parsed, when the caller has it (a parse costs about a millisecond per 7 kB).
     """
     tree = tree or parse(source, filename)
     cls = env_class(tree)
     declared = declared_action_format(tree, cls)
     if declared in ACTION_FORMATS:
         return declared
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    if any(base in TOOL_USE_BASES for base in _base_names(cls, classes)):
+    classes, provided = class_bases(tree, cls)
+    if any(base in TOOL_USE_BASES for base in provided):
         return TOOL_CALL
-    return BOXED if _step_parses_box(tree, cls, classes) else PLAIN
+    header = reference_header(tree)
+    members = _members(classes)
+    if "get_tools" in members:
+        if header or _step_searches(tree, members, _searches_tag):
+            return TOOL_CALL
+        return PLAIN  # spadegym's own tool-use file: boxed JSON calls, a bare answer
+    if header or _step_searches(tree, members, lambda n: _searches_box(n) or _searches_tag(n)):
+        return BOXED
+    return PLAIN
 
 
-def _base_names(cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> list[str]:
-    """Names of the class's bases, through the bases defined in the same file."""
-    names, pending = [], [cls]
+def reference_header(tree: ast.Module) -> bool:
+    """Whether the module docstring is the header the reference writes into the games it saves."""
+    doc = ast.get_docstring(tree, clean=True) or ""
+    return doc.startswith(REFERENCE_HEADER)
+
+
+def _provided_names(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """Local names bound to a provided base class (``alias -> class``), and local names of its module."""
+    names = {name: name for name in TOOL_USE_BASES}
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == TOOL_USE_MODULE:
+            names.update({a.asname or a.name: a.name for a in node.names if a.name in TOOL_USE_BASES})
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname or a.name for a in node.names if a.name == TOOL_USE_MODULE)
+    return names, modules
+
+
+def class_bases(tree: ast.Module, cls: ast.ClassDef) -> tuple[list[ast.ClassDef], list[str]]:
+    """The class and the classes of the file it derives from (nearest first), and the provided base
+    classes it reaches (by their real names), however the file names them."""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    aliases, modules = _provided_names(tree)
+    found, provided, pending = [cls], [], [cls]
     while pending:
-        node = pending.pop()
+        node = pending.pop(0)
         for base in node.bases:
-            if isinstance(base, ast.Name) and base.id not in names:
-                names.append(base.id)
-                if base.id in classes:
-                    pending.append(classes[base.id])
-    return names
+            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id in modules:
+                name = base.attr if base.attr in TOOL_USE_BASES else None
+            elif isinstance(base, ast.Name):
+                if base.id in local and local[base.id] not in found:
+                    found.append(local[base.id])
+                    pending.append(local[base.id])
+                    continue
+                name = aliases.get(base.id, base.id)
+            else:
+                name = None
+            if name is not None and name not in provided:
+                provided.append(name)
+    return found, provided
 
 
-def _step_parses_box(tree: ast.Module, cls: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> bool:
-    """Whether ``step``, or code it reaches by name, searches the action for a box."""
+def _members(classes: list[ast.ClassDef]) -> dict[str, ast.AST]:
+    """Names defined in the class bodies, the nearest class first (as attribute lookup finds them)."""
     members: dict[str, ast.AST] = {}
-    for node in [cls, *(classes[b] for b in _base_names(cls, classes) if b in classes)]:
+    for node in classes:
         for item in node.body:
             _collect(item, members, overwrite=False)
+    return members
+
+
+def _step_searches(tree: ast.Module, members: dict[str, ast.AST], test) -> bool:
+    """Whether ``step``, or code it reaches by name (methods, module functions), passes ``test``."""
     module: dict[str, ast.AST] = {}
     for item in tree.body:
         _collect(item, module, overwrite=True)
@@ -91,7 +141,7 @@ def _step_parses_box(tree: ast.Module, cls: ast.ClassDef, classes: dict[str, ast
     while pending:
         node = pending.pop()
         for sub in ast.walk(node):
-            if _searches_box(sub):
+            if test(sub):
                 return True
             target = None
             if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
@@ -115,6 +165,14 @@ def _collect(item: ast.stmt, into: dict[str, ast.AST], overwrite: bool) -> None:
     for name in names:
         if overwrite or name not in into:
             into[name] = item
+
+
+_TAG = re.compile(r"<(?:answer|tool_call)>")
+
+
+def _searches_tag(node: ast.AST) -> bool:
+    """A string constant naming the reference's ``<answer>`` or ``<tool_call>`` tag."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_TAG.search(node.value))
 
 
 def _searches_box(node: ast.AST) -> bool:
@@ -235,29 +293,64 @@ def is_prose(text: str) -> bool:
 # -- the reference's tool-use replies --------------------------------------------------------------
 
 _TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_XML_FUNCTION = re.compile(r"<function=(\w+)>(.*?)</function>", re.DOTALL)
+_XML_PARAMETER = re.compile(r"<parameter=(\w+)>(.*?)</parameter>", re.DOTALL)
+_JSON_CALL = re.compile(r'\{\s*"name"\s*:\s*"(\w+)"\s*,\s*"arguments"\s*:\s*(\{.*?\})\s*\}', re.DOTALL)
+
+
+def _json_value(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _xml_call(body: str) -> ToolCall | None:
+    """The Qwen3.5 form: ``<function=name><parameter=key>value</parameter>...</function>``; each value is
+    read as JSON when it is JSON (numbers, booleans, lists), else kept as text (HTML entities decoded)."""
+    found = _XML_FUNCTION.search(body)
+    if not found:
+        return None
+    arguments: dict[str, object] = {}
+    for key, raw in _XML_PARAMETER.findall(found.group(2)):
+        value = html.unescape(raw.strip())
+        parsed = _json_value(value)
+        arguments[key] = value if parsed is None and value != "null" else parsed
+    return ToolCall(found.group(1), arguments)
+
+
+def _json_call(body: str) -> ToolCall | None:
+    """The JSON form: ``{"name": ..., "arguments": {...}}`` (``"parameters"`` also names the arguments,
+    and arguments given as a JSON string are read); a call inside other text is found too."""
+    data = _json_value(body.strip())
+    if isinstance(data, dict) and isinstance(data.get("name"), str) and data["name"].strip():
+        arguments = data.get("arguments", data.get("parameters", {}))
+        if isinstance(arguments, str):
+            arguments = _json_value(arguments) if arguments.strip() else {}
+        return ToolCall(data["name"].strip(), arguments if isinstance(arguments, dict) else {})
+    embedded = _JSON_CALL.search(body)
+    if embedded:
+        arguments = _json_value(embedded.group(2))
+        return ToolCall(embedded.group(1), arguments if isinstance(arguments, dict) else {})
+    return None
 
 
 def parse_tagged_calls(reply: str) -> list[ToolCall]:
-    """Every well-formed ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` in a reply, in order."""
+    """Every tool call in a reply's ``<tool_call>`` blocks, in order, as the reference reads them.
+
+    A block holds the Qwen3.5 XML form (``<function=name><parameter=key>value</parameter></function>``)
+    or JSON (``{"name": ..., "arguments": {...}}``); a block that is neither is no call (the reply
+    then goes to ``step``, whose format error the game reports).
+    """
     calls = []
     for body in _TOOL_CALL_TAG.findall(strip_thinking(reply)):
-        try:
-            data = json.loads(body.strip())
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"].strip():
-            continue
-        arguments = data.get("arguments")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except (ValueError, RecursionError):
-                arguments = None
-        calls.append(ToolCall(data["name"].strip(), arguments if isinstance(arguments, dict) else {}))
+        call = _xml_call(body) or _json_call(body)
+        if call is not None:
+            calls.append(call)
     return calls
 
 
 __all__ = [
-    "ACTION_FORMAT_NAME", "TOOL_USE_BASES", "action_format", "declared_action_format", "is_prose", "listed_actions",
-    "parse_tagged_calls", "read_menu", "solution_sequences",
+    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "TOOL_USE_MODULE", "action_format", "class_bases", "declared_action_format", "is_prose", "listed_actions",
+    "parse_tagged_calls", "read_menu", "reference_header", "solution_sequences",
 ]

@@ -41,8 +41,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..envfile import episode_return, parse_tool_call, strip_thinking, with_hint
-from ..envfile.contract import PLAIN, TOOL_CALL
+from ..envfile import episode_return, extract_action, parse_tool_call, strip_thinking, with_hint
+from ..envfile.contract import PLAIN, TOOL_CALL, reference_box
 from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..sandbox import EnvHandle, Outcome
 from .agent import Reply, View
@@ -128,17 +128,14 @@ class TurnRules:
 
     @staticmethod
     def route(item: LiveEpisode, reply: Reply) -> Request | None:
-        """Where a reply goes: ``("step", ...)``, ``("tool", ...)`` or ``("tools", ...)``; None is a format failure."""
-        if item.action_format == TOOL_CALL:  # the reference's tool-use protocol reads the whole reply
-            text = strip_thinking(reply.text).strip()
-            calls = [] if "<answer>" in text else parse_tagged_calls(text)
-            single = parse_tool_call(reply.action) if reply.action and not calls else None
-            if calls or single:
-                return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
-            if "<answer>" in text:
-                return "step", {"action": text}
-            # A boxed answer (spadegym's agents box theirs) reaches step as <answer>...</answer>.
-            return ("step", {"action": reply.action}) if reply.action is not None else None
+        """Where a reply goes: ``("step", ...)``, ``("tool", ...)`` or ``("tools", ...)``; None is a format failure.
+
+        The rule in force is the file's: spadegym's own (``plain``) files get the agent's action (its
+        last box), and a reply without one is a format failure; files in the reference's conventions
+        (``boxed``, ``tool_call``) get what the reference's rollout sends (``reference_request``).
+        """
+        if item.action_format != PLAIN:
+            return reference_request(item.action_format, reply)
         if reply.action is None:
             return None
         call = parse_tool_call(reply.action) if item.tools is not None else None
@@ -219,6 +216,39 @@ class TurnRules:
         ep.ret = episode_return(item.last_reward, ep.terminated) if ep.failure is None else 0.0
         ep.seconds = time.perf_counter() - item.started
         item.ended = True
+
+
+def reference_request(action_format: str, reply: Reply) -> Request:
+    """What the reference's rollout sends for a reply, in a file in its conventions (never a format failure).
+
+    ``boxed`` files: the reply's first box, re-wrapped (``contract.reference_box``); a reply
+    without a box goes to ``step`` as written (``raw``: the worker hands it over unchanged), so games
+    that read ``<answer>`` tags or free text see what they would there. ``tool_call`` files: a reply
+    with an ``<answer>`` goes to ``step`` whole; otherwise its ``<tool_call>`` blocks (JSON or the
+    Qwen3.5 XML form) go to ``execute_tool`` together; any other reply goes to ``step`` as written.
+
+    Two spadegym additions, for agents that box their actions: an action the agent chose itself
+    (a choice agent's bare action, a forgiving reading) stands, and in tool-use games a boxed JSON
+    call is a tool call and a boxed answer reaches ``step`` as ``<answer>...</answer>``.
+    """
+    text = strip_thinking(reply.text).strip()
+    if action_format == TOOL_CALL:
+        if "<answer>" in text:
+            return "step", {"action": text, "raw": True}
+        calls = parse_tagged_calls(text)
+        single = parse_tool_call(reply.action) if reply.action and not calls else None
+        if calls or single:
+            return "tools", {"calls": [c.to_dict() for c in calls or [single]]}
+        if reply.action is not None:
+            return "step", {"action": reply.action}  # the worker wraps it in <answer></answer>
+        return "step", {"action": text, "raw": True}
+    box = reference_box(text)
+    chose = reply.action is not None and (box is None or reply.action != extract_action(reply.text))
+    if chose:
+        return "step", {"action": reply.action}
+    if box is not None:
+        return "step", {"action": box}
+    return "step", {"action": text, "raw": True}
 
 
 class EpisodeStepper:

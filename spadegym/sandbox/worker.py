@@ -147,13 +147,14 @@ class EnvServer:
         out.update(self._extras(want or []))
         return out
 
-    def step(self, action: str, want: list[str] | None = None) -> dict[str, Any]:
+    def step(self, action: str, want: list[str] | None = None, raw: bool = False) -> dict[str, Any]:
         self._require()
         if not isinstance(action, str):
             raise contract.ContractError("actions are strings")
-        # Every action, the gate's probes' and the agents', reaches step in the form the file expects.
-        delivered = contract.deliver_action(action, self.action_format)
-        return self._moved(contract.normalize_step(self.env.step(delivered)), want)
+        # Every action, the gate's probes' and the agents', reaches step in the form the file expects;
+        # ``raw``: a reply the reference hands over as written (a file in its conventions, no box).
+        delivered = action if raw else contract.deliver_action(action, self.action_format)
+        return self._moved(contract.normalize_step(self.env.step(delivered), self.reference), want)
 
     def tool(self, name: str, arguments: dict[str, Any] | None = None,
              want: list[str] | None = None) -> dict[str, Any]:
@@ -174,7 +175,7 @@ class EnvServer:
             name, arguments = (call.get("name"), call.get("arguments")) if isinstance(call, dict) else (None, None)
             if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
                 raise contract.ContractError("tool calls are a name and a dict of arguments")
-            last = contract.normalize_tool_result(fn(name, arguments or {}))
+            last = contract.normalize_tool_result(fn(name, arguments or {}), self.reference)
             outputs.append(last.observation)
             if last.terminated or last.truncated:
                 break
@@ -211,6 +212,11 @@ class EnvServer:
         if method == "get_tools":
             return contract.normalize_tools(value)
         return json.loads(json.dumps(value, default=repr))
+
+    @property
+    def reference(self) -> bool:
+        """Whether the file follows the reference's conventions (its rules then apply: bool rewards count)."""
+        return self.action_format != contract.PLAIN
 
     def _require(self) -> None:
         if self.env is None:

@@ -10,9 +10,9 @@ import ast
 from collections.abc import Iterator
 
 from ..envfile.bases import provided_methods
-from ..envfile.contract import ACTION_FORMATS
+from ..envfile.contract import ACTION_FORMATS, BOXED, PLAIN, TOOL_CALL
 from ..envfile.loader import PROVIDED_MODULES
-from ..envfile.reference import ACTION_FORMAT_NAME, declared_action_format
+from ..envfile.reference import ACTION_FORMAT_NAME, action_format, class_bases, declared_action_format
 from ..envfile.static import SourceError, env_class, env_class_nodes, parse
 from .config import ValidationConfig
 from .verdict import STATIC, Check, failed, passed
@@ -39,11 +39,16 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
         return [*checks, failed("parses", str(exc), STATIC)]
     checks.append(passed("parses"))
     try:
-        class_name = env_class(tree).name
+        cls = env_class(tree)
     except SourceError as exc:
         return [*checks, failed("one_env_class", str(exc), STATIC)]
-    checks.append(passed("one_env_class"))
-    methods = _methods(tree, class_name)
+    class_name = cls.name
+    declared = declared_action_format(tree, cls)
+    fmt = action_format(source, filename, tree) if declared is None or declared in ACTION_FORMATS else None
+    checks.append(_one_env_class(tree, fmt))
+    if checks[-1].blocking:
+        return checks
+    methods = _methods(tree, cls)
     checks += [_defines(methods, class_name, "reset", "def reset(self, seed=None)",
                         "returning (observation, info)"),
                _defines(methods, class_name, "step", "def step(self, action)",
@@ -54,27 +59,35 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
         checks.append(_step_takes_action(methods["step"]))
     checks.append(_imports_allowed(tree, config.allowed_imports))
     checks.append(_no_forbidden_names(tree))
-    checks.append(_action_format_known(tree, class_name))
+    checks.append(_action_format_known(declared, fmt))
     return checks
 
 
-def _methods(tree: ast.Module, class_name: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Methods of the environment class, including those of its bases: in the file, or provided by the runtime."""
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+def _one_env_class(tree: ast.Module, fmt: str | None) -> Check:
+    """One class ending in Env (spadegym's rule); in a file in the reference's conventions, the first."""
+    classes = env_class_nodes(tree)
+    if len(classes) == 1:
+        return passed("one_env_class")
+    names = ", ".join(c.name for c in classes)
+    if fmt is not None and fmt != PLAIN:
+        return passed("one_env_class", f"reference rule: {classes[0].name}, the first of the classes ending in "
+                      f"'Env' ({names}), is the environment, as the reference's loader takes the first.")
+    return failed("one_env_class", f"Several environment classes found ({names}): keep exactly one top-level "
+                  "class ending in 'Env' (spadegym's rule for its own files; a file in the reference's "
+                  "conventions, boxed or tool_call, gets the first).", STATIC)
+
+
+def _methods(tree: ast.Module, cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Methods of the environment class, including those of its bases: in the file, or provided by the
+    runtime (however the file names the provided base)."""
+    classes, provided = class_bases(tree, cls)
     found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    pending, seen = [class_name], set()
-    while pending:
-        name = pending.pop(0)
-        if name in seen:
-            continue
-        seen.add(name)
-        if name not in classes:
-            found.update({m: _PROVIDED for m in provided_methods(name) if m not in found})
-            continue
-        for node in classes[name].body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.setdefault(node.name, node)
-        pending += [b.id for b in classes[name].bases if isinstance(b, ast.Name)]
+    for node in classes:
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(item.name, item)
+    for name in provided:
+        found.update({m: _PROVIDED for m in provided_methods(name) if m not in found})
     return found
 
 
@@ -156,10 +169,18 @@ def _no_forbidden_names(tree: ast.Module) -> Check:
     return passed("no_forbidden_names")
 
 
-def _action_format_known(tree: ast.Module, class_name: str) -> Check:
-    cls = next(c for c in env_class_nodes(tree) if c.name == class_name)
-    declared = declared_action_format(tree, cls)
-    if declared is None or declared in ACTION_FORMATS:
-        return passed("action_format_known")
+#: The rule of delivery in force for each action format, as the verdict names it.
+ACTION_RULES = {
+    PLAIN: "",  # spadegym's own rule: said by nothing, as in every file before reference files loaded
+    BOXED: "reference rule: step() gets the reply's first \\boxed{} re-wrapped, and a reply without one as "
+           "written (as the reference's rollout sends it).",
+    TOOL_CALL: "reference rule: the reference's tool-use protocol (<tool_call> blocks, JSON or XML, go to "
+               "execute_tool; a reply with <answer> goes to step() whole).",
+}
+
+
+def _action_format_known(declared: str | None, fmt: str | None) -> Check:
+    if fmt is not None:
+        return passed("action_format_known", ACTION_RULES[fmt])
     return failed("action_format_known", f"{ACTION_FORMAT_NAME} = {declared!r} is not an action format: use one "
                   f"of {', '.join(map(repr, ACTION_FORMATS))} (or remove it to let spadegym detect it).", STATIC)
