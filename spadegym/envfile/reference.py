@@ -16,6 +16,7 @@ import ast
 import html
 import json
 import re
+from dataclasses import dataclass
 
 from .contract import ACTION_FORMATS, BOXED, PLAIN, TOOL_CALL, ToolCall, extract_action, strip_thinking
 from .static import env_class, parse
@@ -120,6 +121,36 @@ def class_bases(tree: ast.Module, cls: ast.ClassDef) -> tuple[list[ast.ClassDef]
     return found, provided
 
 
+@dataclass(frozen=True)
+class ToolMethod:
+    """What a ``tool_<name>`` method accepts: its parameters, those without a default, and ``**kwargs``."""
+
+    parameters: tuple[str, ...]
+    required: tuple[str, ...]
+    any_keyword: bool
+
+
+def tool_methods(tree: ast.Module, cls: ast.ClassDef) -> dict[str, ToolMethod] | None:
+    """The ``tool_<name>`` methods the reference's base class dispatches calls to, by tool name; None
+    when the class does not use that dispatch (it does not reach ``ToolUseBaseEnv``, or it defines
+    its own ``execute_tool``)."""
+    classes, provided = class_bases(tree, cls)
+    members = _members(classes)
+    if not any(base in TOOL_USE_BASES for base in provided) or "execute_tool" in members:
+        return None
+    found = {}
+    for name, node in members.items():
+        if name.startswith("tool_") and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = [a.arg for a in args.posonlyargs + args.args][1:]  # self aside
+            defaults = len(args.defaults)
+            required = positional[:len(positional) - defaults] if defaults else positional
+            required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+            found[name[len("tool_"):]] = ToolMethod(tuple(positional + [a.arg for a in args.kwonlyargs]),
+                                                    tuple(required), args.kwarg is not None)
+    return found
+
+
 def _members(classes: list[ast.ClassDef]) -> dict[str, ast.AST]:
     """Names defined in the class bodies, the nearest class first (as attribute lookup finds them)."""
     members: dict[str, ast.AST] = {}
@@ -216,13 +247,16 @@ def read_menu(observation: str) -> list[str]:
     Reads the reference's menus: bullets or numbered lines under a header such
     as ``Available actions:``, a header line listing actions after its colon
     (comma-separated or boxed), and boxed examples anywhere (``\\boxed{go north}``).
-    Placeholders in angle brackets (``\\boxed{<answer>}``) are skipped.
+    An entry with a number placeholder (``buy N``, ``sell <amount>``) stands for the
+    numbers the observation allows (``fill_placeholders``); other placeholders in
+    angle brackets (``\\boxed{<answer>}``) are skipped.
     """
     found: list[str] = []
 
     def add(item: str | None) -> None:
-        if item and item not in found and "<" not in item and len(found) < _MAX_MENU:
-            found.append(item)
+        for action in fill_placeholders(item, observation) if item else []:
+            if action not in found and "<" not in action and len(found) < _MAX_MENU:
+                found.append(action)
 
     lines = observation.splitlines()
     for i, line in enumerate(lines):
@@ -245,6 +279,45 @@ def read_menu(observation: str) -> list[str]:
     for item in _INLINE_BOX.findall(observation):
         add(item.strip())
     return [item for item in found if item.lower() not in {"answer", "action", "your_answer", "your answer", "..."}]
+
+
+# A number placeholder in a menu entry: a capital letter beside other words (``buy N``), or a
+# numeric word in angle brackets or braces (``<amount>``, ``{n}``).
+_LETTER = re.compile(r"(?<![\w<{])([NMKXYZ])(?![\w>}])")
+_NAMED = re.compile(r"<(n|x|k|num|number|amount|count|qty|quantity|value|int|integer|index|price|size|units?)>|"
+                    r"\{(n|x|k|num|number|amount|count|qty|quantity|value|index)\}", re.IGNORECASE)
+_RANGE = re.compile(r"(-?\d+)\s*(?:\.\.\.?|-|\u2013|\bto\b)\s*(-?\d+)|between\s+(-?\d+)\s+and\s+(-?\d+)",
+                    re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+_MAX_FILLS = 12
+
+
+def _numbers_for(observation: str) -> list[str]:
+    """The numbers an observation allows: its ranges (``1..9``, ``1-9``, ``between 1 and 9``), at most
+    ``_MAX_FILLS`` of each spread evenly; else the numbers it mentions, and 1."""
+    values: list[int] = []
+    for match in _RANGE.finditer(observation):
+        low, high = (int(g) for g in (match.groups()[:2] if match.group(1) else match.groups()[2:]))
+        if low > high or high - low > 10_000:
+            continue
+        step = max(1, (high - low) // (_MAX_FILLS - 1))
+        values += [*range(low, high + 1, step), high]
+    if not values:
+        values = [int(n) for n in _NUMBER.findall(observation) if abs(int(n)) <= 10**9][:_MAX_FILLS] + [1]
+    return [str(v) for v in dict.fromkeys(values)]
+
+
+def fill_placeholders(item: str, observation: str) -> list[str]:
+    """A menu entry as the actions it stands for: itself, or, when it holds a number placeholder
+    (``buy N``, ``sell <amount>``), one action per number the observation allows (its ranges, else
+    the numbers it mentions). A lone letter is an action (``N`` for north), never a placeholder, and
+    an entry with a letter placeholder is kept as written too."""
+    named = _NAMED.search(item)
+    letter = _LETTER.search(item) if len(item.split()) > 1 else None
+    if not (named or letter):
+        return [item]
+    filled = [(_NAMED if named else _LETTER).sub(number, item) for number in _numbers_for(observation)]
+    return filled if named else [*filled, item]  # "move N" may mean north: the entry stays too
 
 
 def listed_actions(valid_actions: list[str] | None, observation: str,
@@ -282,6 +355,50 @@ def solution_sequences(text: str) -> list[list[str]]:
         if len(seq) > 1 and seq not in out:  # one item is the text itself, already played as one action
             out.append(seq)
     return out
+
+
+_CALL_NOTATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(([^()]*)\)")
+_ANSWER_NOTATION = re.compile(r"<answer>(.*?)</answer>|\bANSWER\s*:\s*(.+?)\s*$", re.DOTALL | re.IGNORECASE)
+
+
+def _call_arguments(text: str, parameters: list[str]) -> dict[str, object] | None:
+    """``a=1, b="x"`` (or positional values, matched to the declared parameters in order) as a dict."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        assert isinstance(call, ast.Call)
+        values = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+        for name, arg in zip(parameters, call.args):
+            values.setdefault(name, ast.literal_eval(arg))
+    except (SyntaxError, ValueError, TypeError, AssertionError, RecursionError, MemoryError):
+        return None
+    return values if len(call.args) <= len(parameters) else None
+
+
+def tool_plan(text: str, tools: list[dict]) -> list[str] | None:
+    """A tool game's text ``solution()`` in the call notation the reference's prompts show
+    (``1. cd(path="docs") -> Changed 2. mv(src="a", dst="b") ... ANSWER: x`` or ``<answer>done</answer>``)
+    as the actions the gate plays: each call of a listed tool as a JSON tool call, in order, then the
+    answer as ``<answer>...</answer>``. None when the text names no listed tool."""
+    declared: dict[str, list[str]] = {}
+    for schema in tools:
+        function = schema.get("function") if isinstance(schema.get("function"), dict) else schema
+        name = function.get("name")
+        spec = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
+        properties = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
+        if isinstance(name, str):
+            declared[name] = list(properties)
+    actions = []
+    for match in _CALL_NOTATION.finditer(text):
+        name = match.group(1)
+        arguments = _call_arguments(match.group(2), declared[name]) if name in declared else None
+        if arguments is not None:
+            actions.append(json.dumps({"name": name, "arguments": arguments}))
+    if not actions:
+        return None
+    answer = next((m for m in _ANSWER_NOTATION.finditer(text)), None)
+    if answer is not None:
+        actions.append(f"<answer>{(answer.group(1) or answer.group(2) or '').strip()}</answer>")
+    return actions
 
 
 def is_prose(text: str) -> bool:
@@ -351,6 +468,8 @@ def parse_tagged_calls(reply: str) -> list[ToolCall]:
 
 
 __all__ = [
-    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "TOOL_USE_MODULE", "action_format", "class_bases", "declared_action_format", "is_prose", "listed_actions",
+    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "TOOL_USE_MODULE", "action_format", "class_bases",
+    "ToolMethod", "declared_action_format", "fill_placeholders", "is_prose", "listed_actions", "tool_methods",
+    "tool_plan",
     "parse_tagged_calls", "read_menu", "reference_header", "solution_sequences",
 ]

@@ -140,7 +140,8 @@ def _tools(value: Any, limits: Limits) -> list[dict[str, Any]]:
     return structure(value, "the tool list", limits.structure_chars)
 
 
-_RESET_FIELDS = frozenset({"observation", "info", "valid_actions", "hint", "tools"})
+_RESET_FIELDS = frozenset({"observation", "info", "valid_actions", "hint", "tools", "criteria"})
+_MAX_CRITERIA = 32
 _MOVE_ONLY = frozenset({"reward", "terminated", "truncated"})
 _MOVE_FIELDS = _RESET_FIELDS | _MOVE_ONLY
 
@@ -170,7 +171,17 @@ def _observation_reply(value: Any, limits: Limits, moved: bool) -> dict[str, Any
         out["hint"] = None if value["hint"] is None else _text(value["hint"], "the hint", limits.text_chars)
     if "tools" in value:
         out["tools"] = _tools(value["tools"], limits)
+    if "criteria" in value:
+        out["criteria"] = _criteria(value["criteria"])
     return out
+
+
+def _criteria(value: Any) -> list[bool | str]:
+    """Success criteria evaluated at reset: each True, False, or the short text of what it raised."""
+    if type(value) is not list or len(value) > _MAX_CRITERIA or \
+            any(type(v) is not bool and (type(v) is not str or len(v) > 200) for v in value):
+        raise _bad("criteria list")
+    return [v if type(v) is bool else safe_text(v) for v in value]
 
 
 def _load_reply(value: Any) -> dict[str, Any]:

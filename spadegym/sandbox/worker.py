@@ -104,6 +104,24 @@ def _text_list(value: Any, what: str) -> list[str]:
     return [str(v) for v in value]
 
 
+_MAX_CRITERIA = 32
+
+
+def _criteria(env: Any) -> list[bool | str] | None:
+    """The reference's success criteria of a multi-step tool game (``_message_criteria``, callables
+    over ``_state``) evaluated now: True/False each, or the error one raised; None without them."""
+    criteria, state = getattr(env, "_message_criteria", None), getattr(env, "_state", None)
+    if not isinstance(criteria, (list, tuple)) or not criteria or state is None:
+        return None
+    results: list[bool | str] = []
+    for criterion in list(criteria)[:_MAX_CRITERIA]:
+        try:
+            results.append(bool(criterion(state)))
+        except Exception as exc:  # noqa: BLE001 - what it raises is the finding
+            results.append(f"{type(exc).__name__}: {exc}"[:200])
+    return results
+
+
 def _observation(obs: str) -> str:
     return obs if len(obs) <= _MAX_OBS_CHARS else obs[:_MAX_OBS_CHARS] + "...[truncated]"
 
@@ -127,6 +145,10 @@ class EnvServer:
             extras["hint"] = read_hint(self.env)
         if "tools" in want and callable(getattr(self.env, "get_tools", None)):
             extras["tools"] = contract.normalize_tools(self.env.get_tools())
+        if "criteria" in want:
+            criteria = _criteria(self.env)
+            if criteria is not None:
+                extras["criteria"] = criteria
         return extras
 
     def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:

@@ -6,13 +6,17 @@ from pydantic import BaseModel, Field
 
 from ..sandbox import SandboxConfig
 
-#: The pure-computation part of the standard library: no files, processes,
-#: network, threads, interpreter internals or serialization of code.
+#: The standard library an environment may import: pure computation, dates and times, text and
+#: the harmless runtime modules generated code reaches for (``sys.setrecursionlimit``, ``time``,
+#: ``logging``). Not files, processes, network, threads, code loading or serialization of code:
+#: the static check refuses those, and the sandbox contains anything that slips through.
 DEFAULT_ALLOWED_IMPORTS = (
-    "__future__", "abc", "array", "bisect", "cmath", "collections", "colorsys", "copy",
-    "dataclasses", "decimal", "difflib", "enum", "fractions", "functools", "graphlib",
-    "hashlib", "heapq", "itertools", "json", "math", "numbers", "operator", "random", "re",
-    "statistics", "string", "textwrap", "typing", "unicodedata", "zlib",
+    "__future__", "abc", "array", "base64", "binascii", "bisect", "calendar", "cmath", "collections",
+    "colorsys", "contextlib", "copy", "dataclasses", "datetime", "decimal", "difflib", "enum", "fractions",
+    "functools", "graphlib", "hashlib", "heapq", "html", "ipaddress", "itertools", "json", "keyword", "logging",
+    "math", "numbers", "operator", "pprint", "queue", "random", "re", "secrets", "statistics", "string",
+    "struct", "sys", "textwrap", "time", "types", "typing", "unicodedata", "uuid", "warnings", "weakref",
+    "zlib", "zoneinfo",
 )
 
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 
 from ..envfile import is_success
 from ..envfile.contract import PLAIN, OptionalMethods, reduce_action
-from ..envfile.reference import is_prose, solution_sequences
+from ..envfile.reference import ToolMethod, is_prose, solution_sequences, tool_methods, tool_plan
+from ..envfile.static import env_class, parse
 from ..sandbox import EnvHandle, Outcome, Sandbox
 from .config import ValidationConfig
 from .probes import (
@@ -106,6 +107,7 @@ class Evidence(OptionalMethods):
     random: list[Trace] = field(default_factory=list)
     tools: Outcome | None = None               # get_tools() after reset(s1), in tool-use environments
     sequences: list[Trace] = field(default_factory=list)  # a text solution read as sequences, from reset(s0)
+    tool_methods: dict[str, ToolMethod] | None = None  # tool_<name> methods the base dispatches to (read statically)
 
     @property
     def raw_solution(self) -> list[str] | None:
@@ -153,7 +155,7 @@ def _solution_play(handle: EnvHandle, seed: int, tools: bool,
     ``keep`` gets the trace as soon as it exists (and again with the solution), so
     a probe stopped mid-play (a timeout elsewhere) still leaves what it saw.
     """
-    trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": ["valid_actions", "hint"]}))
+    trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": ["valid_actions", "hint", "criteria"]}))
     keep(trace, None)
     if not trace.reset.ok:
         return
@@ -174,11 +176,22 @@ def _play_actions(handle: EnvHandle, trace: Trace, actions: list[str], tools: bo
 
 
 def _sequence_plays(evidence: Evidence, handle: EnvHandle) -> Probe:
-    """A text solution that did not win as one action: play each sequence read from it, until one wins."""
+    """A text solution that did not win as one action: play each sequence read from it, until one wins.
+
+    In a tool game the first reading is its plan in call notation (``reference.tool_plan``), read
+    against the tools get_tools() lists for the instance.
+    """
     assert evidence.first is not None
     if not evidence.solution_is_text or evidence.first.failure is not None or (evidence.first.ended and is_success(evidence.first.ret)):
         return
-    for actions in solution_sequences((evidence.raw_solution or [""])[0]):
+    text = (evidence.raw_solution or [""])[0]
+    plan = None
+    if evidence.has_tools:
+        if not (yield handle, "reset", {"seed": evidence.seeds.first, "want": []}).ok:
+            return
+        tools = yield handle, "call", {"method": "get_tools", "args": []}
+        plan = tool_plan(text, tools.value) if tools.ok else None
+    for actions in [plan] * (plan is not None) + solution_sequences(text):
         trace = Trace(evidence.seeds.first, (yield handle, "reset", {"seed": evidence.seeds.first, "want": []}))
         evidence.sequences.append(trace)
         if not trace.reset.ok:
@@ -196,7 +209,7 @@ def _main_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
         yield from _solution_play(handle, seeds.first, evidence.has_tools, keep)
     else:
         evidence.first = Trace(seeds.first, (yield handle, "reset",
-                                       {"seed": seeds.first, "want": ["valid_actions", "hint"]}))
+                                       {"seed": seeds.first, "want": ["valid_actions", "hint", "criteria"]}))
     if not evidence.first.reset.ok:
         return
     if evidence.has_valid_actions:
@@ -206,7 +219,7 @@ def _main_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
     yield from _sequence_plays(evidence, handle)
     if evidence.first.failure is None:  # replay in the same worker, which a failure would have replaced
         evidence.replay = yield handle, "reset", {"seed": seeds.first, "want": []}
-    evidence.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions"]}
+    evidence.other_reset = yield handle, "reset", {"seed": seeds.second, "want": ["valid_actions", "criteria"]}
     if evidence.has_solution and evidence.other_reset.ok:
         evidence.other_solution = yield handle, "call", {"method": "solution", "args": []}
     if evidence.has_tools and evidence.other_reset.ok:  # after a reset: a worker lost to a failed play is replaced
@@ -259,6 +272,8 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
     """Load the environment and run every probe; infrastructure failures end up in the traces."""
     evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
+    tree = parse(source, filename)  # the static section parsed it already: this cannot fail
+    evidence.tool_methods = tool_methods(tree, env_class(tree))
     sandbox.start()  # the zygote's own start is not the environment's time
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s

@@ -136,13 +136,13 @@ def _reward_varies(evidence: Evidence) -> Check | None:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
-    # In a SPADE-style file generic answers that never match say nothing about the reward;
-    # spadegym's own (plain) files keep the strict rule.
-    if not evidence.informed and evidence.action_format != PLAIN:
-        return failed("reward_varies", f"All {len(rewards)} probe steps returned the same reward "
-                      f"{rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no action "
-                      "list in the observation, no playable solution()): list the actions so the gate can tell.",
-                      DEGENERATE, WARNING)
+    # Generic answers that never match say nothing about the reward: where no informed probe could run,
+    # feasibility is unverified (a warning), as for a prose solution; a run's hint arm judges the file.
+    if not evidence.informed:
+        return failed("reward_varies", f"Feasibility unverified: all {len(rewards)} probe steps returned the same "
+                      f"reward {rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no "
+                      "action list in the observation, no playable solution()): list the actions or add "
+                      "solution() so the gate can tell.", DEGENERATE, WARNING)
     return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
                   f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)

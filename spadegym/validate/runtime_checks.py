@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..envfile import clip_reward
+from ..envfile import clip_reward, tool_name
 from ..sandbox import Outcome
 from .config import ValidationConfig
 from .evidence import Evidence
 from .probes import Trace
-from .verdict import CONTRACT, ERROR, NONDETERMINISTIC, WARNING, Check, failed, passed
+from .verdict import CONTRACT, DEGENERATE, ERROR, INFEASIBLE, NONDETERMINISTIC, WARNING, Check, failed, passed
 
 # What to change, per sandbox failure category (the sandbox's message says what happened).
 ADVICE = {
@@ -52,6 +52,9 @@ def runtime_checks(evidence: Evidence, config: ValidationConfig) -> list[Check]:
         checks.append(_valid_actions(evidence.first))
     if evidence.has_tools or "execute_tool" in evidence.methods:
         checks.append(_tools(evidence))
+        if checks[-1].passed:
+            checks.append(_tools_callable(evidence))
+    checks += _criteria_evaluable(evidence)
     checks.append(_steps_run(evidence))
     checks.append(_reward_range(evidence, config))
     checks += [c for c in (_deterministic(evidence), _replay(evidence)) if c is not None]
@@ -109,6 +112,68 @@ def _tools(evidence: Evidence) -> Check:
         return failed("tools_listed", f"get_tools() returned an empty list after reset(seed={evidence.seeds.second}): "
                       "return the schema of every tool the agent can call.", CONTRACT)
     return passed("tools_listed")
+
+
+def _schema_parameters(schema: dict) -> list[str]:
+    """The parameter names a tool schema declares (its ``properties``)."""
+    spec = schema.get("parameters") or (schema.get("function") or {}).get("parameters") or {}
+    properties = spec.get("properties") if isinstance(spec, dict) else None
+    return list(properties) if isinstance(properties, dict) else []
+
+
+def _tools_callable(evidence: Evidence) -> Check:
+    """Every tool get_tools() lists can be called with its declared parameters (read from the
+    ``tool_<name>`` methods the reference's base dispatches to; other dispatch is not readable)."""
+    methods, out = evidence.tool_methods, evidence.tools
+    if methods is None or out is None or not out.ok:
+        return passed("tools_callable")
+    for schema in out.value:
+        name = tool_name(schema) or "?"
+        method = methods.get(name)
+        if method is None:
+            return failed("tools_callable", f"get_tools() lists the tool '{name}', but the class has no tool_{name}() "
+                          "method, so every call of it fails: add the method, or remove the tool from self._tools.",
+                          CONTRACT)
+        declared = _schema_parameters(schema)
+        unknown = [p for p in declared if p not in method.parameters] if not method.any_keyword else []
+        if unknown:
+            return failed("tools_callable", f"get_tools() declares the parameter '{unknown[0]}' of the tool '{name}', "
+                          f"but tool_{name}() takes {', '.join(method.parameters) or 'no parameters'}, so a call "
+                          "as declared fails: name the method's parameters exactly as the schema's properties.",
+                          CONTRACT)
+        missing = [p for p in method.required if p not in declared]
+        if missing:
+            return failed("tools_callable", f"tool_{name}() requires '{missing[0]}', which get_tools() does not "
+                          f"declare for the tool '{name}', so a call as declared fails: declare it in the schema's "
+                          "properties, or give the parameter a default.", CONTRACT)
+    return passed("tools_callable")
+
+
+def _criteria_evaluable(evidence: Evidence) -> list[Check]:
+    """A multi-step tool game's success criteria (``_message_criteria`` over ``_state``) can be evaluated
+    at reset: one that raises at every probed seed can never let its step complete (the reference's
+    reset gate refuses it); one already true at every seed lets the agent skip its step (a warning)."""
+    resets = [(t.seed, t.reset) for t in (evidence.first,) if t is not None]
+    if evidence.other_reset is not None:
+        resets.append((evidence.seeds.second, evidence.other_reset))
+    seen = [(seed, out.value["criteria"]) for seed, out in resets if out.ok and "criteria" in out.value]
+    if not seen:
+        return []
+    seeds = " and ".join(f"reset(seed={seed})" for seed, _ in seen)
+    count = min(len(values) for _, values in seen)
+    for i in range(count):
+        results = [values[i] for _, values in seen]
+        if all(isinstance(r, str) for r in results):
+            return [failed("criteria_evaluable", f"Success criterion {i + 1} (self._message_criteria[{i}]) raises "
+                           f"{short(results[0], 80)} on the state after {seeds}, so its step can never complete: "
+                           "read self._state with the keys and shapes reset() and the tools write.", INFEASIBLE)]
+    checks = [passed("criteria_evaluable")]
+    done = [i for i in range(count) if all(values[i] is True for _, values in seen)]
+    if done:
+        checks.append(failed("criteria_false_at_reset", f"Success criterion {done[0] + 1} is already true after "
+                             f"{seeds}, so the agent completes its step without acting: make it check the change "
+                             "its instruction asks for.", DEGENERATE, WARNING))
+    return checks
 
 
 def _steps_run(evidence: Evidence) -> Check:

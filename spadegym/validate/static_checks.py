@@ -1,7 +1,9 @@
 """Static section: rules read from the source without running it (host-safe).
 
 A lint with clear messages, not a security boundary: the sandbox contains
-whatever slips through.
+whatever slips through. It refuses only code that would really run: imports
+and names in a file's ``if __name__ == "__main__":`` demo never run when the
+environment is loaded (``live_code``).
 """
 
 from __future__ import annotations
@@ -57,8 +59,9 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
         checks.append(_reset_takes_seed(methods["reset"]))
     if "step" in methods:
         checks.append(_step_takes_action(methods["step"]))
-    checks.append(_imports_allowed(tree, config.allowed_imports))
-    checks.append(_no_forbidden_names(tree))
+    live = live_code(tree)
+    checks.append(_imports_allowed(live, config.allowed_imports))
+    checks.append(_no_forbidden_names(live))
     checks.append(_action_format_known(declared, fmt))
     return checks
 
@@ -118,6 +121,34 @@ def _step_takes_action(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Check:
         return passed("step_takes_action")
     return failed("step_takes_action", f"step() at line {fn.lineno} takes no action argument: declare it as "
                   "`def step(self, action)` where action is the agent's answer as a string.", STATIC)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round): false when a loader runs the file as a module."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, *test.comparators]
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and \
+        any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` / ``typing.TYPE_CHECKING``: false at run time."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def live_code(tree: ast.Module) -> ast.Module:
+    """The module without the top-level blocks that never run when an environment is loaded: the
+    ``if __name__ == "__main__":`` demo (the loader runs the file under another name) and
+    ``if TYPE_CHECKING:`` imports. Their ``else`` branches run, and stay."""
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and (_is_main_guard(node.test) or _is_type_checking(node.test)):
+            body += node.orelse
+        else:
+            body.append(node)
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _imported_modules(tree: ast.Module) -> Iterator[tuple[str, int]]:
