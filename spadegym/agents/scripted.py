@@ -3,8 +3,10 @@
 The file holds one entry per line (blank lines and lines starting with ``#``
 are skipped) or a JSON list of strings. An entry is a bare action (``north``),
 or a whole reply when it contains ``\\boxed{`` (``I go \\boxed{north}``): the
-action is then extracted by the one contract rule, so a recorded LLM reply,
-format failures included, replays exactly.
+action is then extracted by the one contract rule. With ``replies=True`` every
+entry is a whole reply, box or not, so a recorded LLM conversation (format
+failures and replies the reference hands to ``step`` as written included)
+replays exactly.
 
 Every episode replays the list from its first entry. When an episode needs
 more actions than the file holds, the reply is an agent error naming the file:
@@ -55,10 +57,11 @@ class ScriptedAgent:
     needs_valid_actions = False
     lockstep = True
 
-    def __init__(self, entries: list[str], source: str = "<script>"):
+    def __init__(self, entries: list[str], source: str = "<script>", replies: bool = False):
         if not entries:
             raise ScriptError(f"the action script {source} holds no actions.")
         self.entries = list(entries)
+        self.replies = replies
         self.source = source
         self.name = f"scripted:{source}"
         self._position: dict[str, int] = {}
@@ -75,7 +78,7 @@ class ScriptedAgent:
                 f"the action script {self.source} has no action left for turn {index + 1} "
                 f"(it lists {len(self.entries)}); add actions to the file."))
         entry = self.entries[index]
-        if "\\boxed" in entry:
+        if self.replies or "\\boxed" in entry:
             return Reply(text=entry, action=extract_action(entry))
         return Reply(text=f"\\boxed{{{entry}}}", action=entry)
 

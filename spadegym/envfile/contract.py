@@ -206,31 +206,57 @@ def reduce_action(text: str) -> str:
     return boxed if boxed is not None else text.strip()
 
 
-#: The SPADE reference's conventions that spadegym supports, and how (tests/compat proves each).
+#: The SPADE reference's conventions that spadegym supports, and how (tests/compat proves each, and
+#: docs/reference-compatibility.md explains them). Files in the reference's conventions (action format
+#: boxed or tool_call) get the reference's rules; spadegym's own (plain) files keep spadegym's.
 REFERENCE_CONVENTIONS: dict[str, str] = {
     "boxed_action_delivery": "step() that parses \\boxed{} itself gets the action re-wrapped as \\boxed{action} "
                              "(detected from step's code, or declared with ACTION_FORMAT = 'boxed').",
+    "first_box": "in a file in the reference's conventions the reply's first \\boxed{} is the action (the "
+                 "reference's reading); spadegym's own files take the last.",
+    "raw_replies": "in a file in the reference's conventions a reply without a box reaches step() as written "
+                   "(games that read <answer> tags or free text); a step() that reads <answer> tags, or the "
+                   "reference's file header, marks a file as one. spadegym's own files count it a format failure.",
     "boxed_solution_items": "solution() items holding \\boxed{x} are reduced to x before the gate replays them, "
                             "as an agent's reply is.",
     "prose_solution": "a solution() that returns text is played as one action, then as a sequence (lines, "
-                      "numbered steps, commas, boxes); if none wins in a boxed or tool_call file, feasibility "
-                      "is reported unverified (a warning) and the hint arm judges it in a run (a plain file "
-                      "stays infeasible).",
-    "menu_in_observation": "without valid_actions(), the gate reads the actions an observation lists "
-                           "('Available actions:' bullets, \\boxed{go north} examples) for its random policy, "
-                           "menu sweep and degeneracy checks; a boxed or tool_call file whose probes knew no "
-                           "action gets 'reward never varied' as a warning, not a rejection.",
+                      "numbered steps, commas, boxes; in a tool game its call notation name(arg=value) as tool "
+                      "calls); if none wins in a boxed or tool_call file, feasibility is reported unverified "
+                      "(a warning) and the hint arm judges it in a run (a plain file stays infeasible).",
+    "menu_in_observation": "without valid_actions(), the gate and choice agents read the actions an observation "
+                           "lists ('Available actions:' bullets, \\boxed{go north} examples).",
+    "placeholder_menus": "a menu entry with a number placeholder (buy N, sell <amount>) stands for the numbers "
+                         "the observation allows (its ranges, else the numbers it mentions).",
+    "unverified_feasibility": "where no informed probe can run (no valid_actions(), no menu, no playable "
+                              "solution()), a reward that never varied is 'feasibility unverified' (a warning).",
     "injected_names": "copy, operator, statistics, deepcopy, combinations, permutations, product, chain, "
                       "accumulate, reduce, lru_cache, heappush, heappop and the other stdlib names the reference "
                       "injects are defined without import.",
     "numpy": "np / numpy are provided (and 'import numpy' passes) when numpy is an allowed import "
              "(validation.allowed_imports, spadegym validate --allow-import numpy).",
-    "math_verify": "'from math_verify import parse, verify' works: the real package when installed, else a "
-                   "standard-library stand-in (spadegym doctor says which).",
+    "math_verify": "'from math_verify import parse, verify' works: the math-verify package, installed with spadegym.",
     "tool_use_base_class": "ToolUseBaseEnv is provided without import (tools from self._tools, tool_<name> "
                            "methods, <answer> replies to step); <tool_call> replies go to execute_tool, several per "
                            "turn, the tool's output text is the observation, a boxed answer reaches step as "
                            "<answer>answer</answer>, and tool calls do not count toward the game's max_turns.",
+    "tool_use_detection": "a file is a tool game when its class reaches ToolUseBaseEnv by any route (an alias, "
+                          "tool_use_base_env.ToolUseBaseEnv, a base of its own), or lists tools (get_tools) and "
+                          "reads <answer>/<tool_call> tags itself or carries the reference's header.",
+    "xml_tool_calls": "tool calls in the Qwen3.5 XML form (<tool_call><function=name><parameter=key>value"
+                      "</parameter></function></tool_call>) are read beside JSON ones.",
+    "tool_base_details": "ToolUseBaseEnv's step answers a malformed reply with a format error and a -0.1 penalty, "
+                         "and a wrong answer in a game of several instructions names the one still pending.",
+    "tool_checks": "the gate checks what a tool game lets it: every listed tool callable with its declared "
+                   "parameters (tool_<name> signatures), and the success criteria (_message_criteria over _state) "
+                   "evaluable at reset (one that raises at every probed seed is refused).",
+    "bool_rewards": "in a file in the reference's conventions a bool reward counts as float(reward); spadegym's "
+                    "own files return a number.",
+    "first_env_class": "in a file in the reference's conventions with several classes ending in Env, the first "
+                       "is the environment (the reference's loader takes the first); spadegym's own files keep "
+                       "exactly one.",
+    "live_code_lints": "the static lints read only code that runs when the file is loaded (not a __main__ demo, "
+                       "not TYPE_CHECKING imports), and harmless standard modules (datetime, time, sys, ...) are "
+                       "allowed: the sandbox is the security boundary.",
     "base_class_names": "classes named Env, ToolUseBaseEnv or TerminalBaseEnv are never taken for the "
                         "environment class.",
     "max_turns_constructor": "the class is built with cls(); one whose __init__ requires max_turns gets "
@@ -238,6 +264,10 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
     "pool_layout": "spadegym export --format spade writes game_{round:05d}_{index:03d}_{skill}.py files, "
                    "manifest.jsonl and checksums.sha256; spadegym validate/play/learn/run --pool read such "
                    "directories, nested ones included.",
+    "spade_export": "spadegym export --format spade rewrites each file to load and win under the reference "
+                    "(explicit imports for the names spadegym provides, an unboxing shim for plain files, tool "
+                    "results as {'output': text}) or leaves it out with its reason, in the manifest and on the "
+                    "terminal.",
 }
 
 

@@ -288,7 +288,7 @@ _NAMED = re.compile(r"<(n|x|k|num|number|amount|count|qty|quantity|value|int|int
                     r"\{(n|x|k|num|number|amount|count|qty|quantity|value|index)\}", re.IGNORECASE)
 _RANGE = re.compile(r"(-?\d+)\s*(?:\.\.\.?|-|\u2013|\bto\b)\s*(-?\d+)|between\s+(-?\d+)\s+and\s+(-?\d+)",
                     re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?!\w|\.\d)")
 _MAX_FILLS = 12
 
 

@@ -237,7 +237,7 @@ def _twin_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
         yield from _solution_play(handle, evidence.seeds.first, evidence.has_tools, keep)
     else:
         evidence.twin = yield from _random_play(evidence, handle, config, 0)
-    evidence.twin_other_reset = yield handle, "reset", {"seed": evidence.seeds.second, "want": ["valid_actions"]}
+    evidence.twin_other_reset = yield handle, "reset", {"seed": evidence.seeds.second, "want": ["valid_actions", "criteria"]}
     if evidence.has_solution and evidence.twin_other_reset.ok:
         evidence.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
     menu = menu_of(evidence.twin.reset.value) if evidence.twin.reset.ok else None
