@@ -4,7 +4,7 @@ Only the sandbox worker calls ``load_env_class``: environments are untrusted
 and never execute in the host process. The rules match the SPADE reference's
 loader, so its files load unchanged: the standard-library names it injects
 are available without import (``prelude``), as are its tool-use base class
-(``bases.ToolUseBaseEnv``), ``math_verify`` (the package, or a stand-in) and,
+(``bases.ToolUseBaseEnv``), ``math_verify`` (the math-verify package, a dependency) and,
 when the file uses them, ``np`` / ``numpy``; the class is built with ``cls()``,
 or ``cls(max_turns=...)`` when its ``__init__`` requires that; and the
 module-level ``random`` is seeded per reset by ``seed_globals``.
@@ -33,7 +33,6 @@ import types
 import typing
 from typing import Any
 
-from . import math_verify_standin
 from .bases import PROVIDED_CLASSES
 from .static import ENV_CLASS_SUFFIX, SourceError, env_class, parse
 
@@ -59,7 +58,8 @@ _PRELUDE_NAMES: dict[str, Any] = {
     )},
     **PROVIDED_CLASSES,
 }
-#: Modules the runtime provides under these import names (the reference's own, or stand-ins).
+#: Modules environment files may import beyond the allowed standard library: the math-verify package
+#: (a dependency) and the reference's tool-use base module (``bases``).
 PROVIDED_MODULES = ("math_verify", "tool_use_base_env")
 #: The turn budget passed to a class whose ``__init__`` requires ``max_turns`` (the runner's default).
 DEFAULT_MAX_TURNS = 25
@@ -71,18 +71,8 @@ def prelude() -> dict[str, Any]:
     return {**_PRELUDE_MODULES, **_PRELUDE_NAMES}
 
 
-def math_verify_module() -> tuple[types.ModuleType, str]:
-    """The ``math_verify`` environments get: the installed package, else the stand-in; and which."""
-    try:
-        return importlib.import_module("math_verify"), "package"
-    except ImportError:
-        return math_verify_standin, "stand-in"
-
-
 def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
     """Register the provided modules a file imports, and numpy names it uses unimported."""
-    if "math_verify" in source:
-        sys.modules.setdefault("math_verify", math_verify_module()[0])
     if "tool_use_base_env" in source:
         shim = types.ModuleType("tool_use_base_env")
         shim.__dict__.update(PROVIDED_CLASSES)
@@ -184,5 +174,5 @@ def read_hint(env: Any) -> str | None:
 
 __all__ = [
     "DEFAULT_MAX_TURNS", "ENV_CLASS_SUFFIX", "PROVIDED_MODULES", "declared_max_turns", "instantiate",
-    "load_env_class", "math_verify_module", "prelude", "read_hint", "seed_globals",
+    "load_env_class", "prelude", "read_hint", "seed_globals",
 ]

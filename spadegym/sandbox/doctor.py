@@ -35,13 +35,10 @@ def _version(dist: str) -> str | None:
 
 
 def environment_modules() -> dict[str, str | None]:
-    """What SPADE reference files get for the modules its prompts use: ``math_verify`` (the package
-    or spadegym's stand-in, as the worker decides) and numpy (allowed only when asked for)."""
-    import importlib.util
-
-    math_verify = "stand-in (standard library)"
-    if importlib.util.find_spec("math_verify") is not None:
-        math_verify = f"package {_version('math-verify') or _version('math_verify') or ''}".strip()
+    """What SPADE reference files get for the modules its prompts use: ``math_verify`` (the math-verify
+    package, a dependency) and numpy (allowed only when asked for)."""
+    version = _version("math-verify") or _version("math_verify")
+    math_verify = f"package {version}" if version else "missing: pip install math-verify"
     numpy = _version("numpy")
     return {"math_verify": math_verify,
             "numpy": f"{numpy} (opt-in: --allow-import numpy)" if numpy else None}

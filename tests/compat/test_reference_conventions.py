@@ -297,3 +297,11 @@ def test_number_placeholders_in_menus_are_filled_from_the_observation():
     assert read_menu("Set the rods: \\boxed{set N} with N in 1..9.")[:3] == ["set 1", "set 2", "set 3"]
     menu = read_menu("You hold 3 sacks; the price is 12.\nActions: buy N, sell <amount>, wait, N")
     assert {"buy 3", "buy 12", "sell 3", "sell 12", "wait", "N"} <= set(menu) and "sell <amount>" not in menu
+
+
+def test_math_verify_is_the_real_package_where_a_stand_in_disagreed(sandbox: Sandbox):
+    (answer,) = instance(sandbox, "math_verify_answer")[1]
+    num, den = answer.split("/")
+    # A product over a product: the package simplifies it; the standard-library stand-in it replaced did not.
+    episode = play(sandbox, "math_verify_answer", [f"\\boxed{{2*{num}/(2*{den})}}"])
+    assert episode.success, episode.final_observation
