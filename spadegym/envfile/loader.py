@@ -43,19 +43,19 @@ _PRELUDE_MODULES = {
     "dataclasses": dataclasses, "typing": typing, "copy": copy, "operator": operator,
     "statistics": statistics,
 }
+#: Names of the prelude's modules that environments may use unimported, by the module they come from.
+_PRELUDE_FROM: dict[str, tuple[str, ...]] = {
+    "collections": ("deque", "Counter", "defaultdict", "OrderedDict", "namedtuple"),
+    "dataclasses": ("dataclass", "field"),
+    "copy": ("deepcopy",),
+    "functools": ("reduce", "lru_cache"),
+    "heapq": ("heappush", "heappop"),
+    "itertools": ("combinations", "permutations", "product", "chain", "accumulate"),
+    "typing": ("Any", "Dict", "List", "Optional", "Set", "Tuple", "Union", "Callable", "Iterable", "Sequence",
+               "Mapping", "FrozenSet", "Deque", "DefaultDict"),
+}
 _PRELUDE_NAMES: dict[str, Any] = {
-    "deque": collections.deque, "Counter": collections.Counter,
-    "defaultdict": collections.defaultdict, "OrderedDict": collections.OrderedDict,
-    "namedtuple": collections.namedtuple,
-    "dataclass": dataclasses.dataclass, "field": dataclasses.field,
-    "deepcopy": copy.deepcopy, "reduce": functools.reduce, "lru_cache": functools.lru_cache,
-    "heappush": heapq.heappush, "heappop": heapq.heappop,
-    **{name: getattr(itertools, name) for name in (
-        "combinations", "permutations", "product", "chain", "accumulate")},
-    **{name: getattr(typing, name) for name in (
-        "Any", "Dict", "List", "Optional", "Set", "Tuple", "Union", "Callable",
-        "Iterable", "Sequence", "Mapping", "FrozenSet", "Deque", "DefaultDict",
-    )},
+    **{name: getattr(_PRELUDE_MODULES[module], name) for module, names in _PRELUDE_FROM.items() for name in names},
     **PROVIDED_CLASSES,
 }
 #: Modules environment files may import beyond the allowed standard library: the math-verify package
@@ -69,6 +69,15 @@ _NUMPY_NAMES = ("np", "numpy")
 def prelude() -> dict[str, Any]:
     """A fresh module namespace holding the names environments may use unimported."""
     return {**_PRELUDE_MODULES, **_PRELUDE_NAMES}
+
+
+def prelude_import(name: str) -> str | None:
+    """The import statement that binds a prelude name as the prelude does (``import math``, ``from
+    collections import deque``); None for names that are not the prelude's, or a provided class."""
+    if name in _PRELUDE_MODULES:
+        return f"import {name}"
+    module = next((m for m, names in _PRELUDE_FROM.items() if name in names), None)
+    return f"from {module} import {name}" if module else None
 
 
 def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
@@ -174,5 +183,5 @@ def read_hint(env: Any) -> str | None:
 
 __all__ = [
     "DEFAULT_MAX_TURNS", "ENV_CLASS_SUFFIX", "PROVIDED_MODULES", "declared_max_turns", "instantiate",
-    "load_env_class", "prelude", "read_hint", "seed_globals",
+    "load_env_class", "prelude", "prelude_import", "read_hint", "seed_globals",
 ]

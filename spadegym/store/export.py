@@ -9,10 +9,12 @@ Formats:
   ``games/game_{round:05d}_{index:03d}_{skill_slug}.py`` (the reference's
   loaders read ``game_*.py``), ``manifest.jsonl`` (file, id, round, index,
   skill, hint, family, knobs, sha256, scores) and ``checksums.sha256``
-  (``sha256sum -c`` format). Remote levels (OpenEnv servers, ``executor.openenv``)
-  are left out of it, and ``note`` says so: their code runs on their server, so
-  the reference's rollout cannot load their descriptor files; the other formats
-  keep their descriptors.
+  (``sha256sum -c`` format). Each file is rewritten to load and win under the
+  reference (``envfile.spade_export``: explicit imports, an unboxing shim, tool
+  results as ``{"output": text}``) and checked by the gate as the reference
+  plays it; a level that fails, or a remote level (its code runs on its OpenEnv
+  server), is left out: its manifest line says ``"exported": false`` and why,
+  and ``note`` says so on the terminal.
 
 Exports only read the store, so they work on finished and interrupted runs alike.
 """
@@ -27,8 +29,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..envfile import SourceError
+from ..envfile.spade_export import for_reference
 from ..errors import UserError
 from ..executor.openenv import RemoteLevel
+from ..validate import ValidationConfig, validate_sources
+from ..validate.verdict import STATIC
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")
@@ -44,6 +50,10 @@ SCORE_KEYS = (
     "plays_hint",
 )
 _JSON_TEXT = {"envs": ("knobs", "lineage", "meta"), "episodes": (), "rounds": ()}
+#: The gate's checks that decide whether the reference can load a file and its solution wins there.
+LOADS_AND_WINS = frozenset({"loads", "reset_runs", "reset_observation", "step_runs", "robust_to_bad_actions",
+                            "tools_listed", "tools_callable", "criteria_evaluable", "solution_returns_actions",
+                            "solution_wins", "solution_fits_max_turns"})
 _BATCH = 2000  # episodes per parquet row group / write batch
 
 
@@ -155,12 +165,16 @@ def _write(store: RunStore, what: str, format: str, target: Path, note: Callable
         "episodes": lambda: episode_rows(store),
         "rounds": lambda: round_rows(store),
     }[what]()
-    return write_rows(what, rows, format, target, note)
+    validation = ValidationConfig.model_validate(store.config.get("validation") or {}) if format == "spade" else None
+    return write_rows(what, rows, format, target, note, validation)
 
 
 def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path,
-               note: Callable[[str], None] | None = None) -> Path:
-    """Write rows shaped like ``environment_rows`` / ``episode_rows`` / ``round_rows`` in one format."""
+               note: Callable[[str], None] | None = None, validation: ValidationConfig | None = None) -> Path:
+    """Write rows shaped like ``environment_rows`` / ``episode_rows`` / ``round_rows`` in one format.
+
+    ``validation``: the gate's settings for the spade format's check of each rewritten file.
+    """
     if format not in FORMATS:
         raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
     _require(format)
@@ -170,14 +184,7 @@ def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: P
             for row in rows:
                 f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
     elif format == "spade":
-        rows = list(rows)
-        remote = [RemoteLevel.parse(row["code"]) for row in rows]
-        _write_spade([row for row, level in zip(rows, remote) if level is None], target)
-        urls = sorted({level.url for level in remote if level is not None})
-        if urls and note is not None:
-            note(f"{len(rows) - remote.count(None)} remote level(s) left out of the pool ({', '.join(urls)}): "
-                 "their code runs on their OpenEnv server, so a pool cannot hold it; "
-                 "--format jsonl, parquet or hf exports their descriptors.")
+        _write_spade(list(rows), target, note or (lambda _message: None), validation or ValidationConfig())
     else:
         _write_arrow(what, rows, format, target)
     return target
@@ -189,36 +196,61 @@ def spade_file_name(round_: int, index: int, skill: str | None) -> str:
     return f"game_{round_:05d}_{index:03d}_{slug}.py"
 
 
-def _write_spade(rows: list[dict[str, Any]], folder: Path) -> None:
+def _for_reference(row: dict[str, Any]) -> tuple[str | None, str]:
+    """The level's file rewritten for the reference (``envfile.spade_export``), or None and why not."""
+    remote = RemoteLevel.parse(row["code"])
+    if remote is not None:
+        return None, (f"a remote level: its code runs on its OpenEnv server ({remote.url}), so a pool cannot "
+                      "hold it; --format jsonl, parquet or hf exports its descriptor")
+    try:
+        return for_reference(row["code"], f"{row['env_id']}.py"), ""
+    except SourceError as exc:
+        return None, str(exc)
+
+
+def _write_spade(rows: list[dict[str, Any]], folder: Path, note: Callable[[str], None],
+                 validation: ValidationConfig) -> None:
+    """Each level rewritten for the reference and checked by the gate as the reference plays it; the
+    files that pass go in ``games/``, and the manifest lists every level, a left-out one with its reason."""
     games = folder / "games"
     games.mkdir(parents=True, exist_ok=True)
+    rows = sorted(rows, key=lambda r: (int(r["round"] or 0), r["env_id"]))
+    rewritten = [_for_reference(row) for row in rows]
+    checkable = [(i, code) for i, (code, _why) in enumerate(rewritten) if code is not None]
+    # The gate, as the reference plays the rewritten file; only what decides loading and winning counts
+    # (the level passed the rest when it was proposed), so the probes that judge nothing else are few.
+    quick = validation.model_copy(update={"random_episodes": 1, "check_leaks": False})
+    verdicts = dict(zip((i for i, _ in checkable), validate_sources(
+        [(code, f"{rows[i]['env_id']}.py", rows[i]["hint"]) for i, code in checkable], config=quick)))
     counts: dict[int, int] = {}
     checksums = []
     with (folder / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
-        for row in sorted(rows, key=lambda r: (int(r["round"] or 0), r["env_id"])):
+        for i, (row, (code, why)) in enumerate(zip(rows, rewritten)):
             round_ = int(row["round"] or 0)
+            scores = row["scores"] or {}
+            entry: dict[str, Any] = {
+                "id": row["env_id"], "round": round_, "skill": row["skill"], "hint": row["hint"],
+                "family": row["family"], "knobs": row["knobs"], "code_hash": row["code_hash"],
+                **{k: scores.get(k) for k in SCORE_KEYS if k != "round"}, "scored_round": scores.get("round"),
+            }
+            verdict = verdicts.get(i)
+            refused = [c for c in verdict.failed if c.name in LOADS_AND_WINS or c.category == STATIC] if verdict else []
+            if code is not None and refused:
+                code, why = None, f"played as the reference plays it, {refused[0].name} fails: {refused[0].message}"
+            if code is None:
+                note(f"left out of the pool: {row['env_id']}: {why}")
+                manifest.write(json.dumps(_finite({**entry, "exported": False, "reason": why}), ensure_ascii=False)
+                               + "\n")
+                continue
             index = counts[round_] = counts.get(round_, -1) + 1
             name = f"games/{spade_file_name(round_, index, row['skill'])}"
-            data = row["code"].encode("utf-8")
+            data = code.encode("utf-8")
             (folder / name).write_bytes(data)
             digest = hashlib.sha256(data).hexdigest()
             checksums.append(f"{digest}  {name}\n")
-            scores = row["scores"] or {}
-            entry = {
-                "file": name,
-                "id": row["env_id"],
-                "round": round_,
-                "index": index,
-                "skill": row["skill"],
-                "hint": row["hint"],
-                "family": row["family"],
-                "knobs": row["knobs"],
-                "code_hash": row["code_hash"],
-                "sha256": digest,
-                **{k: scores.get(k) for k in SCORE_KEYS if k != "round"},
-                "scored_round": scores.get("round"),
-            }
-            manifest.write(json.dumps(_finite(entry), ensure_ascii=False) + "\n")
+            warnings = [c.message for c in verdict.warnings] if verdict is not None else []
+            manifest.write(json.dumps(_finite({"file": name, **entry, "index": index, "sha256": digest,
+                                               "exported": True, "warnings": warnings}), ensure_ascii=False) + "\n")
     (folder / "checksums.sha256").write_text("".join(checksums), encoding="utf-8")
 
 

@@ -56,22 +56,21 @@ def test_an_exported_run_has_the_reference_layout(exported):
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_each_exported_environment_is_won_by_its_solution_delivered_boxed(exported, sandbox: Sandbox):
+def test_each_exported_environment_is_won_under_the_reference(exported, sandbox: Sandbox, tmp_path):
+    """A real run's export, played by the emulation of the reference's loader and rollout."""
+    from test_spade_export import EMULATION, SEED, replies
+
     _run_dir, folder = exported
-    for path in sorted(folder.glob("games/game_*.py")):
-        handle = sandbox.open(path.read_text(), path.name)
-        try:
-            assert handle.loaded.ok, handle.loaded.message
-            assert handle.reset(seed=11).ok
-            actions = handle.call("solution").value
-            for action in actions:  # as the reference's rollout sends it: \boxed{action}
-                out = handle.step(f"\\boxed{{{action}}}")
-                assert out.ok, out.message
-                if out.value["terminated"] or out.value["truncated"]:
-                    break
-            assert out.value["terminated"] and out.value["reward"] == 1.0, path.name
-        finally:
-            handle.close()
+    games = sorted(folder.glob("games/game_*.py"))
+    plays = [{"path": str(path), "seed": SEED, "replies": replies(sandbox, path.read_text(), path.name)}
+             for path in games]
+    (tmp_path / "plays.json").write_text(json.dumps(plays))
+    done = subprocess.run([sys.executable, str(EMULATION), str(tmp_path / "plays.json")], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    outcomes = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(outcomes) == len(games) > 0
+    assert all(o["loaded"] and o["return"] == 1.0 for o in outcomes), outcomes
 
 
 def nested_pool(tmp_path: Path, *names: str) -> Path:

@@ -12,6 +12,7 @@ import sys
 import pytest
 from synthetic_run import ENV_SOURCE, build_run
 
+from spadegym.envfile.spade_export import for_reference
 from spadegym.envfile.static import inspect_source
 from spadegym.store import RunStore
 from spadegym.store.export import ExportError, export_run
@@ -99,13 +100,13 @@ def test_spade_pool_has_the_reference_layout(run_dir, store, tmp_path):
     (folder,) = export_run(run_dir, "spade", out=tmp_path / "pool")
     manifest = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines()]
     envs = {e["env_id"]: e for e in store.environments()}
-    assert sorted(i["id"] for i in manifest) == sorted(envs)
+    assert sorted(i["id"] for i in manifest) == sorted(envs) and all(i["exported"] for i in manifest)
     for entry in manifest:
         assert re.fullmatch(r"games/game_\d{5}_\d{3}_[a-z_]+\.py", entry["file"])
         assert entry["file"] == f"games/game_{entry['round']:05d}_{entry['index']:03d}_" \
             f"{entry['skill'].lower().replace(' ', '_')}.py"
         source = (folder / entry["file"]).read_text()
-        assert source == envs[entry["id"]]["source"]
+        assert source == for_reference(envs[entry["id"]]["source"])  # the file, and the shim after it
         assert inspect_source(source).skill == entry["skill"]
         assert entry["hint"] == envs[entry["id"]]["hint"]
         assert entry["sha256"] == hashlib.sha256(source.encode()).hexdigest()
@@ -186,10 +187,12 @@ def test_a_remote_level_keeps_its_descriptor_in_datasets_and_is_left_out_of_a_po
     pool = subprocess.run(["spadegym", "export", str(tmp_path / "run"), "--format", "spade", "--what", "envs", "--out",
                            str(tmp_path / "pool")], capture_output=True, text=True)
     assert pool.returncode == 0, pool.stderr
-    manifest = [json.loads(line) for line in (tmp_path / "pool" / "manifest.jsonl").read_text().splitlines()]
-    assert [entry["id"] for entry in manifest] == ["local"] and len(list((tmp_path / "pool").rglob("*.py"))) == 1
+    manifest = {entry["id"]: entry for entry in map(json.loads, (tmp_path / "pool" / "manifest.jsonl").read_text()
+                                                    .splitlines())}
+    assert manifest["local"]["exported"] and len(list((tmp_path / "pool").rglob("*.py"))) == 1
+    assert not manifest["remote"]["exported"] and "OpenEnv server (http://127.0.0.1:8000)" in manifest["remote"]["reason"]
     said = " ".join(pool.stderr.split())
-    assert said.startswith("1 remote level(s) left out of the pool (http://127.0.0.1:8000)") and "--format jsonl" in said
+    assert said.startswith("left out of the pool: remote: a remote level") and "--format jsonl" in said
     (path,) = export_run(tmp_path / "run", "jsonl", "envs", tmp_path / "envs.jsonl")
     rows = {row["env_id"]: row for row in map(json.loads, path.read_text().splitlines())}
     assert RemoteLevel.parse(rows["remote"]["code"]) == level  # the descriptor, whole
