@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..envfile import SourceError, read_source
+from ..envfile.reference import unsupported_source
 from ..store import DB_NAME, RunStore, StoreError
 from .level import Level, LevelSourceError
 
@@ -114,6 +115,8 @@ def open_levels(spec: str | Path | list[str | Path]) -> LevelSource:
         if len(spec) == 1:
             return open_levels(spec[0])
         return PoolLevels(spec)
+    if (unsupported := unsupported_source(str(spec))) is not None:
+        raise LevelSourceError(unsupported)
     if str(spec).startswith(REASONING_GYM):
         from .reasoning_gym_levels import ReasoningGymLevels
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..envfile.reference import unsupported_source
 from ..errors import UserError
 from ..families import SKILLS
 from ..families.imported import REASONING_GYM
@@ -92,6 +93,8 @@ def source_parts(sources: list[SourceConfig], *, seed: int = 0, skills: list[str
 
 def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], mutation: Any) -> SourcePart:
     spec = config.source.strip()
+    if (unsupported := unsupported_source(spec)) is not None:
+        raise UserError(f"sources: {unsupported}")
     if spec.startswith(REASONING_GYM):
         from ..families.imported import TaskFamily
         from .mutation import MutationConfig, MutationDesigner

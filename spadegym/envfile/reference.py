@@ -467,9 +467,25 @@ def parse_tagged_calls(reply: str) -> list[ToolCall]:
     return calls
 
 
+#: The reference's fixed-pool sources spadegym cannot read, and why (docs/reference-compatibility.md).
+UNSUPPORTED_SOURCES = {
+    "rlve:": "RLVE environments are not on the package registry (the reference keeps its own copy)",
+    "gem:": "GEM environments are objects of the gem-llm package, not standalone files a sandbox can run",
+}
+
+
+def unsupported_source(spec: str) -> str | None:
+    """One sentence when ``spec`` names a source of the reference that spadegym cannot read, else None."""
+    for prefix, why in UNSUPPORTED_SOURCES.items():
+        if spec.strip().lower().startswith(prefix):
+            return (f"{spec.strip()!r}: {why}, so spadegym cannot import them; use reasoning-gym:TASK, "
+                    "environment files or a pool instead (see docs/reference-compatibility.md).")
+    return None
+
+
 __all__ = [
-    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "TOOL_USE_MODULE", "action_format", "class_bases",
+    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "UNSUPPORTED_SOURCES", "TOOL_USE_MODULE", "action_format", "class_bases",
     "ToolMethod", "declared_action_format", "fill_placeholders", "is_prose", "listed_actions", "tool_methods",
-    "tool_plan",
+    "tool_plan", "unsupported_source",
     "parse_tagged_calls", "read_menu", "reference_header", "solution_sequences",
 ]
