@@ -31,6 +31,17 @@ def episode_json(episode: Any, env: str) -> dict[str, Any]:
     }
 
 
+def _rule_in_force(path: Path) -> str:
+    """How the file's replies are read: spadegym's rule or the reference's (read from the file, host-safe)."""
+    from ..envfile import SourceError, read_source
+    from ..envfile.reference import ACTION_RULES, action_format
+
+    try:
+        return ACTION_RULES[action_format(read_source(path), path.name)]
+    except (SourceError, KeyError):
+        return ""
+
+
 def _indent(text: str) -> Padding:
     return Padding(Text(safe_text(text).rstrip() or "(empty)"), (0, 0, 0, 4))
 
@@ -118,6 +129,8 @@ def play(
             if as_json:
                 typer.echo(json.dumps(episode_json(ep, str(current["file"]))))
             else:
+                if len(printed) - 1 == current["offset"]:  # the file loaded: say how its replies are read
+                    console.print(escape(_rule_in_force(Path(current["file"]))))
                 print_episode(console, ep, len(printed) - current["offset"], episodes, transcript=not interactive)
 
     order.update({seed + i: i for i in range(episodes)})

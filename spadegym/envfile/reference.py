@@ -79,6 +79,17 @@ def action_format(source: str, filename: str = "<env>", tree: ast.Module | None 
     return PLAIN
 
 
+#: The rule of delivery in force for each action format, in the words the verdict and transcripts use.
+ACTION_RULES = {
+    PLAIN: "spadegym rule: the reply's last \\boxed{} is the action (step() gets its content); a reply without "
+           "one is a format failure.",
+    BOXED: "reference rule: step() gets the reply's first \\boxed{} re-wrapped, and a reply without one as "
+           "written (as the reference's rollout sends it).",
+    TOOL_CALL: "reference rule: the reference's tool-use protocol (<tool_call> blocks, JSON or XML, go to "
+               "execute_tool; a reply with <answer> goes to step() whole).",
+}
+
+
 def reference_header(tree: ast.Module) -> bool:
     """Whether the module docstring is the header the reference writes into the games it saves."""
     doc = ast.get_docstring(tree, clean=True) or ""
@@ -484,7 +495,7 @@ def unsupported_source(spec: str) -> str | None:
 
 
 __all__ = [
-    "ACTION_FORMAT_NAME", "REFERENCE_HEADER", "TOOL_USE_BASES", "UNSUPPORTED_SOURCES", "TOOL_USE_MODULE", "action_format", "class_bases",
+    "ACTION_FORMAT_NAME", "ACTION_RULES", "REFERENCE_HEADER", "TOOL_USE_BASES", "UNSUPPORTED_SOURCES", "TOOL_USE_MODULE", "action_format", "class_bases",
     "ToolMethod", "declared_action_format", "fill_placeholders", "is_prose", "listed_actions", "tool_methods",
     "tool_plan", "unsupported_source",
     "parse_tagged_calls", "read_menu", "reference_header", "solution_sequences",

@@ -12,9 +12,15 @@ import ast
 from collections.abc import Iterator
 
 from ..envfile.bases import provided_methods
-from ..envfile.contract import ACTION_FORMATS, BOXED, PLAIN, TOOL_CALL
+from ..envfile.contract import ACTION_FORMATS, PLAIN
 from ..envfile.loader import PROVIDED_MODULES
-from ..envfile.reference import ACTION_FORMAT_NAME, action_format, class_bases, declared_action_format
+from ..envfile.reference import (
+    ACTION_FORMAT_NAME,
+    ACTION_RULES,
+    action_format,
+    class_bases,
+    declared_action_format,
+)
 from ..envfile.static import SourceError, env_class, env_class_nodes, parse
 from .config import ValidationConfig
 from .verdict import STATIC, Check, failed, passed
@@ -200,18 +206,8 @@ def _no_forbidden_names(tree: ast.Module) -> Check:
     return passed("no_forbidden_names")
 
 
-#: The rule of delivery in force for each action format, as the verdict names it.
-ACTION_RULES = {
-    PLAIN: "",  # spadegym's own rule: said by nothing, as in every file before reference files loaded
-    BOXED: "reference rule: step() gets the reply's first \\boxed{} re-wrapped, and a reply without one as "
-           "written (as the reference's rollout sends it).",
-    TOOL_CALL: "reference rule: the reference's tool-use protocol (<tool_call> blocks, JSON or XML, go to "
-               "execute_tool; a reply with <answer> goes to step() whole).",
-}
-
-
 def _action_format_known(declared: str | None, fmt: str | None) -> Check:
-    if fmt is not None:
-        return passed("action_format_known", ACTION_RULES[fmt])
+    if fmt is not None:  # a reference-style file's verdict says its rule; spadegym's own files say nothing, as before
+        return passed("action_format_known", ACTION_RULES[fmt] if fmt != PLAIN else "")
     return failed("action_format_known", f"{ACTION_FORMAT_NAME} = {declared!r} is not an action format: use one "
                   f"of {', '.join(map(repr, ACTION_FORMATS))} (or remove it to let spadegym detect it).", STATIC)

@@ -14,6 +14,8 @@ import asyncio
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -305,3 +307,16 @@ def test_math_verify_is_the_real_package_where_a_stand_in_disagreed(sandbox: San
     # A product over a product: the package simplifies it; the standard-library stand-in it replaced did not.
     episode = play(sandbox, "math_verify_answer", [f"\\boxed{{2*{num}/(2*{den})}}"])
     assert episode.success, episode.final_observation
+
+
+def test_play_says_which_rule_reads_the_replies(tmp_path: Path):
+    (tmp_path / "pool").mkdir()
+    (tmp_path / "pool" / "a_reference.py").write_text(source("answer_tags"))
+    (tmp_path / "pool" / "b_own.py").write_text(PLAIN_PROSE)
+    (tmp_path / "script.txt").write_text("\\boxed{12}\n")
+    done = subprocess.run([sys.executable, "-m", "spadegym", "play", str(tmp_path / "pool"), "--agent",
+                           f"scripted:{tmp_path / 'script.txt'}"], capture_output=True, text=True, timeout=120)
+    out = " ".join(done.stdout.split())
+    first, second = out.split("b_own.py", 1)
+    assert "reference rule: step() gets the reply's first \\boxed{}" in first, done.stdout + done.stderr
+    assert "spadegym rule: the reply's last \\boxed{} is the action" in second
