@@ -178,7 +178,7 @@ def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> d
     with Sandbox() as box:
         episodes = asyncio.run(run_episodes(box, {"probe": spec}, plays, agent,
                                             RolloutConfig(max_turns=args.max_turns)))
-    finished = list(agent._finished)
+    finished = dict(agent._finished)
     samples = agent.samples(episodes)
     if all(s.advantage == 0 for s in samples):  # no spread in this batch: time the step with unit advantages
         for i, s in enumerate(samples):
@@ -202,7 +202,7 @@ def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> d
         return time.perf_counter() - started
 
     def ours() -> float:
-        agent._finished = list(finished)
+        agent._finished = dict(finished)
         started = time.perf_counter()
         agent.update(episodes)
         return time.perf_counter() - started

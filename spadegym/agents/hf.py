@@ -3,14 +3,18 @@
 Each episode is one token sequence (``tokens.Trace``): the chat template
 renders the first observation, the model's replies are kept as sampled, and
 later observations are appended as chat turns. All live episodes of a turn
-are generated in one batch (``lockstep``). After a round, ``update`` matches
-the loop's episodes to their sequences, turns returns into advantages
+are generated in one batch (``lockstep``), and each episode keeps its keys and
+values between turns (the policy's prefix cache), so a turn encodes only its
+new tokens. Every reply carries the episode's trace reference, which the
+runner keeps on the ``Episode``; after a round, ``update`` finds each
+episode's sequence by it, turns returns into advantages
 (z-scored within the plays of one environment instance and arm) and takes one
 GRPO step through the policy's TRL trainer; observation tokens carry no loss.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -80,79 +84,79 @@ class HFAgent:
         self.policy = policy
         self.config = config or policy.config
         self.name = f"hf:{policy.name}"
-        self._live: dict[str, Trace] = {}
-        self._finished: list[tuple[str, Trace, list[str]]] = []  # (episode key, trace, reply texts)
-        self._replies: dict[str, list[str]] = {}
+        self._refs = (f"agent-{n}" for n in itertools.count())  # opaque trace references, unique per agent
+        self._live: dict[str, tuple[str, Trace]] = {}  # episode key -> (trace reference, trace)
+        self._finished: dict[str, Trace] = {}  # trace reference -> trace of a finished, recorded episode
         self._recording = True
+        self._greedy = False
 
     # -- acting -------------------------------------------------------------------
     async def act(self, views: list[View]) -> list[Reply]:
         chat = self.policy.chat
-        traces, replies = [], [None] * len(views)
+        refs, traces, replies = [], [], [None] * len(views)
         for i, view in enumerate(views):
-            trace = self._live.get(view.episode_key)
+            live = self._live.get(view.episode_key)
             message = user_message(view)
-            if trace is None:
+            if live is None:
                 trace = Trace(chat.prompt([system_message(view, PROMPTS[self.config.system_prompt]), message]))
-                self._live[view.episode_key] = trace
+                live = self._live[view.episode_key] = (next(self._refs), trace)
             else:
+                trace = live[1]
                 trace.add_environment(chat.user_turn(message["content"]))
             if self.config.reply_prefix:  # given, not sampled: no loss on it
                 trace.add_environment(chat.encode(self.config.reply_prefix))
             if len(trace) + self.config.max_new_tokens > self.config.max_seq_len:
                 replies[i] = Reply(text="", action=None, error=(
                     f"the episode reached train.max_seq_len ({self.config.max_seq_len} tokens); "
-                    "raise it or lower the environment's max_turns."))
+                    "raise it or lower the environment's max_turns."), trace_ref=live[0])
+            refs.append(live[0])
             traces.append(trace)
         todo = [i for i, r in enumerate(replies) if r is None]
-        outs = self.policy.generate([traces[i].ids() for i in todo], self.config.max_new_tokens)
+        outs = self.policy.generate([traces[i].ids() for i in todo], self.config.max_new_tokens,
+                                    keys=[refs[i] for i in todo], greedy=self._greedy)
         for i, (ids, logprobs) in zip(todo, outs):
             trace, view = traces[i], views[i]
             trace.add_sampled(ids, logprobs)
             if not ids or ids[-1] != chat.eos_id:
                 trace.add_environment([chat.eos_id])  # the turn ends here; the model did not choose it
             text = self.config.reply_prefix + self.policy.tokenizer.decode(ids, skip_special_tokens=True)
-            self._replies.setdefault(view.episode_key, []).append(text)
             action = (forgiving_action(text, view.valid_actions) if self.config.action_rule == "forgiving"
                       else extract_action(text))
             replies[i] = Reply(text=text, action=action, tokens={"prompt": len(trace) - len(ids),
-                                                                 "completion": len(ids)})
+                                                                 "completion": len(ids)}, trace_ref=refs[i])
         return replies  # type: ignore[return-value]
 
     def end_episodes(self, keys: list[str]) -> None:
         for key in keys:
-            trace = self._live.pop(key, None)
-            texts = self._replies.pop(key, [])
-            if trace is not None and self._recording:
-                self._finished.append((key, trace, texts))
+            live = self._live.pop(key, None)
+            if live is None:
+                continue
+            self.policy.forget([live[0]])
+            if self._recording:
+                self._finished[live[0]] = live[1]
 
     async def aclose(self) -> None:
         return None
 
     @contextmanager
     def evaluating(self, seed: int, greedy: bool = False) -> Iterator[HFAgent]:
-        """Play on the policy's evaluation random stream; these episodes are never trained on."""
+        """Play on the policy's evaluation random stream (``greedy``: the most likely tokens instead);
+        these episodes are never trained on."""
         recording, self._recording = self._recording, False
+        was_greedy, self._greedy = self._greedy, greedy
         try:
             with self.policy.evaluating(seed):
                 yield self
         finally:
-            self._recording = recording
+            self._recording, self._greedy = recording, was_greedy
 
     # -- learning -----------------------------------------------------------------
     def samples(self, episodes: Sequence[Episode]) -> list[Sample]:
-        """The loop's episodes with their sequences and group-relative advantages."""
-        pool = self._finished
-        matched: list[tuple[Episode, Trace]] = []
-        for ep in episodes:
-            tail = f":{ep.env_id}:{ep.seed}:{int(ep.hinted)}"
-            texts = [t.reply for t in ep.turns]
-            for j, (key, trace, replies) in enumerate(pool):
-                if key.endswith(tail) and replies == texts:
-                    matched.append((ep, trace))
-                    del pool[j]
-                    break
-        self._finished = []  # unmatched sequences (failed episodes) are not trained on
+        """The loop's episodes with their sequences (found by the trace reference each carries) and
+        group-relative advantages."""
+        found = [(ep, self._finished.pop(ep.trace_ref, None)) for ep in episodes if ep.trace_ref is not None]
+        matched = [(ep, trace) for ep, trace in found if trace is not None]
+        self._finished = {}  # sequences of episodes not handed back (failed ones) are not trained on
         returns = [training_return(ep, self.config) for ep, _ in matched]
         groups = [(ep.env_id, ep.group, ep.seed, ep.hinted) for ep, _ in matched]
         advantages = group_advantages(returns, groups)

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import app
+from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
 from .design_cmd import _is_llm_error
 from .errors import UserError, err_console, user_errors
 
@@ -27,6 +28,7 @@ def eval_command(
     html: Path = typer.Option(None, "--html", help="Write the HTML scorecard here."),
     baseline: Path = typer.Option(None, "--baseline", help="Earlier --json results: exit 1 if a case it passed is failed now."),
     min_pass_rate: float = typer.Option(None, "--min-pass-rate", min=0, max=1, help="Exit 1 if an agent's pass rate is below this."),
+    sets: list[str] = typer.Option(None, "--set", help=SET_HELP + " Each agent reads its own kind's."),
 ) -> None:
     """Score agents on a suite with the seeds its manifest fixes.
 
@@ -38,11 +40,14 @@ def eval_command(
       spadegym eval suites/qwen --agent openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --junit results.xml
       spadegym eval suites/qwen --agent openai:a@URL --agent openai:b@URL --html scorecard.html
       spadegym eval suites/qwen --agent openai:new@URL --baseline old.json --min-pass-rate 0.8 --json
+      spadegym eval suites/qwen --agent hf:models/smollm2 --set train.max_seq_len=4096
     """
     from ..redteam import evaluate_suite, load_results, load_suite, regressions, write_junit, write_scorecard
     from ..rollout import RolloutConfig
 
     with user_errors():
+        check_settings_apply(list(agents), sets)
+        options = {spec: agent_options(spec, settings_for(spec, sets)) for spec in agents}
         loaded = load_suite(suite)
         base = load_results(baseline) if baseline else None
         total = sum(len(c.seeds) for c in loaded.cases) * plays * len(agents)
@@ -51,7 +56,7 @@ def eval_command(
             task = progress.add_task(f"eval {loaded.name}", total=total)
             try:
                 results = evaluate_suite(loaded, list(agents), plays=plays, seed=seed,
-                                         rollout=RolloutConfig(concurrency=concurrency),
+                                         rollout=RolloutConfig(concurrency=concurrency), options_for=options.get,
                                          on_episode=lambda _: progress.advance(task))
             except Exception as exc:
                 if _is_llm_error(exc):

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..text import safe_text
 from . import app
+from .agent_settings import SET_HELP, agent_options
 from .errors import UserError, err_console, fail, user_errors
 
 
@@ -77,23 +78,24 @@ def print_summary(console: Console, episodes: list[Any]) -> None:
     scored = [e for e in episodes if e.scored]
     wins = sum(e.success for e in scored)
     mean = sum(e.ret for e in scored) / len(scored) if scored else 0.0
-    failed = len(episodes) - len(scored)
+    unscored = [e for e in episodes if not e.scored]
     rate = f"{wins}/{len(scored)} ({wins / len(scored):.0%})" if scored else "n/a"
     console.rule()
     console.print(f"{len(episodes)} episodes · success {rate} · mean return {mean:.3f}"
-                  + (f" · [red]{failed} not scored (infrastructure failures)[/]" if failed else ""))
+                  + (f" · [red]{len(unscored)} not scored ({_failures(unscored)} failures)[/]" if unscored else ""))
 
 
 @app.command("play")
 def play(
     file: Path = typer.Argument(..., help="An environment file, or a directory of them (a pool, searched recursively)."),
-    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner, learner:DIR, openai:MODEL or openai:MODEL@BASE_URL."),
+    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner, learner:DIR, openai:MODEL, openai:MODEL@BASE_URL or hf:PATH."),
     episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes to play; episode i uses seed S+i."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first episode (fixes the instance)."),
     hint: str = typer.Option(None, "--hint", help="Play the hint arm with this hint text."),
     hinted: bool = typer.Option(False, "--hinted", help="Play the hint arm with the file's own hint."),
     max_turns: int = typer.Option(25, "--max-turns", min=1, help="Turn budget when the file declares no max_turns."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per episode instead of transcripts."),
+    sets: list[str] = typer.Option(None, "--set", help=SET_HELP),
 ) -> None:
     """Play an environment (or every environment of a pool) in the sandbox and print each episode.
 
@@ -106,6 +108,7 @@ def play(
       spadegym play maze.py --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --episodes 8 --json
       spadegym play maze.py --agent scripted:moves.txt --seed 3
       spadegym play spade-pool/games/ --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --json
+      spadegym play maze.py --agent hf:models/smollm2 --set train.max_seq_len=4096
     """
     from ..agents import AgentSpecError, PlayerQuit, make_agent
     from ..rollout.play import PlayFileError, play_file
@@ -145,7 +148,7 @@ def play(
         except SourceError as exc:
             raise fail(str(exc), 1) from None
         try:
-            player = make_agent(agent, seed=seed)
+            player = make_agent(agent, seed=seed, **agent_options(agent, sets))
         except AgentSpecError as exc:
             raise UserError(str(exc)) from None
 

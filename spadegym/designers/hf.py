@@ -14,6 +14,7 @@ each skill, and the step goes through the policy's TRL trainer, after
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter, deque
 from typing import Any
 
@@ -31,8 +32,9 @@ class LocalChatClient:
         self.policy = policy
         self.max_tokens = max_tokens
         self.usage: Counter[str] = Counter()
-        self.traces: dict[str, Trace] = {}  # completion text -> its sequence
+        self.traces: dict[str, Trace] = {}  # trace reference (ChatResult.trace_ref) -> the completion's sequence
         self._pending: list[tuple[list[int], int, asyncio.Future]] = []
+        self._refs = itertools.count()
 
     async def chat(self, messages: list[dict[str, str]], **overrides: Any) -> ChatResult:
         """One completion (the policy's temperature; ``max_tokens`` capped by the designer's setting)."""
@@ -46,11 +48,12 @@ class LocalChatClient:
         trace = Trace(prompt)
         trace.add_sampled(ids, logprobs)
         text = self.policy.tokenizer.decode(ids, skip_special_tokens=True)
-        self.traces[text] = trace
+        ref = f"completion-{next(self._refs)}"
+        self.traces[ref] = trace
         self.usage.update({"prompt_tokens": len(prompt), "completion_tokens": len(ids)})
         finish = "stop" if ids and ids[-1] == self.policy.chat.eos_id else "length"
         return ChatResult(text=text, finish_reason=finish, usage={"prompt_tokens": len(prompt),
-                                                                  "completion_tokens": len(ids)})
+                                                                  "completion_tokens": len(ids)}, trace_ref=ref)
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
@@ -96,7 +99,7 @@ class HFDesigner(LLMDesigner):
         candidates = await super().propose(context)
         traces = self._client.traces if self._client else {}
         for c in candidates:
-            trace = traces.get(c.meta.get("completion", ""))
+            trace = traces.get(c.meta.get("trace_ref", ""))
             if trace is not None and c.candidate_id:
                 self._traces[c.candidate_id] = (trace, c.skill, gate_progress(c.verdict.to_dict() if c.verdict else None))
         return candidates

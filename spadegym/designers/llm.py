@@ -198,6 +198,8 @@ class LLMDesigner:
 
         reply = await client.chat(messages)
         candidate.meta["completion"] = reply.text
+        if reply.trace_ref is not None:  # the completion this candidate is rewarded for (a local model trains on it)
+            candidate.meta["trace_ref"] = reply.trace_ref
         extraction = extract_code(reply.text)
         self._count_fixes(extraction.fixes)
         if extraction.code is None:

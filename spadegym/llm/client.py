@@ -70,6 +70,7 @@ class ChatResult:
     usage: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     attempts: int = 1
+    trace_ref: str | None = None  # a local model's opaque reference to the completion's token sequence
 
 
 _RETRYABLE = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,

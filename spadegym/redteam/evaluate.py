@@ -32,7 +32,7 @@ RESULTS_FORMAT = "spadegym-eval/1"
 async def _score_agent(suite: Suite, spec: str, sandbox: Sandbox, *, plays: int, seed: int,
                        rollout: RolloutConfig, agent_options: dict[str, Any],
                        on_episode: Callable[[Episode], None] | None) -> dict[str, Any]:
-    agent = make_agent(spec, seed=seed, **(agent_options if spec.startswith("openai:") else {}))
+    agent = make_agent(spec, seed=seed, **agent_options)
     envs = {c.id: EnvSpec(c.id, suite.sources[c.id], Path(c.file).name, None) for c in suite.cases}
     schedule = [Play(c.id, s, hinted=False, group=i) for c in suite.cases for i, s in enumerate(c.seeds)
                 for _ in range(plays)]
@@ -81,6 +81,7 @@ def _lost_line(ep: Episode) -> str:
 async def evaluate_suite_async(suite: str | Path | Suite, agents: list[str], *, plays: int = 1, seed: int = 0,
                                rollout: RolloutConfig | None = None, sandbox: SandboxConfig | None = None,
                                agent_options: dict[str, Any] | None = None,
+                               options_for: Callable[[str], dict[str, Any] | None] | None = None,
                                on_episode: Callable[[Episode], None] | None = None) -> dict[str, Any]:
     if not agents:
         raise UserError("name at least one agent to score, e.g. --agent openai:MODEL@URL.")
@@ -89,8 +90,11 @@ async def evaluate_suite_async(suite: str | Path | Suite, agents: list[str], *, 
     results: dict[str, Any] = {}
     with Sandbox(sandbox) as box:
         for spec in agents:
+            # ``agent_options`` go to openai: agents; ``options_for(spec)``, when given, to each agent.
+            options = (options_for(spec) if options_for else None) or (
+                agent_options or {} if spec.startswith("openai:") else {})
             results[spec] = await _score_agent(loaded, spec, box, plays=plays, seed=seed, rollout=rollout,
-                                               agent_options=agent_options or {}, on_episode=on_episode)
+                                               agent_options=options, on_episode=on_episode)
     return {"format": RESULTS_FORMAT, "suite": loaded.name, "path": str(loaded.path), "pass_at": loaded.pass_at,
             "plays": plays, "cases": [c.id for c in loaded.cases],
             "skills": {c.id: c.skill for c in loaded.cases}, "agents": results}

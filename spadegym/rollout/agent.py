@@ -34,6 +34,7 @@ class Reply:
     action: str | None  # parsed action; None is a format failure
     tokens: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # an agent-side failure (server down, timeout), never a task loss
+    trace_ref: str | None = None  # the agent's own, opaque name for this episode's record; kept on the Episode
 
 
 @runtime_checkable

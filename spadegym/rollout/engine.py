@@ -161,6 +161,7 @@ class TurnRules:
         turn = Turn(observation=view.observation, reply=reply.text, action=reply.action,
                     valid_actions=item.valid_actions, seconds=seconds)
         item.episode.turns.append(turn)
+        item.episode.trace_ref = reply.trace_ref or item.episode.trace_ref
         item.history.append((view.observation, reply.text))
         for name, count in reply.tokens.items():
             item.episode.tokens[name] = item.episode.tokens.get(name, 0) + count

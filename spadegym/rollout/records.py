@@ -45,6 +45,7 @@ class Episode:
     tokens: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     group: int = 0  # index of the GRPO group (plays sharing one instance)
+    trace_ref: str | None = None  # the agent's opaque reference to its record of the episode (e.g. a token trace)
 
     @property
     def success(self) -> bool:

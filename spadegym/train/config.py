@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+LossType = Literal["dapo", "grpo", "bnpo", "dr_grpo", "cispo", "sapo"]
+
 
 class TrainConfig(BaseModel):
     """How a local Hugging Face model samples and learns (GRPO through TRL)."""
@@ -30,8 +32,10 @@ class TrainConfig(BaseModel):
     designer_delay: int = Field(0, ge=0, description="Rounds a designer completion waits before it trains (the paper's delayed designer updates: its win rate is then measured over more plays).")
     # -- the GRPO update (TRL) ------------------------------------------------
     lr: float = Field(1e-5, gt=0, description="AdamW learning rate.")
-    loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo", "cispo", "sapo"] = Field(
-        "dapo", description="TRL's GRPO loss aggregation ('dapo': tokens of the whole batch, no length bias; 'grpo': each sequence's tokens averaged, for multi-turn agents whose losing episodes play more turns: under 'dapo' their per-turn tokens, the end of a turn included, outweigh a winner's and are pushed down).")
+    loss_type: LossType = Field(
+        "grpo", description="TRL's GRPO loss aggregation for the agent ('grpo': each episode's tokens averaged; a losing episode plays more turns, and summed over tokens its per-turn tokens, the end of a turn included, would outweigh a winner's and be pushed down; 'dapo': tokens of the whole batch).")
+    designer_loss_type: LossType = Field(
+        "dapo", description="TRL's GRPO loss aggregation for the designer's single completions ('dapo', TRL's and the paper's default: tokens of the whole batch, no length bias).")
     epsilon: float = Field(0.2, gt=0, description="Lower clipping bound of the probability ratio (1 - epsilon).")
     epsilon_high: float = Field(0.28, gt=0, description="Upper clipping bound (1 + epsilon_high); paper and DAPO: 0.28.")
     beta: float = Field(0.0, ge=0, description="KL penalty against the starting weights (0: none, no reference model kept; >0 needs a model directory or LoRA).")
@@ -61,4 +65,5 @@ class TrainConfig(BaseModel):
     device: str = Field("auto", description="auto | cpu | cuda: where the policy lives.")
     dtype: Literal["auto", "float32", "bfloat16"] = Field("auto", description="Weights dtype (auto: bfloat16 on a GPU, float32 on the CPU).")
     generation_batch: int = Field(32, ge=1, description="Sequences generated in one batch.")
+    cache_mb: int = Field(1024, ge=0, description="Memory for the keys and values of live episodes between their turns, so a turn encodes only its new tokens (0: encode the whole conversation every turn; past the limit, episodes beyond it do).")
     threads: int | None = Field(None, ge=1, description="CPU threads for torch (unset: torch's default); 1 is often much faster on a machine whose cores are busy with other work.")

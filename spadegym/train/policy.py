@@ -18,7 +18,7 @@ import math
 import random
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import UserError
 from .config import TrainConfig
+from .kvcache import Batch, Prefix, PrefixCache, reusable
 from .tokens import ChatTokens, Sample
 
 STATE_FILE = "policy.json"
@@ -56,6 +57,10 @@ class Policy:
         self.optimizer = self.trainer.create_optimizer()
         self.updates = 0
         self.tokens = {"sampled": 0, "trained": 0, "masked": 0}
+        # Live sequences' keys and values between calls (None: every call encodes its prompts whole).
+        budget = self.config.cache_mb * 2 ** 20
+        self.prefixes = PrefixCache(budget) if budget and reusable(self.model) else None
+        self.work = {"encoded": 0, "sampled": 0, "seconds": 0.0}  # this process's generation, for progress figures
         self._saved: tuple[str, int] | None = None
 
     @classmethod
@@ -86,41 +91,64 @@ class Policy:
                            train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
 
     # -- sampling -----------------------------------------------------------------
-    def generate(self, prompts: Sequence[list[int]], max_new_tokens: int) -> list[tuple[list[int], list[float]]]:
-        """Sample one completion per prompt: its ids (ending with EOS when the model stopped) and log-probs."""
-        # Batches of similar lengths: every prompt of a batch is padded to its longest one.
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    def generate(self, prompts: Sequence[list[int]], max_new_tokens: int, *, keys: Sequence[Hashable] | None = None,
+                 greedy: bool = False) -> list[tuple[list[int], list[float]]]:
+        """One completion per prompt: its ids (ending with EOS when the model stopped) and their log-probs.
+
+        ``keys`` name the sequences that continue across calls (an episode's turns): a prompt that extends
+        what its key's last call encoded and sampled reuses those keys and values (``kvcache``) and encodes
+        only its new tokens. ``greedy`` takes the most likely token instead of sampling.
+        """
+        caching = keys is not None and self.prefixes is not None
+        if caching:
+            self.prefixes.tick()
+        found = [self.prefixes.lookup(k, p) if caching else None for k, p in zip(keys or [None] * len(prompts), prompts)]
+        # Batches of rows with similar numbers of new tokens: every row of a batch is padded to its longest.
+        new = [len(p) - (len(f.ids) if f else 0) for p, f in zip(prompts, found)]
+        order = sorted(range(len(prompts)), key=lambda i: (new[i], len(prompts[i])))
         out: list[tuple[list[int], list[float]]] = [([], [])] * len(prompts)
         size = self.config.generation_batch
+        started = time.perf_counter()
         for start in range(0, len(order), size):
             chunk = order[start:start + size]
-            for i, result in zip(chunk, self._generate_batch([prompts[i] for i in chunk], max_new_tokens)):
+            results, kept = self._generate_batch([prompts[i] for i in chunk], [found[i] for i in chunk],
+                                                 max_new_tokens, greedy)
+            for j, (i, result) in enumerate(zip(chunk, results)):
                 out[i] = result
+                if caching:
+                    self.prefixes.store(keys[i], kept[j])
         self.tokens["sampled"] += sum(len(ids) for ids, _ in out)
+        self.work["encoded"] += sum(new)
+        self.work["sampled"] += sum(len(ids) for ids, _ in out)
+        self.work["seconds"] += time.perf_counter() - started
         return out
 
-    def _generate_batch(self, prompts: Sequence[list[int]], max_new_tokens: int) -> list[tuple[list[int], list[float]]]:
+    def forget(self, keys: Sequence[Hashable]) -> None:
+        """Drop the cached prefixes of sequences that will not continue (finished episodes)."""
+        if self.prefixes is not None:
+            for key in keys:
+                self.prefixes.drop(key)
+
+    def _generate_batch(self, prompts: Sequence[list[int]], found: Sequence[Prefix | None], max_new_tokens: int,
+                        greedy: bool) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
         import torch
 
         pad = self.tokenizer.pad_token_id
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for i, p in enumerate(prompts):  # left padding: every prompt ends where generation starts
-            ids[i, width - len(p):] = torch.tensor(p)
-            mask[i, width - len(p):] = 1
+        batch = Batch.build(prompts, found, pad, self.device)
         model = self.model
         was_training = model.training
         model.eval()
+        sampling = {"do_sample": False} if greedy else {
+            "do_sample": True, "temperature": self.config.temperature, "top_k": 0, "top_p": 1.0}
         try:
             with torch.no_grad():
                 result = model.generate(
-                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), do_sample=True,
-                    temperature=self.config.temperature, top_k=0, top_p=1.0, max_new_tokens=max_new_tokens,
-                    pad_token_id=pad, eos_token_id=self.chat.eos_id, return_dict_in_generate=True,
-                    output_logits=True)
+                    input_ids=batch.input_ids, attention_mask=batch.attention_mask, cache=batch.cache,
+                    use_cache=True, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=self.chat.eos_id,
+                    return_dict_in_generate=True, output_logits=True, **sampling)
         finally:
             model.train(was_training)
+        width = batch.input_ids.shape[1]
         new = result.sequences[:, width:].cpu()
         logits = torch.stack(result.logits, dim=1).float().cpu() / self.config.temperature
         logps = torch.log_softmax(logits, dim=-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
@@ -128,7 +156,8 @@ class Policy:
         for row, lp in zip(new.tolist(), logps.tolist()):
             end = row.index(self.chat.eos_id) + 1 if self.chat.eos_id in row else len(row)
             out.append((row[:end], lp[:end]))
-        return out
+        kept = batch.prefixes(prompts, [ids for ids, _ in out]) if self.prefixes is not None else []
+        return out, kept
 
     @contextmanager
     def evaluating(self, seed: int) -> Iterator[Policy]:
@@ -144,14 +173,21 @@ class Policy:
 
     # -- learning -----------------------------------------------------------------
     def update(self, samples: Sequence[Sample]) -> dict[str, Any]:
-        """One GRPO step (``epochs`` passes) through TRL's loss on the given samples; returns its statistics."""
+        """One GRPO step (``epochs`` passes) through TRL's loss on the given samples (of one role, whose loss
+        aggregation it uses); returns its statistics."""
         import torch
 
         samples = [s for s in samples if s.trace.sampled_tokens > 0]
         if not samples or all(s.advantage == 0.0 for s in samples):
             return {"samples": len(samples), "skipped": 1}
         started = time.perf_counter()
+        self._weights_change()
         trainer, model = self.trainer, self.model
+        roles = {s.role for s in samples}
+        if len(roles) > 1:
+            raise ValueError(f"one update trains one role; got samples of {sorted(roles)}")
+        # The trainer's loss reads its `loss_type` at every call: one policy, an aggregation per role.
+        trainer.loss_type = self.config.designer_loss_type if roles == {"designer"} else self.config.loss_type
         order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))  # similar lengths pad less
         micro = self._micro_batches([len(samples[i].trace) for i in order], order)
         batches = [self.batch([samples[i] for i in idx]) for idx in micro]
@@ -191,6 +227,11 @@ class Policy:
                      tokens_trained=trained, tokens_masked=masked, update_seconds=time.perf_counter() - started,
                      updates=self.updates)
         return stats
+
+    def _weights_change(self) -> None:
+        """Cached keys and values belong to the weights that computed them."""
+        if self.prefixes is not None:
+            self.prefixes.clear()
 
     def _micro_batches(self, lengths: list[int], order: list[int]) -> list[list[int]]:
         """Consecutive groups (by length) of at most ``micro_batch`` sequences and ``micro_batch_tokens`` padded tokens."""
@@ -304,6 +345,7 @@ class Policy:
         import torch
 
         path = Path(directory)
+        self._weights_change()
         if not (path / STATE_FILE).is_file():
             raise UserError(f"{path} holds no policy checkpoint ({STATE_FILE} missing); resume from a run directory.")
         state = json.loads((path / STATE_FILE).read_text())

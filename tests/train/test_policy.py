@@ -187,13 +187,14 @@ def end_of_turn_logprob(policy: Policy, traces: list[Trace]) -> float:
 def test_per_episode_averaging_keeps_a_long_losers_turn_ends_from_outweighing_a_winners(tiny_dir):
     # A winner answers in one turn, a loser in four: with the loss summed over tokens ('dapo') the
     # loser's four end-of-turn tokens outweigh the winner's one and the end of a turn falls; averaged
-    # per episode ('grpo') each episode's ends weigh as much as its advantage.
+    # per episode ('grpo') each episode's ends weigh as much as its advantage. The defaults: 'grpo'
+    # for the agent (multi-turn), 'dapo' for the designer (single completions).
     change = {}
-    for loss_type in ("dapo", "grpo"):
-        policy = make_policy(tiny_dir, lr=5e-3, loss_type=loss_type)
+    for role in ("designer", "agent"):
+        policy = make_policy(tiny_dir, lr=5e-3)
         win, lose = scripted(policy, ["\\boxed{say 8}"]), scripted(policy, ["\\boxed{say 9}"] * 4)
         before = end_of_turn_logprob(policy, [win, lose])
-        policy.update([Sample(win, 1.0, "agent"), Sample(lose, -1.0, "agent")])
-        change[loss_type] = end_of_turn_logprob(policy, [win, lose]) - before
-    assert change["dapo"] < 0
-    assert change["grpo"] > change["dapo"] + 0.5 * abs(change["dapo"])
+        policy.update([Sample(win, 1.0, role), Sample(lose, -1.0, role)])
+        change[role] = end_of_turn_logprob(policy, [win, lose]) - before
+    assert change["designer"] < 0
+    assert change["agent"] > change["designer"] + 0.5 * abs(change["designer"])

@@ -106,3 +106,26 @@ def test_the_progress_reward_separates_plays_that_all_lost():
                                                                                      terminated=True)],
                   ret=1.0, terminated=True)
     assert training_return(won, TrainConfig(progress_reward=1.0)) == pytest.approx(1.05)
+
+
+def test_identical_completions_of_different_prompts_keep_their_own_sequences(tiny_dir):
+    import asyncio
+
+    from spadegym.designers.hf import LocalChatClient
+    from spadegym.train import Policy, TrainConfig
+    from spadegym.train.models import load_model
+
+    model, tokenizer = load_model(tiny_dir)
+    policy = Policy(model, tokenizer, TrainConfig(temperature=1e-4), seed=0)  # about greedy: one token, the same
+    client = LocalChatClient(policy, max_tokens=1)
+    conversations = [[{"role": "system", "content": system}, {"role": "user", "content": "Write an environment."}]
+                     for system in ("You design games.", "You design puzzles for a game.")]
+
+    async def both():
+        return await asyncio.gather(*(client.chat(messages) for messages in conversations))
+
+    replies = asyncio.run(both())
+    assert replies[0].text == replies[1].text  # the same completion text ...
+    assert replies[0].trace_ref != replies[1].trace_ref  # ... under two references, each to its own prompt
+    for reply, messages in zip(replies, conversations):
+        assert client.traces[reply.trace_ref].prompt == policy.chat.prompt(messages)

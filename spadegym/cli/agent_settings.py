@@ -1,0 +1,56 @@
+"""``--set`` for the commands that build an agent outside a run (``play``, ``eval``): the agent's sections of
+the run config, checked as a run checks them.
+
+    spadegym play maze.py --agent hf:models/smollm2 --set train.max_seq_len=4096
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UserError
+
+#: The run config's sections each agent kind reads.
+AGENT_SECTIONS = {"hf": ("train",), "learner": ("learner",), "openai": ("llm", "openai_agent")}
+
+SET_HELP = ("An agent setting, section.field=value (repeatable): train.* for hf:, learner.* for learner, "
+            "llm.* and openai_agent.* for openai: (see `spadegym run --print-config`).")
+
+
+def settings_for(spec: str, sets: list[str] | None) -> list[str]:
+    """The ``--set`` items the agent ``spec``'s kind reads (several agents, each of its own kind, share one list)."""
+    sections = AGENT_SECTIONS.get(spec.strip().partition(":")[0], ())
+    return [item for item in sets or [] if item.partition("=")[0].strip().partition(".")[0] in sections]
+
+
+def check_settings_apply(specs: list[str], sets: list[str] | None) -> None:
+    """Each ``--set`` item must be read by at least one of the agents."""
+    for item in sets or []:
+        if not any(item in settings_for(spec, [item]) for spec in specs):
+            key = item.partition("=")[0].strip()
+            raise UserError(f"--set {key}: none of the agents ({', '.join(specs)}) reads it; "
+                            "train.* is for hf:, learner.* for learner, llm.* and openai_agent.* for openai:.")
+
+
+def agent_options(spec: str, sets: list[str] | None) -> dict[str, Any]:
+    """``make_agent``'s options for ``spec``: its kind's defaults with the ``--set`` values applied."""
+    if not sets:
+        return {}
+    from ..loop.config import load_config
+
+    kind = spec.strip().partition(":")[0]
+    sections = AGENT_SECTIONS.get(kind, ())
+    given: dict[str, set[str]] = {}
+    for item in sets:
+        key = item.partition("=")[0].strip()
+        section, dot, field = key.partition(".")
+        if section not in sections or not dot:
+            reads = f"reads {', '.join(s + '.*' for s in sections)}" if sections else "takes no settings"
+            raise UserError(f"--set {key}: agent '{spec}' {reads}.")
+        given.setdefault(section, set()).add(field.split(".")[0])
+    config = load_config(None, None, sets)  # every value checked, with the run's one-sentence errors
+    if kind == "hf":
+        return {"train": config.train}
+    if kind == "learner":
+        return {"config": config.learner}
+    return {field: getattr(getattr(config, section), field) for section, fields in given.items() for field in fields}
