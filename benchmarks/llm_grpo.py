@@ -279,7 +279,10 @@ def main() -> None:
     parser.add_argument("--designer-rounds", type=int, default=2)
     parser.add_argument("--designer-proposals", type=int, default=4)
     parser.add_argument("--designer-tokens", type=int, default=384)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: agent, overhead, designer")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: agent, overhead, designer; "
+                                                   "train: the agent part's training run (held-out before only)")
+    parser.add_argument("--cache-mb", type=int, default=TrainConfig().cache_mb,
+                        help="train.cache_mb: keys and values kept between an episode's turns (0: every turn encoded whole)")
     parser.add_argument("--pool-share", type=float, default=0.5,
                         help="share of each round's levels drawn from renders of the held-out level, beside the designer")
     parser.add_argument("--success-before",
@@ -300,7 +303,7 @@ def main() -> None:
                         micro_batch_tokens=args.micro_batch_tokens,
                         max_seq_len=4096, threads=args.threads, temperature=args.temperature, lora=args.lora,
                         progress_reward=args.progress_reward, gradient_checkpointing=args.device == "cuda",
-                        loss_type=args.loss_type)
+                        loss_type=args.loss_type, cache_mb=args.cache_mb)
     out = Path(args.out or tempfile.mkdtemp(prefix="llm-grpo-"))
     rollout = RolloutConfig(max_turns=args.max_turns)
     figures: dict[str, Any] = {"model": Path(model).name, "device": args.device, "families": args.families}
@@ -311,8 +314,9 @@ def main() -> None:
             t = time.perf_counter()
             before, info, before_outcomes = heldout_success(model, train, args.families, args.heldout_seeds, args.heldout_seed,
                                            rollout)
-            figures.update(success_before=before, heldout_seconds=round(time.perf_counter() - t, 1), **{
-                f"heldout_{k}": v for k, v in info.items()})
+            seconds = time.perf_counter() - t
+            figures.update(success_before=before, heldout_seconds=round(seconds, 1), **{
+                f"heldout_{k}": v for k, v in info.items()}, heldout_seconds_per_episode=round(seconds / info["episodes"], 2))
             out.mkdir(parents=True, exist_ok=True)
             (out / "heldout_before.json").write_text(json.dumps([[*k, v] for k, v in before_outcomes.items()]))
             console.print(f"  success before: {before:.3f}  ({time.perf_counter() - t:.0f}s)")
@@ -323,26 +327,27 @@ def main() -> None:
         else:
             before_outcomes = {}
             figures.update(success_before=float(args.success_before), success_before_given=True)
-        console.print(f"self-play run: {args.rounds} rounds x {args.envs} envs x {args.plays} plays -> {out / 'agent'}")
-        agent = agent_run(args, model, train, out / "agent")
-        figures.update(success_after=agent["after"], steps=agent["steps"], seconds=round(agent["seconds"], 1),
-                       minutes=round(agent["seconds"] / 60, 2), tokens=agent["tokens"],
-                       tokens_per_s=round(agent["tokens"] / agent["seconds"], 2), train_win_rate=agent["win_rate"],
-                       kl=agent["kl"], trained_reward=agent["trained_reward"], report=agent["report"])
-        n = args.heldout_seeds * len(args.families)
-        if agent["after"] is not None:
-            figures.update(heldout_episodes_each=n, **rise_interval(figures["success_before"], agent["after"], n))
-            console.print(f"  rise {figures['rise']:+.3f}, 95% interval [{figures['rise_ci95'][0]:+.3f}, "
-                          f"{figures['rise_ci95'][1]:+.3f}] ({n} held-out episodes before and after)")
-            paired = paired_rise(before_outcomes, agent["outcomes"])
-            figures.update(paired)
-            if paired:
-                console.print(f"  paired over {paired['paired_instances']} instances: rise {paired['paired_rise']:+.3f}, "
-                              f"95% interval [{paired['paired_rise_ci95'][0]:+.3f}, {paired['paired_rise_ci95'][1]:+.3f}], "
-                              f"{paired['instances_gained']} won only after, {paired['instances_lost']} only before, "
-                              f"McNemar p = {paired['mcnemar_p']:.3g}")
-        console.print(f"  success after: {agent['after']:.3f}  steps {agent['steps']}  "
-                      f"{agent['seconds'] / 60:.1f} min  win rate per round {agent['win_rate']}")
+        if "train" not in skip:  # skipped: the held-out evaluation of the untrained model alone
+            console.print(f"self-play run: {args.rounds} rounds x {args.envs} envs x {args.plays} plays -> {out / 'agent'}")
+            agent = agent_run(args, model, train, out / "agent")
+            figures.update(success_after=agent["after"], steps=agent["steps"], seconds=round(agent["seconds"], 1),
+                           minutes=round(agent["seconds"] / 60, 2), tokens=agent["tokens"],
+                           tokens_per_s=round(agent["tokens"] / agent["seconds"], 2), train_win_rate=agent["win_rate"],
+                           kl=agent["kl"], trained_reward=agent["trained_reward"], report=agent["report"])
+            n = args.heldout_seeds * len(args.families)
+            if agent["after"] is not None:
+                figures.update(heldout_episodes_each=n, **rise_interval(figures["success_before"], agent["after"], n))
+                console.print(f"  rise {figures['rise']:+.3f}, 95% interval [{figures['rise_ci95'][0]:+.3f}, "
+                              f"{figures['rise_ci95'][1]:+.3f}] ({n} held-out episodes before and after)")
+                paired = paired_rise(before_outcomes, agent["outcomes"])
+                figures.update(paired)
+                if paired:
+                    console.print(f"  paired over {paired['paired_instances']} instances: rise {paired['paired_rise']:+.3f}, "
+                                  f"95% interval [{paired['paired_rise_ci95'][0]:+.3f}, {paired['paired_rise_ci95'][1]:+.3f}], "
+                                  f"{paired['instances_gained']} won only after, {paired['instances_lost']} only before, "
+                                  f"McNemar p = {paired['mcnemar_p']:.3g}")
+            console.print(f"  success after: {agent['after']:.3f}  steps {agent['steps']}  "
+                          f"{agent['seconds'] / 60:.1f} min  win rate per round {agent['win_rate']}")
     if "overhead" not in skip:
         console.print("step time against plain TRL on one batch ...")
         overhead = step_overhead(args, model, train)

@@ -11,6 +11,8 @@ whose config asks for TensorBoard attaches ``TensorBoardCallback``.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +37,55 @@ class RunStart:
     rounds: int  # the total it runs to
 
 
+@dataclass
+class PhaseProgress:
+    """How far the episodes of one phase of a round (``play``, ``heldout``) have come."""
+
+    round: int
+    phase: str
+    done: int  # episodes finished
+    total: int
+    tokens: int  # tokens the agent wrote in the finished episodes (0 for agents that count none)
+    seconds: float  # since the phase began
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far (None before the first episode ends)."""
+        return self.seconds / self.done * (self.total - self.done) if self.done else None
+
+    def line(self) -> str:
+        eta = "" if self.eta_s is None else f", ETA {_duration(self.eta_s)}"
+        tokens = f", {self.tokens:,} tokens ({self.tokens_per_s:.1f}/s)" if self.tokens else ""
+        return f"round {self.round} {self.phase}: {self.done}/{self.total} episodes{tokens}{eta}"
+
+
+class ProgressMeter:
+    """Turns a phase's finished episodes (the runner's ``on_episode``) into ``PhaseProgress`` reports."""
+
+    def __init__(self, report: Callable[[PhaseProgress], None], round: int, phase: str, total: int):
+        self.report, self.round, self.phase, self.total = report, round, phase, total
+        self.done = self.tokens = 0
+        self.started = time.perf_counter()
+
+    def __call__(self, episode: Any) -> None:
+        self.done += 1
+        self.tokens += int(episode.tokens.get("completion", 0))
+        self.report(PhaseProgress(self.round, self.phase, self.done, self.total, self.tokens,
+                                  time.perf_counter() - self.started))
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
 class RunCallback:
-    """Hooks a run calls in order: ``on_start``, ``on_round`` per committed round, ``on_note``, ``on_end``.
+    """Hooks a run calls in order: ``on_start``, ``on_round`` per committed round, ``on_note``, ``on_end``;
+    ``on_progress`` as the episodes of a round finish.
 
     Every hook does nothing here; override the ones you need.
     """
@@ -46,6 +95,9 @@ class RunCallback:
 
     def on_round(self, summary: RoundSummary) -> None:
         """A round is committed to the store (so nothing shown ever runs ahead of the store)."""
+
+    def on_progress(self, progress: PhaseProgress) -> None:
+        """An episode of the round's plays or of its held-out evaluation finished."""
 
     def on_note(self, message: str) -> None:
         """A one-line notice: where the run and its report are, a time limit, an interruption."""
@@ -71,12 +123,20 @@ class TensorBoardCallback(RunCallback):
 
 
 class ConsoleCallback(RunCallback):
-    """The run's header, one line per round, a progress bar and the notices, on a rich console."""
+    """The run's header, one line per round, progress bars and the notices, on a rich console.
 
-    def __init__(self, console: Console | None = None) -> None:
+    Within a round, the episodes played so far: a second bar in a terminal; elsewhere (a log file,
+    a pipe) a line every ``log_every`` seconds and when a phase ends.
+    """
+
+    def __init__(self, console: Console | None = None, log_every: float = 30.0) -> None:
         self.console = console or Console()
         self.progress: Progress | None = None
         self.task: Any = None
+        self.phase: Any = None  # the bar of the round's current phase
+        self.phase_key: tuple[int, str] | None = None
+        self.log_every = log_every
+        self._logged = 0.0
 
     def _print(self, text: str) -> None:
         self.console.print(text, highlight=False, soft_wrap=True)
@@ -91,9 +151,30 @@ class ConsoleCallback(RunCallback):
         self.progress.start()
 
     def on_round(self, summary: RoundSummary) -> None:
+        self._drop_phase()
         self._print(summary_line(summary))
         if self.progress is not None:
             self.progress.update(self.task, advance=1)
+
+    def on_progress(self, p: PhaseProgress) -> None:
+        if not self.console.is_terminal:
+            now = time.monotonic()
+            if p.done == p.total or now - self._logged >= self.log_every:
+                self._logged = now
+                self._print(p.line())
+            return
+        if self.progress is None:
+            return
+        if self.phase_key != (p.round, p.phase):
+            self._drop_phase()
+            self.phase = self.progress.add_task("", total=p.total)
+            self.phase_key = (p.round, p.phase)
+        self.progress.update(self.phase, completed=p.done, description=p.line())
+
+    def _drop_phase(self) -> None:
+        if self.progress is not None and self.phase is not None:
+            self.progress.remove_task(self.phase)
+        self.phase, self.phase_key = None, None
 
     def on_note(self, message: str) -> None:
         self._print(message)

@@ -8,6 +8,7 @@ draws from.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,14 +46,20 @@ def build_suite(levels: str = "all", families: list[str] | None = None) -> list[
     return suite
 
 
+def heldout_plays(suite: list[HeldoutEnv], *, seeds: int, seed: int, hint: bool) -> list[Play]:
+    """The plays of an evaluation: ``seeds`` instances of each suite level, without (and with) the hint."""
+    arms = (False, True) if hint else (False,)
+    return [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
+            for h in suite for i in range(seeds) for arm in arms]
+
+
 async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, seed: int,
-                   hint: bool = True, rollout: RolloutConfig | None = None) -> tuple[dict[str, Any], list[Episode]]:
+                   hint: bool = True, rollout: RolloutConfig | None = None,
+                   on_episode: Callable[[Episode], None] | None = None) -> tuple[dict[str, Any], list[Episode]]:
     """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes."""
     envs = {h.env_id: h.spec for h in suite}
-    arms = (False, True) if hint else (False,)
-    plays = [Play(h.env_id, derive_seed(seed, "heldout", h.env_id, i), hinted=arm)
-             for h in suite for i in range(seeds) for arm in arms]
-    episodes = await run_episodes(sandbox, envs, plays, agent, rollout)
+    plays = heldout_plays(suite, seeds=seeds, seed=seed, hint=hint)
+    episodes = await run_episodes(sandbox, envs, plays, agent, rollout, on_episode=on_episode)
     wins: dict[tuple[str, bool], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:

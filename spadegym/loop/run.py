@@ -165,6 +165,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
             loop = build_parts(config, store, executor)
             stack.callback(loop.close)
+            loop.on_progress = lambda progress: [hook.on_progress(progress) for hook in hooks]
             first = loop.state.next_round
             start = RunStart(store.dir, executor.describe(), config.designer, config.agent, config.designer_reward,
                              first, config.rounds)

@@ -29,7 +29,7 @@ import math
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +52,9 @@ from ..signals.hacking import reward_hacking
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
 from . import steps
+from .callbacks import PhaseProgress, ProgressMeter
 from .config import RunConfig
-from .heldout import HeldoutEnv, build_suite, evaluate
+from .heldout import HeldoutEnv, build_suite, evaluate, heldout_plays
 
 SKILL_EMA_ALPHA = 0.1
 
@@ -110,6 +111,7 @@ class SelfPlay:
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
+        self.on_progress: Callable[[PhaseProgress], None] | None = None  # told as each episode of a round ends
         # Each round's plays and each held-out evaluation load their own workers: one pool shared across
         # rounds made the two evict each other's workers (twice the forks, the held-out phase 1.8x slower).
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
@@ -281,7 +283,8 @@ class SelfPlay:
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)
                     plays.append(Play(env_id, seed, hinted=arm, group=group))
         envs = {e: self.specs[e] for e in env_ids}
-        return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout))
+        return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout,
+                                        on_episode=self._meter(n, "play", len(plays))))
 
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
@@ -321,8 +324,13 @@ class SelfPlay:
         seed = self.config.seed if held.seed is None else held.seed
         # A learner evaluates on its own random stream, so evaluation never shifts its training.
         with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
+            total = len(heldout_plays(self.suite, seeds=held.seeds, seed=seed, hint=held.hint))
             return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
-                                        hint=held.hint, rollout=self.config.rollout))
+                                        hint=held.hint, rollout=self.config.rollout,
+                                        on_episode=self._meter(n, "heldout", total)))
+
+    def _meter(self, n: int, phase: str, total: int) -> ProgressMeter | None:
+        return ProgressMeter(self.on_progress, n, phase, total) if self.on_progress is not None else None
 
     # -- bookkeeping ----------------------------------------------------------
     def write(self, record: RoundRecord) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -37,6 +38,9 @@ def test_run_command_writes_rounds_store_and_report(tmp_path):
     proc = spadegym("run", "--out", str(out), "--rounds", "2", "--seed", "1", *TINY)
     assert proc.returncode == 0, proc.stderr
     assert "round   1" in proc.stdout
+    # Outside a terminal, progress within a round is printed as lines (here: when each phase ends).
+    assert "round 0 play: 32/32 episodes" in proc.stdout
+    assert re.search(r"round 1 heldout: (\d+)/\1 episodes", proc.stdout)
     assert proc.stdout.splitlines()[-1] == f"Report: {out / 'report.html'}"  # the last line says where
     with RunStore.open(out) as store:
         rounds = store.rounds()
@@ -290,8 +294,16 @@ def test_run_prints_nothing_and_calls_back_in_order(tmp_path, capsys):
         def on_end(self):
             self.calls.append(("end",))
 
+        def on_progress(self, progress):
+            self.progress.append((progress.round, progress.phase, progress.done, progress.total))
+
     hook = Record()
+    hook.progress = []
     config = RunConfig(rounds=2, **{**TINY_CONFIG, "tensorboard": False})
     run(config, tmp_path / "run", callbacks=[hook], report=False)
     assert capsys.readouterr().out == ""  # the library loop prints nothing by itself
     assert hook.calls == [("start", 0, 2), ("round", 0), ("round", 1), ("end",), ("note", "Run")]
+    # Every episode of a round reports as it ends: the plays, then the last round's held-out evaluation.
+    assert [p[2] for p in hook.progress if p[:2] == (0, "play")] == list(range(1, 33))
+    assert {p[3] for p in hook.progress if p[:2] == (0, "play")} == {32}
+    assert [p[1] for p in hook.progress if p[0] == 1][-1] == "heldout"

@@ -129,3 +129,22 @@ def test_identical_completions_of_different_prompts_keep_their_own_sequences(tin
     assert replies[0].trace_ref != replies[1].trace_ref  # ... under two references, each to its own prompt
     for reply, messages in zip(replies, conversations):
         assert client.traces[reply.trace_ref].prompt == policy.chat.prompt(messages)
+
+
+def test_play_takes_the_hf_agents_settings_and_counts_its_failures_as_agent_failures(tiny_dir, fixtures_dir):
+    import subprocess
+    import sys
+
+    def play(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "spadegym", "play", str(fixtures_dir / "envs" / "number_guess.py"),
+                               "--agent", f"hf:{tiny_dir}", *args], capture_output=True, text=True, timeout=300,
+                              env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+
+    done = play("--set", "train.max_seq_len=64", "--set", "train.threads=1")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "reached train.max_seq_len (64 tokens)" in done.stdout  # the setting took effect
+    assert "1 not scored (1 agent failures)" in done.stdout and "every episode failed (1 agent)" in done.stderr
+    wrong = play("--set", "learner.lr=0.1")
+    assert wrong.returncode == 2 and "agent 'hf:" in wrong.stderr and "reads train.*" in wrong.stderr
+    bad = play("--set", "train.max_seq_len=few")
+    assert bad.returncode == 2 and "train.max_seq_len" in bad.stderr and "Traceback" not in bad.stderr
