@@ -138,10 +138,9 @@ class Evidence(OptionalMethods):
         return next((t for t in self.sequences if t.failure is None and t.ended and is_success(t.ret)), None)
 
     @property
-    def informed(self) -> bool:
-        """Some probe knew real actions: listed ones, or a solution that was played as actions."""
-        return self.menu_source is not None or (self.has_solution and not self.solution_is_text) \
-            or self.winning_sequence is not None
+    def played_solution(self) -> bool:
+        """The gate played a solution as actions: a list of them, or a text read as a sequence that won."""
+        return (self.has_solution and not self.solution_is_text) or self.winning_sequence is not None
 
     def all_traces(self) -> list[Trace]:
         found = [self.first, self.twin, *self.garbage, self.repeated, *self.sweep, *self.random, *self.sequences]

@@ -136,13 +136,15 @@ def _reward_varies(evidence: Evidence) -> Check | None:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
-    # Generic answers that never match say nothing about the reward: where no informed probe could run,
-    # feasibility is unverified (a warning), as for a prose solution; a run's hint arm judges the file.
-    if not evidence.informed:
+    # Random play that never earns a reward proves nothing when no probe knew a winning play or every
+    # legal action (a game where random play loses is the aim): feasibility is unverified (a warning), as
+    # for a prose solution, and a run's hint arm judges the file.
+    if not (evidence.menu_source == "valid_actions" or evidence.played_solution):
+        known = "the actions its observation lists" if evidence.menu_source == "observation" else "no real action"
         return failed("reward_varies", f"Feasibility unverified: all {len(rewards)} probe steps returned the same "
-                      f"reward {rewards[0] + 0.0:g}, but the probes knew no real action (no valid_actions(), no "
-                      "action list in the observation, no playable solution()): list the actions or add "
-                      "solution() so the gate can tell.", DEGENERATE, WARNING)
+                      f"reward {rewards[0] + 0.0:g}, but the probes knew {known} and no winning play (no "
+                      "valid_actions(), no playable solution()): add solution() so the gate can tell.",
+                      DEGENERATE, WARNING)
     return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
                   f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
