@@ -7,6 +7,8 @@ mentions it as a whole word and all of these hold:
   characters otherwise (shorter answers match by chance);
 - *singled out*: the text does not also name at least half of the other valid
   actions (listing the options is a menu, not a leak);
+- *repeated*: when the other instance has another answer, its observation
+  reveals that one too (a coincidence rarely repeats);
 - *specific to the instance*: text every instance shows (instructions, command
   lists) names answers such as "open door" without revealing anything, so an
   observation counts only when another instance's observation lacks the answer,
@@ -98,9 +100,15 @@ def _named(answer: Answer, text: str, min_chars: int, min_digits: int) -> bool:
 
 def leaks_in_observation(answer: Answer, observation: str, other_observation: str | None,
                          min_chars: int, min_digits: int) -> bool:
-    """The first observation reveals this instance's answer."""
+    """The first observation reveals this instance's answer.
+
+    When the other instance has an answer of its own, its observation must reveal that one too: a
+    number that is the answer by coincidence (a puzzle's data holds many) rarely is in two instances.
+    """
     if not _named(answer, observation, min_chars, min_digits):
         return False
+    if other_observation is not None and answer.other_text is not None and answer.other_text != answer.text:
+        return mentions(other_observation, answer.other_text) and not mentions(other_observation, answer.text)
     if other_observation is None or not mentions(other_observation, answer.text):
         return True
     return answer.single_step and other_observation == observation and answer.other_text == answer.text

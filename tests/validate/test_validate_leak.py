@@ -57,3 +57,10 @@ def test_hint_naming_the_instance_answer_leaks():
 def test_hint_naming_a_shared_final_command_does_not_leak():
     answer = Answer("open door", single_step=False, other_text="open door")
     assert not leaks_in_hint(answer, "Find the key before you open door.", *LIMITS)
+
+
+def test_a_number_that_is_the_answer_by_coincidence_in_one_instance_does_not_leak():
+    answer = Answer("23", single_step=True, other_text="41")  # the answer of seed 1 happens to be a gear size
+    assert not leaks_in_observation(answer, "Gears of 23, 9 and 30 teeth turn 512 times.",
+                                    "Gears of 12, 17 and 8 teeth turn 377 times.", *LIMITS)
+    assert leaks_in_observation(answer, "Gears of 23 teeth (sum 23).", "Gears of 41 teeth (sum 41).", *LIMITS)
