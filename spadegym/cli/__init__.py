@@ -18,11 +18,27 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 # Command modules, in the order `spadegym --help` lists them.
 COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval",
             "doctor", "serve", "import", "models")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"spadegym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Self-play in adaptive synthetic executable environments."""
 
 
 def _register() -> None:

@@ -45,7 +45,7 @@ def _is_llm_error(exc: BaseException) -> bool:
 @app.command("design")
 def design_command(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the environments (created if missing)."),
-    designer: str = typer.Option("mutation", "--designer", help="mutation | openai:MODEL[@BASE_URL]"),
+    designer: str = typer.Option("mutation", "--designer", help="mutation | openai:MODEL[@BASE_URL] | hf:PATH | uniform | fixed:easy | fixed:all | package.module:Class"),
     count: int = typer.Option(8, "--count", "-n", min=1, help="Proposals to make."),
     skills: str = typer.Option(None, "--skills", help="Comma-separated skills (default: all six)."),
     corpus: Path = typer.Option(None, "--corpus", help="JSONL grounding corpus for the LLM designer (default: the shipped one)."),
@@ -57,6 +57,8 @@ def design_command(
     Rejected proposals go to OUT/rejected/ with their verdicts.
 
     Examples:
+
+    \b
       spadegym design --count 12 --out pool/
       spadegym design --designer openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --skills "Optimization" --out pool/
       spadegym design --designer openai:my-model --corpus docs.jsonl --count 24 --out pool/ --json

@@ -19,6 +19,8 @@ def doctor(
     """Show the sandbox isolation tier, each layer available or why not, Python, extras and integrations.
 
     Examples:
+
+    \b
       spadegym doctor
       spadegym doctor --json | jq .sandbox.tier
     """

@@ -14,12 +14,13 @@ from . import app
 from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
 from .design_cmd import _is_llm_error
 from .errors import UserError, err_console, user_errors
+from .specs import AGENT_SPECS
 
 
 @app.command("eval")
 def eval_command(
     suite: Path = typer.Argument(..., help="A suite written by `spadegym redteam`, or a folder of environment files."),
-    agents: list[str] = typer.Option(..., "--agent", "-a", help="Agent spec; repeat to compare agents side by side."),
+    agents: list[str] = typer.Option(..., "--agent", "-a", help=f"Agent (repeat to compare agents side by side): {AGENT_SPECS}."),
     plays: int = typer.Option(1, "--plays", min=1, help="Plays per case seed."),
     seed: int = typer.Option(0, "--seed", help="Seeds the agents' sampling (instance seeds come from the manifest)."),
     concurrency: int = typer.Option(64, "--concurrency", min=1, help="Episodes in flight (sandbox workers / LLM requests)."),
@@ -37,6 +38,8 @@ def eval_command(
     2 on a usage error.
 
     Examples:
+
+    \b
       spadegym eval suites/qwen --agent openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --junit results.xml
       spadegym eval suites/qwen --agent openai:a@URL --agent openai:b@URL --html scorecard.html
       spadegym eval suites/qwen --agent openai:new@URL --baseline old.json --min-pass-rate 0.8 --json

@@ -30,6 +30,8 @@ def export(
     """Export a run as datasets (a red-team suite: its cases, as a run's environments).
 
     Examples:
+
+    \b
       spadegym export runs/demo --format jsonl
       spadegym export runs/demo --format hf --what episodes --out data/episodes
       spadegym export runs/demo --format spade --out pools/demo

@@ -20,6 +20,8 @@ def families(
     Level 0 is the easiest; each knob's levels are listed easiest first.
 
     Examples:
+
+    \b
       spadegym families
       spadegym families --json
     """

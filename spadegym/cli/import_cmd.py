@@ -23,6 +23,8 @@ def import_levels(
     The files are a pool like any other: validate, play, serve or train on them.
 
     Examples:
+
+    \b
       spadegym import reasoning-gym:basic_arithmetic --out pool/
       spadegym import reasoning-gym:chain_sum --levels 0,2,4 --instances 128 --out pool/
     """

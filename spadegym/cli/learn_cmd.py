@@ -97,6 +97,8 @@ def learn(
     seeds without and with the hint. The checkpoint goes to OUT.
 
     Examples:
+
+    \b
       spadegym learn envs/ --episodes 8000
       spadegym learn maze.py keys.py --hint-fraction 0.5 --eval-every 1000 --json
       spadegym play maze.py --agent learner:learner-checkpoint

@@ -21,8 +21,8 @@ def prepare(
 
     Examples:
 
+    \b
       spadegym models prepare smollm2
-
       spadegym run --agent "hf:$(spadegym models prepare smollm2)" --set train.action_rule=forgiving
     """
     from ..train.models import prepare_model

@@ -23,6 +23,8 @@ def new(
     """Write one environment file from a built-in family.
 
     Examples:
+
+    \b
       spadegym new grid_maze -o maze.py
       spadegym new code_breaker --level max -o hard_code.py
       spadegym new knapsack --set items=6 --set reward_shaping=sparse -o knapsack.py

@@ -17,6 +17,7 @@ from ..text import safe_text
 from . import app
 from .agent_settings import SET_HELP, agent_options
 from .errors import UserError, err_console, fail, user_errors
+from .specs import AGENT_SPECS
 
 
 def episode_json(episode: Any, env: str) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def print_summary(console: Console, episodes: list[Any]) -> None:
 @app.command("play")
 def play(
     file: Path = typer.Argument(..., help="An environment file, or a directory of them (a pool, searched recursively)."),
-    agent: str = typer.Option("random", "--agent", help="Agent spec: random, human, scripted:FILE, learner, learner:DIR, openai:MODEL, openai:MODEL@BASE_URL or hf:PATH."),
+    agent: str = typer.Option("random", "--agent", help=f"Agent: {AGENT_SPECS}."),
     episodes: int = typer.Option(1, "--episodes", min=1, help="Episodes to play; episode i uses seed S+i."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first episode (fixes the instance)."),
     hint: str = typer.Option(None, "--hint", help="Play the hint arm with this hint text."),
@@ -103,6 +104,8 @@ def play(
     episode ended in an environment or agent failure).
 
     Examples:
+
+    \b
       spadegym play maze.py
       spadegym play maze.py --agent human --hinted
       spadegym play maze.py --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --episodes 8 --json

@@ -11,11 +11,12 @@ from rich.console import Console
 from . import app
 from .design_cmd import _is_llm_error, parse_skills
 from .errors import UserError, user_errors
+from .specs import AGENT_SPECS
 
 
 @app.command("redteam")
 def redteam_command(
-    target: str = typer.Option(None, "--target", "-t", help="The agent under test: openai:MODEL@URL, learner:DIR, scripted:FILE, ..."),
+    target: str = typer.Option(None, "--target", "-t", help=f"The agent under test: {AGENT_SPECS}."),
     out: Path = typer.Option(..., "--out", "-o", help="The suite directory to write (its search record goes to OUT/hunt)."),
     designer: str = typer.Option(None, "--designer", help="mutation (default) | openai:MODEL[@BASE_URL] | uniform"),
     budget: int = typer.Option(None, "--budget", min=1, help="Designer proposals in all (default 64)."),
@@ -36,6 +37,8 @@ def redteam_command(
     README.md, SHA256SUMS) that `spadegym eval` scores any agent on.
 
     Examples:
+
+    \b
       spadegym redteam --target openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --budget 200 --out suites/qwen
       spadegym redteam --target learner:runs/demo/checkpoints/round-0035 --families take_away,knapsack --out suites/l
       spadegym redteam --target openai:m@URL --designer openai:big@URL --rounds 10 --out suites/m

@@ -9,6 +9,7 @@ import typer
 
 from . import app
 from .errors import user_errors
+from .specs import AGENT_SPECS, DESIGNER_REWARDS, DESIGNER_SPECS
 
 
 @app.command("run")
@@ -18,33 +19,31 @@ def run_command(
     resume: Path = typer.Option(None, "--resume", help="Continue the run in this directory where it stopped."),
     rounds: int = typer.Option(None, "--rounds", help="Total rounds (with --resume: extend a finished run)."),
     seed: int = typer.Option(None, "--seed", help="Run seed."),
-    designer: str = typer.Option(None, "--designer", help="mutation | openai:MODEL[@BASE_URL] | uniform | fixed:easy | fixed:all | staged"),
+    designer: str = typer.Option(None, "--designer", help=f"Designer: {DESIGNER_SPECS}."),
     pool: Path = typer.Option(None, "--pool", help="Environment files to play (a directory, searched recursively, e.g. a SPADE pool): alone the fixed pool of the run; with --designer the run's first levels."),
     sources: list[str] = typer.Option(None, "--source", help="A level source beside the designer (repeatable): reasoning-gym:TASK, a pool directory, openenv:URL; shares and settings: the sources section of --config."),
-    agent: str = typer.Option(None, "--agent", help="learner | random | openai:MODEL[@BASE_URL]"),
-    designer_reward: str = typer.Option(None, "--designer-reward", help="blend | regret | band | learning_potential | learnability | oracle_regret | module:function"),
+    agent: str = typer.Option(None, "--agent", help=f"Agent: {AGENT_SPECS}."),
+    designer_reward: str = typer.Option(None, "--designer-reward", help=f"Designer reward: {DESIGNER_REWARDS}."),
     time_limit: float = typer.Option(None, "--time-limit", help="Stop after the round that crosses this many seconds."),
     sets: list[str] = typer.Option(None, "--set", help="Override any field: --set buffer.capacity=128 (repeatable)."),
-    print_config: bool = typer.Option(False, "--print-config", help="Print the effective configuration and exit."),
+    print_config: bool = typer.Option(False, "--print-config", help="Print the effective configuration (JSON) and exit."),
+    describe: bool = typer.Option(False, "--describe", help="With --print-config: every setting as key = value under its description."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write report.html at the end."),
 ) -> None:
     """Run self-play: the designer writes environments, the agent plays and learns, regret drives the curriculum.
 
     Examples:
 
+    \b
       spadegym run                                   # the embedded default, a few minutes on a CPU
-
       spadegym run --rounds 60 --out runs/long --set plays=32
-
       spadegym run --designer openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --agent learner
-
       spadegym run --agent random --source reasoning-gym:chain_sum   # a task's levels beside the families
-
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
     from rich.console import Console
 
-    from ..loop import load_config, run
+    from ..loop import RunConfig, load_config, run
     from ..loop.run import check_resume_dir
 
     with user_errors():
@@ -58,12 +57,25 @@ def run_command(
                 from ..store import RunStore
 
                 with RunStore.open(resume) as store:
-                    typer.echo(json.dumps(store.config, indent=2))
+                    _print_config(RunConfig.model_validate(store.config) if describe else store.config, describe)
                 return
             run(resume=resume, rounds=rounds, report=not no_report, console=Console())
             return
         cfg = load_config(config, overrides, sets)
         if print_config:
-            typer.echo(json.dumps(cfg.model_dump(mode="json"), indent=2))
+            _print_config(cfg, describe)
             return
         run(cfg, out, report=not no_report, console=Console())
+
+
+def _print_config(config, describe: bool) -> None:
+    """JSON, or with ``describe`` one ``key = value`` line (JSON values) under each setting's description."""
+    from pydantic import BaseModel
+
+    from ..reference import describe as settings
+
+    if not describe:
+        typer.echo(json.dumps(config.model_dump(mode="json") if isinstance(config, BaseModel) else config, indent=2))
+        return
+    for key, value, description in settings(config):
+        typer.echo(f"# {description}\n{key} = {json.dumps(value)}\n" if description else f"{key} = {json.dumps(value)}\n")

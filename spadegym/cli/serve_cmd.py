@@ -24,6 +24,8 @@ def serve(
     takes seed and optionally level_id. Needs the openenv extra.
 
     Examples:
+
+    \b
       spadegym serve pool/ --port 8000
       spadegym serve runs/run-2026-01-01-1200 --max-sessions 512
     """

@@ -33,6 +33,8 @@ def validate(
     source, from a run's store or export) is checked over the wire, as its run checked it.
 
     Examples:
+
+    \b
       spadegym validate my_env.py
       spadegym validate pools/generated/ --json
       spadegym validate guess.py --hint "the number is even"

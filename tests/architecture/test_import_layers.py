@@ -36,7 +36,7 @@ LAYERS: list[set[str]] = [
     {"loop"},
     {"redteam"},
     {"adapters"},
-    {"cli"},
+    {"cli", "reference"},
     {"__main__"},
 ]
 

@@ -1,0 +1,5 @@
+"""Check an OpenEnv server as a spadegym level, over the wire."""
+
+from spadegym.adapters.openenv_client import OpenEnvLevel
+
+print(OpenEnvLevel("http://127.0.0.1:8000").check().failed)  # {} when every check passes

@@ -1,0 +1,22 @@
+"""Train a chat model with TRL's GRPOTrainer on spadegym levels: python examples/trl_train.py MODEL_DIR"""
+
+import sys
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
+
+from spadegym.adapters.trl_env import environment_factory, level_dataset
+
+model_dir = sys.argv[1]  # a chat model whose template supports tool calls
+tokenizer = AutoTokenizer.from_pretrained(model_dir)
+model = AutoModelForCausalLM.from_pretrained(model_dir)
+
+trainer = GRPOTrainer(
+    model=model, processing_class=tokenizer,
+    args=GRPOConfig(output_dir="grpo-out", max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                    max_completion_length=64, report_to="none", use_cpu=not torch.cuda.is_available()),
+    train_dataset=level_dataset("examples/pool/", rows=8), environment_factory=environment_factory("examples/pool/"),
+)
+trainer.train()
+print("steps:", trainer.state.global_step)
