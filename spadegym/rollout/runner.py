@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from ..errors import UserError
 from ..executor.base import EnvHost
 from ..sandbox import EnvHandle
 from .agent import Agent, Reply, View
@@ -74,8 +75,8 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest, "little") & 0x7FFFFFFF
 
 
-class RolloutError(ValueError):
-    """The plays cannot run as asked (e.g. a choice agent and an environment without valid_actions)."""
+class RolloutError(UserError, ValueError):
+    """The plays cannot run as asked (e.g. a choice agent and an environment without valid_actions): one sentence."""
 
 
 class HandlePool:
@@ -213,8 +214,9 @@ class EpisodeRun:
             if self.agent.needs_valid_actions and item.valid_actions is None:
                 raise RolloutError(
                     f"agent '{self.agent.name}' chooses among valid actions, but environment "
-                    f"'{item.play.env_id}' has no valid_actions() method and its observation lists no "
-                    "actions; play it with a text agent (openai:MODEL, random, human) or add valid_actions()."
+                    f"'{item.play.env_id}' ({self.envs[item.play.env_id].filename}) has no valid_actions() method "
+                    "and its observation lists no actions; play it with a text agent (openai:MODEL, random, human) "
+                    "or add valid_actions()."
                 )
             started.append(item)
         return started
