@@ -95,14 +95,22 @@ class SpadegymEnv(vf.Env[SpadegymEnvConfig]):
                     if moved.done:
                         break
                     segment = await interaction.turn(moved.observation)
-            trace = interaction.trace
-            trace.record_reward("return", float(moved.info.get("return", 0.0)), 1.0)
-            trace.info["level_id"] = moved.info["level"]
-            trace.info["turns"] = moved.info["turn"]
-            if moved.info.get("failure"):
-                trace.info["failure"] = moved.info["failure"]
+                # Inside the interaction: the rollout is finished (and logged) when it closes.
+                trace = interaction.trace
+                trace.record_reward("return", float(moved.info.get("return", 0.0)), 1.0)
+                trace.info["level_id"] = moved.info["level"]
+                trace.info["turns"] = moved.info["turn"]
+                if moved.info.get("failure"):
+                    trace.info["failure"] = moved.info["failure"]
         finally:
             await asyncio.to_thread(session.close)
+
+
+def env_config(levels: str, tasks: int = 64, seed: int = 0, hinted: bool = False,
+               max_turns: int = 25) -> SpadegymEnvConfig:
+    """The run's ``[env]`` block for ``verifiers.v1.load_environment``: this taskset over ``levels``."""
+    return SpadegymEnvConfig(taskset=SpadegymTasksetConfig(id="spadegym-verifiers", levels=str(levels), tasks=tasks,
+                                                           seed=seed, hinted=hinted, max_turns=max_turns))
 
 
 class SpadegymChatHarnessConfig(HarnessConfig):
@@ -129,4 +137,4 @@ class SpadegymChatHarness(Harness[SpadegymChatHarnessConfig]):
         return ProgramResult(exit_code=0, stdout="", stderr="")
 
 
-__all__ = ["SpadegymChatHarness", "SpadegymEnv", "SpadegymTaskset"]
+__all__ = ["SpadegymChatHarness", "SpadegymEnv", "SpadegymTaskset", "env_config"]

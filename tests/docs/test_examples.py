@@ -89,16 +89,44 @@ def test_the_openenv_examples_run_against_spadegym_serve(checkout: Path) -> None
         assert run([sys.executable, "examples/openenv_check.py"], checkout).stdout.strip() == "{}"
 
 
-def test_the_verifiers_example_runs_against_a_local_server(checkout: Path) -> None:
-    pytest.importorskip("verifiers.v1")
+def _verifiers_line() -> tuple[int, int]:
+    from importlib.metadata import version
+
+    return tuple(int(p) for p in version("verifiers").split(".")[:2])
+
+
+VERIFIERS_04 = os.environ.get("SPADEGYM_VERIFIERS_04_PYTHON", "")  # an interpreter with verifiers 0.4 (.ci/run)
+
+
+@pytest.mark.skipif(not VERIFIERS_04, reason="SPADEGYM_VERIFIERS_04_PYTHON names no interpreter with verifiers 0.4")
+def test_the_verifiers_0_4_example_runs_against_a_local_server(checkout: Path) -> None:
     from spadegym.llm.fake_server import FakeOpenAIServer
 
     code = (checkout / "examples" / "verifiers_eval.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:
         code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
-        run(code.rstrip() + " --output-dir out", checkout, OPENAI_API_KEY="local")
+        run(code.rstrip() + " --output-dir out", checkout, OPENAI_API_KEY="local",
+            PATH=f"{Path(VERIFIERS_04).parent}:{os.environ['PATH']}")
         assert len(server.requests) >= 4
     assert list((checkout / "out").glob("*/traces.jsonl"))
+    loaded = run([VERIFIERS_04, "examples/verifiers_load.py"], checkout)
+    assert loaded.stdout.strip().endswith("SpadegymEnv 4 rows")
+
+
+def test_the_verifiers_0_3_examples_run_against_a_local_server(checkout: Path) -> None:
+    pytest.importorskip("verifiers.v1")
+    if _verifiers_line() >= (0, 4):
+        pytest.skip("this venv has verifiers 0.4, which has no classic API")
+    from spadegym.llm.fake_server import FakeOpenAIServer
+
+    code = (checkout / "examples" / "verifiers_eval_0_3.sh").read_text()
+    with FakeOpenAIServer(default="\\boxed{1}") as server:
+        code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
+        done = run(code.replace("--no-push", "--no-push --output-dir out"), checkout, OPENAI_API_KEY="local")
+        assert len(server.requests) >= 8  # four episodes through each command
+    assert list((checkout / "out").glob("*/traces.jsonl")) and "episode_return: avg" in done.stdout
+    loaded = run([sys.executable, "examples/verifiers_load.py"], checkout)
+    assert loaded.stdout.strip().endswith("SpadegymMultiTurnEnv 4 rows")
 
 
 def test_the_trl_example_trains_a_step(checkout: Path) -> None:
