@@ -16,9 +16,11 @@ return by spadegym's return rule (``metadata["return"]``). ``reset`` takes
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any, Literal
 
+from fastapi import HTTPException
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
@@ -69,11 +71,13 @@ class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, Spade
     def reset(self, seed: int | None = None, episode_id: str | None = None, level_id: str | None = None,
               **kwargs: Any) -> SpadegymObservation:
         first = self.session.reset(seed=seed, level_id=level_id)
-        self._state = SpadegymState(episode_id=episode_id, step_count=0, level_id=first.info["level"],
-                                    seed=first.info["seed"], done=False)
+        self._state = SpadegymState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
+                                    level_id=first.info["level"], seed=first.info["seed"], done=False)
         return _observation(first)
 
     def step(self, action: SpadegymAction, timeout_s: float | None = None, **kwargs: Any) -> SpadegymObservation:
+        if self.session.done:  # 409, not a bare 500: OpenEnv's HTTP /step builds a fresh session per request
+            raise HTTPException(status_code=409, detail=NO_EPISODE)
         moved = self.session.step(action.message)
         self._state.step_count += 1
         self._state.done = moved.done
@@ -84,10 +88,29 @@ class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, Spade
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name="spadegym", description="spadegym levels: environment files played in a sandbox.")
+        from .. import __version__
+
+        return EnvironmentMetadata(name="spadegym", description="spadegym levels: environment files played in a sandbox.",
+                                   version=__version__, readme_content=_readme(self.session.source))
 
     def close(self) -> None:
         self.session.close()
+
+
+NO_EPISODE = ("this session has no episode in progress: call reset first (OpenEnv's HTTP /reset and /step each run "
+              "in a fresh session, so play an episode over the WebSocket /ws, e.g. SpadegymClient(base_url=URL).sync()).")
+
+
+def _readme(source: LevelSource) -> str:
+    """What a client needs to play: the levels, the action, the reward and the return."""
+    ids = sorted(level.level_id for level in source.levels())
+    shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+    return (f"# spadegym levels\n\n{len(ids)} level(s): {shown}.\n\n"
+            "Play an episode over the WebSocket /ws (one session per connection): reset with `seed` and, optionally, "
+            "`level_id` (without one a level is drawn), then step with `message`, the agent's reply; the content of "
+            "its last \\boxed{} is the action. Each step's reward is the level's reward for that step; at the end "
+            "`metadata[\"return\"]` holds the episode's return, its terminal reward (0 when it ran out of turns), "
+            "and `metadata[\"success\"]` whether it earned the full reward.\n")
 
 
 def _observation(moved: Transition) -> SpadegymObservation:

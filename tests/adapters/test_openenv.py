@@ -151,3 +151,27 @@ def test_a_spadegym_agent_plays_an_openenv_url_and_gets_episode_records(server: 
 def test_an_unreachable_openenv_url_fails_the_check_in_one_sentence() -> None:
     check = OpenEnvLevel(f"http://127.0.0.1:{free_port()}").check()
     assert not check.ok and "did not answer" in check.failed["reachable"]
+
+
+def test_http_step_before_reset_is_a_clear_refusal_not_a_bare_500(server: str) -> None:
+    response = httpx.post(f"{server}/step", json={"action": {"message": "\\boxed{1}"}}, timeout=60)
+    assert response.status_code == 409
+    detail = response.json()["detail"]
+    assert "call reset first" in detail and "/ws" in detail
+
+
+def test_each_episode_has_an_id_in_the_state(server: str) -> None:
+    with SpadegymClient(base_url=server).sync() as env:
+        env.reset(seed=0, level_id="number_guess")
+        first = env.state().episode_id
+        env.reset(seed=1, level_id="number_guess")
+        second = env.state().episode_id
+    assert first and second and first != second
+
+
+def test_metadata_names_the_version_and_explains_the_levels(server: str) -> None:
+    import spadegym
+
+    metadata = httpx.get(f"{server}/metadata", timeout=60).json()
+    assert metadata["version"] == spadegym.__version__
+    assert "number_guess" in metadata["readme_content"] and 'metadata["return"]' in metadata["readme_content"]
