@@ -37,9 +37,11 @@ INTEGRATIONS = (
     Integration("openenv", "openenv.core.env_server", "openenv", "openenv",
                 "spadegym serve; OpenEnv servers as levels"),
     Integration("verifiers", "verifiers.v1", "verifiers", "verifiers",
-                "a verifiers v1 taskset and environment over levels"),
+                "a verifiers v1 taskset and environment over levels (and the classic API on 0.3)"),
     Integration("trl", "trl", "trl", "train", "GRPOTrainer(environment_factory=...) over levels"),
     Integration("ray", "ray", "ray", "ray", "the Ray executor (validation and rollouts on actors)"),
+    Integration("reasoning-gym", "reasoning_gym", "reasoning-gym", "reasoning-gym",
+                "reasoning-gym tasks as levels (spadegym import, --source reasoning-gym:TASK)"),
 )
 
 

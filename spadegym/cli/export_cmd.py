@@ -17,7 +17,7 @@ def export(
         "jsonl",
         "--format",
         "-f",
-        help="jsonl, parquet, hf (datasets save_to_disk) or spade (environment pool).",
+        help="jsonl, parquet or hf (a datasets save_to_disk folder; both need pip install 'spadegym[export]'), or spade (the SPADE reference's pool layout).",
     ),
     what: str = typer.Option(None, "--what", help="envs, episodes or rounds; default: all of them."),
     out: Path = typer.Option(

@@ -12,7 +12,7 @@ import pytest
 
 from spadegym.adapters.integrations import INTEGRATIONS, Integration, broken_requirement, check, integrations
 
-NAMES = {"gymnasium", "openenv", "verifiers", "trl", "ray"}
+NAMES = {"gymnasium", "openenv", "verifiers", "trl", "ray", "reasoning-gym"}
 
 
 def test_every_integration_is_listed_with_a_reason_exactly_when_missing() -> None:
