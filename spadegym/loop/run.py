@@ -158,6 +158,13 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
             hook.on_note(message)
 
     summaries: list[RoundSummary] = []
+    stored = store.last_complete_round()
+    if resume is not None and stored is not None and stored + 1 >= config.rounds:
+        # Nothing to play: answer at once, without building the parts or touching the run's logs.
+        hooks += [*callbacks, *([ConsoleCallback(console)] if console is not None else [])]
+        store.close()
+        note(f"The run already has {stored + 1} rounds; pass --rounds N (> {stored + 1}) to extend it.")
+        return RunResult(store.dir, stored + 1, [], None)
     ended = False  # the run ended as asked (not by an error or an interrupt)
     try:
         hooks += [*([TensorBoardCallback()] if config.tensorboard else []), *callbacks,

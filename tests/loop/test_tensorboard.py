@@ -86,3 +86,27 @@ def test_without_the_package_the_run_writes_no_board(tmp_path):
     assert "round   0" in proc.stdout and "TensorBoard" not in proc.stdout
     assert (out / "run.sqlite").exists() and not (out / "tensorboard").exists()
 
+
+
+def test_a_resume_with_nothing_to_play_builds_nothing_and_writes_no_event_file(tmp_path):
+    from spadegym.loop import RunCallback
+
+    out = tmp_path / "run"
+    run(RunConfig(rounds=1, **TINY), out, console=quiet(), report=False)
+    files = sorted(p.name for p in out.rglob("*"))
+
+    class Seen(RunCallback):
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def on_start(self, start) -> None:
+            self.calls.append("start")
+
+        def on_note(self, message: str) -> None:
+            self.calls.append(message)
+
+    seen = Seen()
+    result = run(resume=out, callbacks=[seen], console=quiet(), report=True)
+    assert result.rounds == 1 and result.summaries == [] and result.report is None
+    assert seen.calls == ["The run already has 1 rounds; pass --rounds N (> 1) to extend it."]  # no parts built
+    assert sorted(p.name for p in out.rglob("*")) == files  # no event file, no report, nothing new
