@@ -14,6 +14,11 @@ and tab: any other character an environment prints is escaped (``é`` becomes
 with a marker, so every observation lies in the space. Actions go to the
 environment as they are (``actions="boxed"`` reduces a language model's reply
 to its last ``\\boxed{}`` first). The environment runs in a sandbox worker.
+
+Rewards: ``rewards="step"`` (default) pays each step the environment's own
+reward; ``rewards="return"`` pays 0 until the last step and then the episode's
+return, spadegym's terminal-reward return, so that summing wrappers such as
+``RecordEpisodeStatistics`` show it. ``info["return"]`` holds it at the end.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from gymnasium import spaces
 
 from ..sandbox import Sandbox
 from .levels import LevelSource, open_levels
+from .rewards import RewardMode, paid_reward, reward_mode
 from .session import PlaySession
 
 #: The characters of both spaces: printable ASCII, newline and tab.
@@ -54,12 +60,13 @@ class SpadegymEnv(gymnasium.Env[str, str]):
     def __init__(self, path: str | Path | None = None, *, levels: LevelSource | None = None,
                  level_id: str | None = None, hinted: bool = False, actions: Literal["raw", "boxed"] = "raw",
                  max_turns: int = 25, max_observation_chars: int = 8192, max_action_chars: int = 256,
-                 render_mode: str | None = None, sandbox: Sandbox | None = None):
+                 render_mode: str | None = None, sandbox: Sandbox | None = None, rewards: RewardMode = "step"):
         if (path is None) == (levels is None):
             raise ValueError("pass either path= (an environment file, a folder of them or a run directory) "
                              "or levels= (a LevelSource).")
         self.levels = levels if levels is not None else open_levels(path)  # type: ignore[arg-type]
         self.level_id = level_id
+        self.rewards = reward_mode(rewards)
         self.max_observation_chars = max_observation_chars
         self.observation_space = spaces.Text(max_length=max_observation_chars, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=max_action_chars, min_length=0, charset=CHARSET)
@@ -83,7 +90,8 @@ class SpadegymEnv(gymnasium.Env[str, str]):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         moved = self.session.step(str(action))
         self._last = escape_text(moved.observation, self.max_observation_chars)
-        return self._last, float(moved.reward), moved.terminated, moved.truncated, copy.deepcopy(moved.info)
+        reward = paid_reward(moved, self.rewards)
+        return self._last, reward, moved.terminated, moved.truncated, copy.deepcopy(moved.info)
 
     def render(self) -> str | None:
         return self._last if self.render_mode == "ansi" else None

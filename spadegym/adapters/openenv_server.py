@@ -28,6 +28,7 @@ from pydantic import Field
 
 from ..sandbox import Sandbox
 from .levels import LevelSource, open_levels
+from .rewards import RewardMode, paid_reward, reward_mode
 from .session import PlaySession, Transition, shared_sandbox
 
 #: OpenEnv's default is one session at a time; spadegym's sessions are isolated workers.
@@ -63,9 +64,10 @@ class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, Spade
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self, levels: LevelSource, *, sandbox: Sandbox | None = None, hinted: bool = False,
-                 actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25):
+                 actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25, rewards: RewardMode = "step"):
         super().__init__()
         self.session = PlaySession(levels, sandbox=sandbox, actions=actions, hinted=hinted, max_turns=max_turns)
+        self.rewards = reward_mode(rewards)
         self._state = SpadegymState()
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, level_id: str | None = None,
@@ -81,7 +83,7 @@ class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, Spade
         moved = self.session.step(action.message)
         self._state.step_count += 1
         self._state.done = moved.done
-        return _observation(moved)
+        return _observation(moved, paid_reward(moved, self.rewards))
 
     @property
     def state(self) -> SpadegymState:
@@ -113,29 +115,32 @@ def _readme(source: LevelSource) -> str:
             "and `metadata[\"success\"]` whether it earned the full reward.\n")
 
 
-def _observation(moved: Transition) -> SpadegymObservation:
+def _observation(moved: Transition, reward: float | None = None) -> SpadegymObservation:
     info = dict(moved.info)
     return SpadegymObservation(text=moved.observation, level_id=info.pop("level") or "", turn=info.pop("turn", 0),
                                valid_actions=info.pop("valid_actions", None), done=moved.done,
-                               reward=moved.reward, metadata=info)
+                               reward=moved.reward if reward is None else reward, metadata=info)
 
 
 def make_app(levels: LevelSource | str | Path, *, max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False,
-             actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25, sandbox: Sandbox | None = None):
+             actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25, sandbox: Sandbox | None = None,
+             rewards: RewardMode = "step"):
     """OpenEnv's FastAPI app serving ``levels`` (a LevelSource, or a pool / run directory path)."""
     source = levels if not isinstance(levels, (str, Path)) else open_levels(levels)
     box = sandbox or shared_sandbox()
 
     def factory() -> SpadegymEnvironment:
-        return SpadegymEnvironment(source, sandbox=box, hinted=hinted, actions=actions, max_turns=max_turns)
+        return SpadegymEnvironment(source, sandbox=box, hinted=hinted, actions=actions, max_turns=max_turns,
+                                   rewards=rewards)
 
     return create_app(factory, SpadegymAction, SpadegymObservation, env_name="spadegym",
                       max_concurrent_envs=max_sessions, state_cls=SpadegymState)
 
 
 def serve(levels: LevelSource | str | Path, *, host: str = "127.0.0.1", port: int = 8000,
-          max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False) -> None:
+          max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False, rewards: RewardMode = "step") -> None:
     """Run the server until interrupted (what ``spadegym serve`` does)."""
     import uvicorn
 
-    uvicorn.run(make_app(levels, max_sessions=max_sessions, hinted=hinted), host=host, port=port, log_level="warning")
+    uvicorn.run(make_app(levels, max_sessions=max_sessions, hinted=hinted, rewards=rewards), host=host, port=port,
+                log_level="warning")

@@ -17,6 +17,7 @@ def serve(
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
     max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent WebSocket sessions (each one sandbox worker)."),
     hinted: bool = typer.Option(False, "--hinted", help="Serve the hint arm: the hint line in each first observation."),
+    rewards: str = typer.Option("step", "--rewards", help="step: each step pays the level's own reward; return: 0 until the last step, which pays the episode's return (spadegym's return is the terminal reward, not a sum)."),
 ) -> None:
     """Serve levels to OpenEnv and TRL clients (OpenEnv's HTTP and WebSocket API).
 
@@ -35,9 +36,14 @@ def serve(
         except ImportError as exc:
             raise UserError(f"spadegym serve needs OpenEnv ({exc}); install it with pip install 'spadegym[openenv]'.") from None
         from ..adapters import open_levels
+        from ..adapters.rewards import reward_mode
 
+        try:
+            mode = reward_mode(rewards)
+        except ValueError as exc:
+            raise UserError(f"--rewards: {exc}.") from None
         levels = open_levels(source)
         count = len(levels.levels())
         err_console.print(f"serving {count} level(s) from {source} on http://{host}:{port} "
                           f"(WebSocket /ws, up to {max_sessions} sessions)", highlight=False)
-        run_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted)
+        run_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted, rewards=mode)

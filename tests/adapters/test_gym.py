@@ -88,3 +88,30 @@ def test_a_path_that_does_not_exist_is_one_sentence() -> None:
 
     with pytest.raises(LevelSourceError, match="does not exist"):
         SpadegymEnv("no/such/pool")
+
+
+def test_rewards_are_the_steps_own_or_the_return_on_the_last_step(tmp_path: Path) -> None:
+    """key_door pays 0.1 for the key and 1.0 for the door: the sum is 1.1, spadegym's return 1.0."""
+    import re
+    import shutil
+
+    from gymnasium.wrappers import RecordEpisodeStatistics
+
+    shutil.copy(ENVS / "key_door.py", tmp_path / "key_door.py")
+    totals = {}
+    for mode in ("step", "return"):
+        env = RecordEpisodeStatistics(gymnasium.make("spadegym/Level-v0", path=str(tmp_path), rewards=mode,
+                                                     hinted=True))
+        observation, _ = env.reset(seed=0)
+        room = re.search(r"hint: The key is hidden in the (\w+) room", observation).group(1)
+        paid = []
+        for action in (f"go {room}", "take key", "go back", "open door"):
+            _, reward, terminated, _, info = env.step(action)
+            paid.append(reward)
+        assert terminated and info["return"] == 1.0 and info["success"] is True
+        totals[mode] = (paid, float(info["episode"]["r"]))
+        env.close()
+    assert totals["step"] == ([0.0, 0.1, 0.0, 1.0], pytest.approx(1.1))
+    assert totals["return"] == ([0.0, 0.0, 0.0, 1.0], pytest.approx(1.0))
+    with pytest.raises(ValueError, match="rewards must be 'step'"):
+        gymnasium.make("spadegym/Level-v0", path=str(tmp_path), rewards="sum")

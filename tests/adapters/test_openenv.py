@@ -175,3 +175,20 @@ def test_metadata_names_the_version_and_explains_the_levels(server: str) -> None
     metadata = httpx.get(f"{server}/metadata", timeout=60).json()
     assert metadata["version"] == spadegym.__version__
     assert "number_guess" in metadata["readme_content"] and 'metadata["return"]' in metadata["readme_content"]
+
+
+def test_the_server_environment_pays_step_rewards_or_the_return(tmp_path: Path) -> None:
+    import shutil
+
+    from spadegym.adapters import PoolLevels
+    from spadegym.adapters.openenv_server import SpadegymEnvironment
+
+    shutil.copy(ENVS / "key_door.py", tmp_path / "key_door.py")
+    for mode, expected in (("step", [0.0, 0.1, 0.0, 1.0]), ("return", [0.0, 0.0, 0.0, 1.0])):
+        env = SpadegymEnvironment(PoolLevels([tmp_path]), rewards=mode, hinted=True)
+        first = env.reset(seed=0)
+        room = first.text.split("hidden in the ")[1].split()[0]
+        paid = [env.step(SpadegymAction(message=f"\\boxed{{{a}}}")).reward
+                for a in (f"go {room}", "take key", "go back", "open door")]
+        env.close()
+        assert paid == pytest.approx(expected)
