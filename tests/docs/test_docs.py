@@ -221,3 +221,21 @@ def test_boolean_options_show_as_flags_and_the_version_prints() -> None:
     done = subprocess.run([sys.executable, "-m", "spadegym", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == f"spadegym {spadegym.__version__}"
     assert f'version = "{spadegym.__version__}"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_print_config_describe_shows_each_setting_with_its_value_and_description(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "spadegym", "run", "--print-config", "--describe",
+                           "--set", "buffer.capacity=128"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("buffer.capacity = 128")
+    assert lines[at - 1] == "# Most levels kept; the lowest-scoring is evicted first."
+    assert "validation.sandbox.min_tier = null" in lines
+    plain = subprocess.run([sys.executable, "-m", "spadegym", "run", "--print-config"], capture_output=True, text=True,
+                           timeout=120)
+    import json
+
+    assert json.loads(plain.stdout)["buffer"]["capacity"] == 256
