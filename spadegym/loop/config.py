@@ -32,6 +32,7 @@ from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
 from ..train.config import TrainConfig
 from ..validate.config import ValidationConfig
+from .trackers import TRACKERS, TrackingConfig
 
 try:  # Python >= 3.11
     import tomllib
@@ -98,13 +99,23 @@ class RunConfig(BaseModel):
     executor: str = Field("local", pattern=f"^({'|'.join(EXECUTORS)})$", description="Where validation and rollouts run: local (one sandbox in this process) or ray (actors that each own a sandbox; see ray).")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
     validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
-    tensorboard: bool = Field(True, description="Write round scalars to <run>/tensorboard/ (needs the tensorboard package; skipped without it).")
+    report_to: list[str] = Field(default_factory=lambda: ["tensorboard"], description=f"Where each round's scalars go, like TRL's report_to: any of {', '.join(TRACKERS)}; ['all'] for every one installed, ['none'] (or []) for none. A tracker whose package is missing is skipped with a note; all of them work offline (see tracking).")
+    tensorboard: bool = Field(True, description="false takes tensorboard out of report_to (the older switch): TensorBoard event files go to <run>/tensorboard/ (needs the tensorboard package).")
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="The wandb and trackio trackers' project and modes (report_to).")
 
     @field_validator("skills")
     @classmethod
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
+        return value
+
+    @field_validator("report_to")
+    @classmethod
+    def _known_trackers(cls, value: list[str]) -> list[str]:
+        wrong = [name for name in value if name not in (*TRACKERS, "all", "none")]
+        if wrong:
+            raise ValueError(f"report_to names {wrong[0]!r}; use any of {', '.join(TRACKERS)}, 'all' or 'none'")
         return value
 
     @field_validator("sources")

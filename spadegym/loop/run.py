@@ -23,6 +23,7 @@ from ..store.record import RoundSummary
 from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
 from .config import RunConfig, validate_config
 from .selfplay import SelfPlay
+from .trackers import tracker_callbacks
 
 
 @dataclass
@@ -167,8 +168,11 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         return RunResult(store.dir, stored + 1, [], None)
     ended = False  # the run ended as asked (not by an error or an interrupt)
     try:
-        hooks += [*([TensorBoardCallback()] if config.tensorboard else []), *callbacks,
-                  *([ConsoleCallback(console)] if console is not None else [])]
+        trackers, missing = tracker_callbacks(config.report_to, config.tensorboard, config.tracking,
+                                              config.model_dump(mode="json"))
+        hooks += [*trackers, *callbacks, *([ConsoleCallback(console)] if console is not None else [])]
+        for message in missing:
+            note(message)
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
             loop = build_parts(config, store, executor)
             stack.callback(loop.close)

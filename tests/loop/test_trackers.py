@@ -1,0 +1,53 @@
+"""Experiment trackers beside TensorBoard, chosen like TRL's report_to, all of them offline."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+
+import pytest
+from rich.console import Console
+
+from spadegym.loop import RunConfig, run
+from spadegym.loop.trackers import chosen, installed
+
+TINY = {"envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2, "skills_per_round": 2,
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+
+
+def test_report_to_names_trackers_as_trl_does() -> None:
+    assert chosen(["tensorboard"]) == ["tensorboard"]
+    assert chosen(["trackio", "wandb", "tensorboard"]) == ["tensorboard", "wandb", "trackio"]
+    assert chosen(["none"]) == [] and chosen([]) == []
+    assert chosen(["all"]) == [name for name in ("tensorboard", "wandb", "trackio") if installed(name)]
+    assert chosen(["tensorboard", "wandb"], tensorboard=False) == ["wandb"]  # the older switch still works
+    with pytest.raises(ValueError, match="report_to"):
+        RunConfig(report_to=["mlflow"])
+
+
+def test_wandb_and_trackio_get_every_round_offline(tmp_path, monkeypatch, capfd) -> None:
+    for name in ("WANDB_MODE", "WANDB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)  # auto mode: no key, so offline
+    monkeypatch.setenv("TRACKIO_DIR", str(tmp_path / "trackio"))  # read when trackio is first imported
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    pytest.importorskip("wandb")
+    trackio_utils = pytest.importorskip("trackio.utils")
+    project = f"spadegym-test-{tmp_path.name}"
+    out = tmp_path / "run"
+    config = RunConfig(rounds=2, report_to=["wandb", "trackio"], tracking={"project": project}, **TINY)
+    run(config, out, console=Console(file=open(os.devnull, "w")), report=False)  # noqa: SIM115
+
+    assert not (out / "tensorboard").exists()  # not asked for
+    [offline] = list((out / "wandb").glob("offline-run-*"))
+    assert list(offline.glob("run-*.wandb"))  # the records `wandb sync` uploads later
+    said = capfd.readouterr().err  # wandb's own account of the run as it closes it: history and summary
+    history = said.split("Run history:")[1].split("Run summary:")[0]
+    summary = said.split("Run summary:")[1]
+    assert re.search(r"agent/episodes [▁▂▃▄▅▆▇█]{2}\n", history)  # two rounds, two points
+    assert re.search(r"agent/episodes \d+\n", summary)
+
+    [database] = list(trackio_utils.TRACKIO_DIR.rglob(f"{project}.db"))
+    with sqlite3.connect(database) as db:
+        steps = sorted(row[0] for row in db.execute("select step from metrics"))
+    assert steps == [0, 1]
