@@ -115,7 +115,7 @@ class RunConfig(BaseModel):
     def _known_trackers(cls, value: list[str]) -> list[str]:
         wrong = [name for name in value if name not in (*TRACKERS, "all", "none")]
         if wrong:
-            raise ValueError(f"report_to names {wrong[0]!r}; use any of {', '.join(TRACKERS)}, 'all' or 'none'")
+            raise ValueError(f"{wrong[0]!r} is not a tracker; use any of {', '.join(TRACKERS)}, 'all' or 'none'")
         return value
 
     @field_validator("sources")
