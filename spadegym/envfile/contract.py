@@ -227,9 +227,11 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
                            "lists ('Available actions:' bullets, \\boxed{go north} examples).",
     "placeholder_menus": "a menu entry with a number placeholder (buy N, sell <amount>) stands for the numbers "
                          "the observation allows (its ranges, else the numbers it mentions).",
-    "unverified_feasibility": "where no probe knew a winning play or every legal action (no playable "
-                              "solution(), no valid_actions()), a reward that never varied is 'feasibility "
-                              "unverified' (a warning): random play that loses proves nothing.",
+    "unverified_feasibility": "in a file in the reference's conventions where no probe knew a winning play or "
+                              "every legal action (no playable solution(), no valid_actions(); a menu read from "
+                              "the observation may be partial), a reward that never varied is 'feasibility "
+                              "unverified' (a warning): random play that loses proves nothing. spadegym's own "
+                              "files keep the strict rule.",
     "injected_names": "copy, operator, statistics, deepcopy, combinations, permutations, product, chain, "
                       "accumulate, reduce, lru_cache, heappush, heappop and the other stdlib names the reference "
                       "injects are defined without import.",

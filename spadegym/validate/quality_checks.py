@@ -136,10 +136,18 @@ def _reward_varies(evidence: Evidence) -> Check | None:
         return None
     if len(set(rewards)) > 1:
         return passed("reward_varies")
-    # Random play that never earns a reward proves nothing when no probe knew a winning play or every
-    # legal action (a game where random play loses is the aim): feasibility is unverified (a warning), as
-    # for a prose solution, and a run's hint arm judges the file.
-    if not (evidence.menu_source == "valid_actions" or evidence.played_solution):
+    # A file whose answer never depends on the action shows no sign of being playable: degenerate, whatever
+    # the probes knew (a reward that never varies is then no hard game, but an ignored action).
+    if not _reacts_to_actions(evidence):
+        return failed("reward_varies", f"The environment ignores its action: every probe step from the same start "
+                      f"got the same answer and the same reward {rewards[0] + 0.0:g}, whatever the action: read the "
+                      "action in step(), answer it, and give 1.0 on success.", DEGENERATE)
+    # In a reference-style file, random play that never earns a reward proves nothing when no probe knew a
+    # winning play or every legal action (random play losing is the aim of its games): feasibility is
+    # unverified (a warning), as for a prose solution, and a run's hint arm judges the file. spadegym's
+    # own (plain) files keep the strict rule.
+    authoritative = evidence.menu_source == "valid_actions" or evidence.played_solution
+    if evidence.action_format != PLAIN and not authoritative:
         known = "the actions its observation lists" if evidence.menu_source == "observation" else "no real action"
         return failed("reward_varies", f"Feasibility unverified: all {len(rewards)} probe steps returned the same "
                       f"reward {rewards[0] + 0.0:g}, but the probes knew {known} and no winning play (no "
@@ -148,6 +156,18 @@ def _reward_varies(evidence: Evidence) -> Check | None:
     return failed("reward_varies", f"All {len(rewards)} steps the probes played (random, malformed and "
                   f"solution actions) returned the same reward {rewards[0] + 0.0:g}: give 1.0 on success and 0 or small partial "
                   "credit otherwise, so the reward tells good play from bad.", DEGENERATE)
+
+
+def _reacts_to_actions(evidence: Evidence) -> bool:
+    """Some two probe steps taken from the same first observation got different answers (observation,
+    reward or ending): the environment reads its action (or its hidden state shows)."""
+    answers: dict[str, set[tuple]] = {}
+    for trace in evidence.all_traces():
+        if trace.steps and trace.steps[0].ok:
+            value = trace.steps[0].value
+            answers.setdefault(trace.first_observation, set()).add(
+                (value["observation"], value["reward"], value["terminated"], value["truncated"]))
+    return any(len(seen) > 1 for seen in answers.values())
 
 
 def _answer(evidence: Evidence) -> Answer | None:

@@ -30,7 +30,7 @@ from spadegym.validate import ValidationConfig, validate_source
 from spadegym.validate.config import DEFAULT_ALLOWED_IMPORTS
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "reference"
-WITH_NUMPY = ValidationConfig(allowed_imports=[*DEFAULT_ALLOWED_IMPORTS, "numpy"])
+WITH_NUMPY = ValidationConfig(allowed_imports=[*DEFAULT_ALLOWED_IMPORTS, "numpy"], random_episodes=6)  # few: cheap
 SEED = 7
 
 # fixture -> (its action format, the convention it shows, the warnings its verdict carries)
@@ -53,7 +53,7 @@ ACCEPTED = {
     "bool_reward": ("boxed", "bool_rewards", ()),
     "two_env_classes": ("boxed", "first_env_class", ()),
     "main_demo": ("boxed", "live_code_lints", ()),
-    "wordle_no_menu": ("plain", "unverified_feasibility", ("reward_varies",)),
+    "wordle_no_menu": ("boxed", "unverified_feasibility", ("reward_varies",)),
     "placeholder_menu": ("boxed", "placeholder_menus", ("reward_varies",)),
 }
 
@@ -217,6 +217,7 @@ BROKEN = {
     "criteria_raise": ("criteria_evaluable", 'Success criterion 2 (self._message_criteria[1]) raises "KeyError'),
     "abstract_first": ("reset_runs", "NotImplementedError"),
     "eval_in_step": ("no_forbidden_names", "uses `eval`"),
+    "ignores_action": ("reward_varies", "The environment ignores its action"),
 }
 
 
