@@ -26,6 +26,8 @@ def export(
         "-o",
         help="Output file (directory for hf/spade, or when --what is omitted); default RUN_DIR/exports.",
     ),
+    push_to_hub: str = typer.Option(None, "--push-to-hub", metavar="REPO", help="Also push the tables (parquet) and their dataset card to this Hugging Face dataset repo, e.g. me/my-levels (HF_TOKEN; needs the export extra)."),
+    private: bool = typer.Option(False, "--private", help="With --push-to-hub: create the repo private."),
 ) -> None:
     """Export a run as datasets (a red-team suite: its cases, as a run's environments).
 
@@ -36,6 +38,9 @@ def export(
       spadegym export runs/demo --format hf --what episodes --out data/episodes
       spadegym export runs/demo --format spade --out pools/demo
       spadegym export suites/qwen --format parquet
+      spadegym export runs/demo --format hf --push-to-hub me/demo-levels
+
+    --format hf also writes a dataset card (README.md with the Hub's YAML metadata) beside the tables.
     """
     from ..store.export import export_run
 
@@ -46,6 +51,17 @@ def export(
             if what not in (None, "envs"):
                 raise UserError("a suite holds environments only; use --what envs (its search is a run in SUITE/hunt).")
             typer.echo(str(export_suite(run_dir, format=format, out=out)))
+            if push_to_hub:
+                from ..redteam.suite import load_suite, suite_rows
+                from ..store.hub import push_tables, source_facts
+
+                suite = load_suite(run_dir)
+                facts = source_facts(suite.path, "a red-team suite", {"cases": len(suite.cases)})
+                typer.echo(push_tables(push_to_hub, {"envs": suite_rows(suite)}, facts, private=private))
             return
         for path in export_run(run_dir, format=format, what=what, out=out, note=lambda m: typer.echo(m, err=True)):
             typer.echo(str(path))
+        if push_to_hub:
+            from ..store.hub import push_to_hub as push
+
+            typer.echo(push(run_dir, push_to_hub, private=private, tables=[what] if what else None))

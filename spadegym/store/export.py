@@ -149,10 +149,18 @@ def export_run(
     with RunStore.open(run_dir) as store:
         if what is not None:
             target = Path(out) if out is not None else store.dir / "exports" / _name(what, format)
-            return [_write(store, what, format, target, note)]
-        folder = Path(out) if out is not None else store.dir / "exports"
-        whats = ("envs",) if format == "spade" else WHATS
-        return [_write(store, w, format, folder / _name(w, format), note) for w in whats]
+            written = [_write(store, what, format, target, note)]
+            card_folder, tables = target, [what]
+        else:
+            folder = Path(out) if out is not None else store.dir / "exports"
+            whats = ("envs",) if format == "spade" else WHATS
+            written = [_write(store, w, format, folder / _name(w, format), note) for w in whats]
+            card_folder, tables = folder, list(whats)
+    if format == "hf":  # a Hub dataset card beside the tables (store/hub.py)
+        from .hub import write_card
+
+        write_card(card_folder, run_dir, tables)
+    return written
 
 
 def _name(what: str, format: str) -> str:
