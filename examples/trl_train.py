@@ -19,7 +19,8 @@ model = AutoModelForCausalLM.from_pretrained(model_dir)
 trainer = GRPOTrainer(
     model=model, processing_class=tokenizer,
     args=GRPOConfig(output_dir="grpo-out", max_steps=1, per_device_train_batch_size=2, num_generations=2,
-                    max_completion_length=64, report_to="none", use_cpu=not torch.cuda.is_available()),
+                    max_completion_length=64, logging_steps=1, save_strategy="no", report_to="none",
+                    use_cpu=not torch.cuda.is_available()),
     train_dataset=level_dataset("examples/pool/", rows=8), environment_factory=environment_factory("examples/pool/"),
 )
 trainer.train()
