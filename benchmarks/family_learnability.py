@@ -17,7 +17,7 @@ from curriculum import parse_sets
 from spadegym.agents.learner.agent import make_learner
 from spadegym.agents.learner.trainer import train
 from spadegym.families import get_family
-from spadegym.rollout.runner import EnvSpec
+from spadegym.level import Level
 from spadegym.sandbox import Sandbox
 
 DEFAULT = ["button_lock", "code_breaker", "grid_maze", "number_sequence", "job_schedule", "device_chain"]
@@ -35,7 +35,7 @@ def main() -> None:
     envs = {}
     for name in args.families:
         fam = get_family(name)
-        envs[name] = EnvSpec(name, fam.render(fam.level_knobs(args.level)), f"{name}.py")
+        envs[name] = Level(fam.render(fam.level_knobs(args.level)))
     learner = make_learner(seed=args.seed, config=parse_sets(args.set))
     start = time.perf_counter()
     with Sandbox() as sandbox:

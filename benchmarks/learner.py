@@ -36,15 +36,15 @@ from rich.table import Table
 
 from spadegym.agents.base import View
 from spadegym.agents.learner import Learner, LearnerConfig, evaluate, train
-from spadegym.rollout import EnvSpec
+from spadegym.level import Level
 from spadegym.rollout.records import Episode, Turn
 from spadegym.sandbox import Sandbox
 
 ENVS = Path(__file__).resolve().parent.parent / "tests" / "learner" / "envs"
 
 
-def specs(*names: str) -> dict[str, EnvSpec]:
-    return {n: EnvSpec(n, (ENVS / f"{n}.py").read_text(), f"{n}.py") for n in names}
+def specs(*names: str) -> dict[str, Level]:
+    return {n: Level((ENVS / f"{n}.py").read_text()) for n in names}
 
 
 def throughput(sandbox: Sandbox, names: tuple[str, ...], episodes: int, batch_envs: int) -> dict[str, Any]:

@@ -64,10 +64,11 @@ from rich.console import Console
 
 from spadegym.agents.hf import HFAgent
 from spadegym.families import get_family
+from spadegym.level import Level
 from spadegym.loop.config import validate_config
 from spadegym.loop.heldout import build_suite, evaluate
 from spadegym.loop.run import run
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from spadegym.rollout import Play, RolloutConfig, derive_seed, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.store import RunStore
 from spadegym.train import Policy, TrainConfig
@@ -172,7 +173,7 @@ def step_overhead(args: argparse.Namespace, model: str, train: TrainConfig) -> d
     policy = Policy.from_path(model, train, seed=args.seed)
     agent = HFAgent(policy, train)
     family = get_family(args.families[0])
-    spec = EnvSpec("probe", family.render(family.level_knobs(0)), "probe.py")
+    spec = Level(family.render(family.level_knobs(0)))
     plays = [Play("probe", derive_seed(args.seed, "overhead", g), group=g) for g in range(args.envs)
              for _ in range(args.plays)]
     with Sandbox() as box:

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from spadegym.agents.openai_agent import OpenAIAgent, OpenAIAgentConfig
+from spadegym.level import Level
 from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMClient
-from spadegym.rollout import EnvSpec, HandlePool, Play, RolloutConfig, run_episodes
+from spadegym.rollout import HandlePool, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 
 # A small env that never ends early, so every episode plays exactly --turns turns.
@@ -93,7 +94,7 @@ async def bare(url: str, concurrency: int, rounds: int) -> dict[str, float]:
 
 async def rollout(url: str, concurrency: int, turns: int, rounds: int) -> dict[str, float]:
     agent = OpenAIAgent(endpoint(url, concurrency), OpenAIAgentConfig(stop_on_unavailable=True))
-    envs = {"corridor": EnvSpec("corridor", CORRIDOR, "corridor.py")}
+    envs = {"corridor": Level(CORRIDOR)}
     config = RolloutConfig(max_turns=turns, concurrency=concurrency)
     with Sandbox() as sandbox:
         # Warm up outside the measurement: workers forked and loaded (kept in the pool), connections opened.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -35,7 +36,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "envs
 SCENARIOS: dict[str, list[str]] = {
     "default": ["run", "--seed", "4", "--rounds", "3", *TINY],
     "sources": ["run", "--seed", "5", "--rounds", "3", "--agent", "random", "--source", "reasoning-gym:chain_sum",
-                "--source", str(FIXTURES), *TINY],
+                "--source", "pool", *TINY],  # pool: the fixture environments, copied beside the runs
     "fixed": ["run", "--seed", "6", "--rounds", "2", "--designer", "fixed:easy", *TINY],
     "redteam": ["redteam", "--target", "learner", "--budget", "8", "--per-round", "4", "--seed", "3",
                 "--families", "key_rooms,take_away", "--set", "plays=2", "--set", "confirm_seeds=2",
@@ -79,6 +80,7 @@ def dump(tree: Path, out: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "PYTHONHASHSEED": "0"}
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(FIXTURES, Path(tmp) / "pool")  # a relative path: the same in every tree's runs
         for name, args in SCENARIOS.items():
             run_dir = Path(tmp) / name
             command = [sys.executable, "-m", "spadegym", *args, "--out", str(run_dir)]
@@ -97,23 +99,33 @@ def dump(tree: Path, out: Path) -> None:
 
 
 def compare(before: Path, after: Path) -> int:
+    """Rows compared on the columns both stores have; a column only one has is named with the values it holds."""
     a, b = json.loads(before.read_text()), json.loads(after.read_text())
     differing = 0
     for scenario in sorted(set(a) | set(b)):
         for table in sorted(set(a.get(scenario, {})) | set(b.get(scenario, {}))):
             rows_a, rows_b = a.get(scenario, {}).get(table), b.get(scenario, {}).get(table)
-            if rows_a == rows_b:
-                print(f"same       {scenario}.{table}: {len(rows_a or [])} rows")
-                continue
-            differing += 1
             if rows_a is None or rows_b is None:
+                differing += 1
                 print(f"DIFFERENT  {scenario}.{table}: only in {'after' if rows_a is None else 'before'}")
                 continue
-            changed = [i for i, (x, y) in enumerate(zip(rows_a, rows_b)) if x != y]
+            columns_a = set().union(*map(set, rows_a)) if rows_a else set()
+            columns_b = set().union(*map(set, rows_b)) if rows_b else set()
+            shared = columns_a & columns_b
+            extra = [f"{c} (only {'after' if c in columns_b else 'before'}: "
+                     f"{sorted({json.dumps(r.get(c)) for r in (rows_b if c in columns_b else rows_a)})})"
+                     for c in sorted(columns_a ^ columns_b)]
+            changed = [i for i, (x, y) in enumerate(zip(rows_a, rows_b))
+                       if {k: v for k, v in x.items() if k in shared} != {k: v for k, v in y.items() if k in shared}]
+            note = f"; new or dropped columns: {', '.join(extra)}" if extra else ""
+            if len(rows_a) == len(rows_b) and not changed:
+                print(f"same       {scenario}.{table}: {len(rows_a)} rows{note}")
+                continue
+            differing += 1
             print(f"DIFFERENT  {scenario}.{table}: {len(rows_a)} rows before, {len(rows_b)} after, "
-                  f"{len(changed)} of the common rows differ")
+                  f"{len(changed)} of the common rows differ{note}")
             for i in changed[:3]:
-                keys = sorted(k for k in set(rows_a[i]) | set(rows_b[i]) if rows_a[i].get(k) != rows_b[i].get(k))
+                keys = sorted(k for k in shared if rows_a[i].get(k) != rows_b[i].get(k))
                 for key in keys[:4]:
                     print(f"    row {i} {key}: {str(rows_a[i].get(key))[:160]!r} -> {str(rows_b[i].get(key))[:160]!r}")
     print("the same store, row for row" if not differing else f"{differing} tables differ")

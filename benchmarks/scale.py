@@ -32,23 +32,24 @@ import os
 import time
 
 from spadegym.agents import make_agent
-from spadegym.executor import LocalExecutor, RayConfig, ValidationJob, make_executor
+from spadegym.executor import LocalExecutor, RayConfig, make_executor
 from spadegym.families import list_families, new_environment
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import Play, RolloutConfig, run_episodes
 
 
-def workload(plays: int, validations: int) -> tuple[dict[str, EnvSpec], list[Play], list[ValidationJob]]:
+def workload(plays: int, validations: int) -> tuple[dict[str, Level], list[Play], list[Level]]:
     families = list_families()
     envs = {}
     for family in families:
         _family, _knobs, source = new_environment(family.name, 0)
-        envs[family.name] = EnvSpec(family.name, source, f"{family.name}.py")
+        envs[family.name] = Level(source)
     play_list = [Play(name, seed) for name in envs for seed in range(plays)]
     jobs = []
     for i in range(validations):
         family = families[i % len(families)]
         _f, _k, source = new_environment(family.name, min(1 + i // len(families), family.max_level), seed=i)
-        jobs.append(ValidationJob(source, f"{family.name}_{i}.py"))
+        jobs.append(Level(source))
     return envs, play_list, jobs
 
 
@@ -83,10 +84,10 @@ def measure(executor, envs, plays, jobs, agent_spec: str) -> dict[str, float]:
     """Episodes/s, validations/s, and the driver's and the actors' CPU seconds per episode on one executor."""
     agent = make_agent(agent_spec, seed=0)
     rollout = RolloutConfig(concurrency=64)
-    asyncio.run(run_episodes(executor.sandbox, envs, plays[:len(envs)], agent, rollout))  # warm: zygotes, imports
+    asyncio.run(run_episodes(executor.host, envs, plays[:len(envs)], agent, rollout))  # warm: zygotes, imports
     actors_cpu = actors_cpu_s(executor)
     wall, cpu = time.perf_counter(), time.process_time()
-    episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent, rollout))
+    episodes = asyncio.run(run_episodes(executor.host, envs, plays, agent, rollout))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     actors_cpu = actors_cpu_s(executor) - actors_cpu
     assert not [e for e in episodes if e.failure], "every benchmark episode must end cleanly"

@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from spadegym.level import Level, Params
 from spadegym.rollout.records import Episode, Turn
 from spadegym.store import RunStore
 from spadegym.store.export import export_run
@@ -57,17 +58,8 @@ def main() -> None:
             start = time.perf_counter()
             with store.round(n) as tx:
                 for e in range(args.envs):
-                    tx.add_environment(
-                        f"env-{n}-{e}",
-                        "class XEnv: pass\n" * 20,
-                        "h",
-                        "Optimization",
-                        "maze",
-                        {"size": e},
-                        {},
-                        None,
-                        {},
-                    )
+                    tx.add_environment(f"env-{n}-{e}", Level("class XEnv: pass\n" * 20, "Optimization", "h",
+                                                              Params("maze", {"size": e})))
                 tx.add_episodes(batch)
                 tx.add_scores(
                     [

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from spadegym.agents.random_agent import RandomAgent
 from spadegym.families import list_families
-from spadegym.rollout.runner import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.level import Level
+from spadegym.rollout.runner import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,14 +28,14 @@ FOLDERS = {"test fixtures": ROOT / "tests" / "fixtures" / "envs", "learner bench
 SKIP = {"textonly.py", "numpy_game.py"}
 
 
-def specs() -> dict[str, dict[str, EnvSpec]]:
-    groups: dict[str, dict[str, EnvSpec]] = {"families": {}}
+def specs() -> dict[str, dict[str, Level]]:
+    groups: dict[str, dict[str, Level]] = {"families": {}}
     for family in list_families():
         for level in range(family.max_level + 1):
             env_id = f"{family.name}@{level}"
-            groups["families"][env_id] = EnvSpec(env_id, family.render(family.level_knobs(level)), f"{env_id}.py")
+            groups["families"][env_id] = Level(family.render(family.level_knobs(level)))
     for group, folder in FOLDERS.items():
-        groups[group] = {p.stem: EnvSpec(p.stem, p.read_text(), p.name)
+        groups[group] = {p.stem: Level(p.read_text())
                          for p in sorted(folder.glob("*.py")) if p.name not in SKIP}
     return groups
 

@@ -12,7 +12,7 @@ connection) that speaks the server's typed action and observation:
 becomes something spadegym can check over the wire (``check``: reset and step
 answer, observations are data, a seed gives the same first observation) and
 play with any spadegym agent (``play``: the run's own episode loop on an
-``executor.openenv.OpenEnvHost``, so the action rule, the return rule and the
+``executor.LevelHost``, so the action rule, the return rule and the
 ``Episode`` records are a run's). The code runs on its server, not in
 spadegym's sandbox: only what crosses the wire is checked. In a run, the same
 URL is a level source (``spadegym run --source openenv:URL``).
@@ -27,8 +27,10 @@ from openenv.core.env_client import EnvClient
 from openenv.core.generic_client import GenericEnvClient
 
 from ..agents.base import Agent
-from ..executor.openenv import OpenEnvHost, RemoteLevel, WireCheck, wire_check
-from ..rollout import EnvSpec, Episode, Play, RolloutConfig, run_episodes
+from ..executor import LevelHost
+from ..executor.openenv import WireCheck, wire_check
+from ..level import Level, Remote
+from ..rollout import Episode, Play, RolloutConfig, run_episodes
 from .openenv_server import SpadegymAction, SpadegymObservation, SpadegymState
 
 
@@ -49,43 +51,37 @@ class SpadegymClient(EnvClient[SpadegymAction, SpadegymObservation, SpadegymStat
 
 
 class OpenEnvLevel:
-    """An OpenEnv environment server as an external spadegym level.
+    """An OpenEnv environment server as an external spadegym level (``level``: a ``Level`` of kind remote).
 
-    ``action_key`` names the action field the server expects (``message`` for
-    spadegym's own server); the agent's action (its last ``\\boxed{}``) goes there.
-    OpenEnv has one ``done`` flag, read as the episode's termination.
+    ``options`` are the server's settings (``level.RemoteOptions``): ``action_key`` names the
+    action field the server expects (``message`` for spadegym's own server), and the agent's
+    action (its last ``\\boxed{}``) goes there. OpenEnv has one ``done`` flag, read as the
+    episode's termination.
     """
 
-    def __init__(self, url: str, action_key: str = "message", level_id: str | None = None,
-                 max_turns: int = 25, reset_args: dict[str, Any] | None = None, send_reply: bool = False):
-        self.url = url.rstrip("/")
-        self.action_key = action_key
-        self.send_reply = send_reply  # send the whole reply (servers that parse it, as spadegym's does)
-        self.reset_args = dict(reset_args or {})  # extra reset arguments the server takes (e.g. level_id)
-        self.level_id = level_id or self.url
-        self.max_turns = max_turns
+    def __init__(self, url: str, level_id: str | None = None, **options: Any):
+        self.level = Level(remote=Remote(url=url, **options))
+        self.remote: Remote = self.level.remote  # type: ignore[assignment] - a remote level has one
+        self.level_id = level_id or self.remote.url
+
+    @property
+    def url(self) -> str:
+        return self.remote.url
 
     def client(self) -> Any:
         return GenericEnvClient(base_url=self.url).sync()
 
-    def remote(self) -> RemoteLevel:
-        """The level as a run stores it (a descriptor file the OpenEnv host plays)."""
-        return RemoteLevel(self.url, action_key=self.action_key, send_reply=self.send_reply,
-                           reset_args=self.reset_args, max_turns=self.max_turns)
-
-    def check(self, seed: int = 0, probe_action: str = "0") -> WireCheck:
+    def check(self, seed: int = 0, probe_action: str | None = None) -> WireCheck:
         """The gate's checks that the wire allows: reset and step answer, data types, seeded determinism."""
-        return wire_check(self.url, action_key=self.action_key, reset_args=self.reset_args, seed=seed,
-                          probe_action=probe_action)
+        return wire_check(self.remote, seed=seed, probe_action=probe_action)
 
     async def play(self, agent: Agent, episodes: int = 1, seed: int = 0) -> list[Episode]:
         """Play ``episodes`` episodes (instance seeds ``seed``, ``seed + 1``, ...) with a spadegym agent:
-        the run's own episode loop, on an OpenEnv host."""
-        spec = EnvSpec(self.level_id, self.remote().source(), f"{self.level_id}.py")
+        the run's own episode loop, on a host of remote levels."""
         plays = [Play(self.level_id, seed + i) for i in range(episodes)]
-        host = OpenEnvHost(None)
+        host = LevelHost(None)
         try:
-            return await run_episodes(host, {self.level_id: spec}, plays, agent,
-                                      RolloutConfig(max_turns=self.max_turns, concurrency=1))
+            return await run_episodes(host, {self.level_id: self.level}, plays, agent,
+                                      RolloutConfig(max_turns=self.remote.max_turns, concurrency=1))
         finally:
             host.close()

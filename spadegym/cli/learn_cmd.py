@@ -15,9 +15,9 @@ from .errors import UserError, user_errors
 
 
 def collect_envs(paths: list[Path]) -> dict[str, Any]:
-    """FILE or DIR arguments (folders searched recursively, e.g. a SPADE pool) -> {file stem: EnvSpec}."""
+    """FILE or DIR arguments (folders searched recursively, e.g. a SPADE pool) -> {file stem: Level}."""
     from ..envfile import SourceError, inspect_source, read_source
-    from ..rollout import EnvSpec
+    from ..level import Level
     from ..validate.gate import expand_paths
 
     try:
@@ -30,7 +30,7 @@ def collect_envs(paths: list[Path]) -> dict[str, Any]:
         inspect_source(source, str(file))  # one sentence for a file that is no environment
         if file.stem in envs:
             raise UserError(f"two environment files are named '{file.stem}.py'; rename one so that each name is unique.")
-        envs[file.stem] = EnvSpec(file.stem, source, file.name)
+        envs[file.stem] = Level(source)
     return envs
 
 
@@ -41,11 +41,12 @@ def playable(sandbox: Any, envs: dict[str, Any], explicit: set[str]) -> tuple[di
 
     kept, skipped = {}, []
     for name, spec in envs.items():  # a file that cannot load is a user error, before any training
-        handle = sandbox.open(spec.source, spec.filename)
+        filename = f"{name}.py"
+        handle = sandbox.open(spec.source, filename)
         try:
             if not handle.loaded.ok:
-                raise UserError(f"{spec.filename} ({name}) does not load in the sandbox ({handle.loaded.status}: "
-                                f"{handle.loaded.message}); run `spadegym validate {spec.filename}`.")
+                raise UserError(f"{filename} ({name}) does not load in the sandbox ({handle.loaded.status}: "
+                                f"{handle.loaded.message}); run `spadegym validate {filename}`.")
             first = handle.reset(seed=0, want=["valid_actions"])
         finally:
             handle.close()
@@ -53,11 +54,11 @@ def playable(sandbox: Any, envs: dict[str, Any], explicit: set[str]) -> tuple[di
             kept[name] = spec
         elif name in explicit:
             raise UserError(
-                f"the learner picks among listed actions; {spec.filename} has no valid_actions() and its first "
+                f"the learner picks among listed actions; {filename} has no valid_actions() and its first "
                 "observation lists no actions: add valid_actions(), or play the file with a text agent "
                 "(spadegym play FILE --agent openai:MODEL).")
         else:
-            skipped.append(spec.filename)
+            skipped.append(filename)
     if not kept:
         raise UserError("none of the environment files lists its actions, so the learner cannot play them; "
                         "play them with a text agent (spadegym play DIR --agent openai:MODEL).")

@@ -29,8 +29,8 @@ def validate(
 ) -> None:
     """Check environment files: static lint, sandboxed contract probes, feasibility and degeneracy.
 
-    Exit status 1 when any file is invalid. A remote level's descriptor (a level of an OpenEnv
-    source, from a run's store or export) is checked over the wire, as its run checked it.
+    Exit status 1 when any file is invalid. Every file is gated in the sandbox, whatever it
+    says of itself (an OpenEnv server is a level only where a run's configuration names it).
 
     Examples:
 
@@ -67,20 +67,7 @@ def validate(
 
 
 def _verdicts(paths: list[Path], hint: str | None, config: ValidationConfig) -> Iterator[Verdict]:
-    """The gate's verdict of each file, in order; a remote level's descriptor is checked over the wire instead."""
-    from ..executor.openenv import RemoteLevel, wire_verdict
+    """The gate's verdict of each file, in order."""
     from ..validate import expand_paths, validate_paths
 
-    files = expand_paths(paths)
-    remote = {path: level for path in files if (level := RemoteLevel.parse(_text(path))) is not None}
-    gated = validate_paths([f for f in files if f not in remote], hint=hint, config=config) \
-        if len(remote) < len(files) else iter(())
-    for path in files:
-        yield wire_verdict(remote[path], filename=str(path)) if path in remote else next(gated)
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""  # the gate says why it cannot read it
+    yield from validate_paths(expand_paths(paths), hint=hint, config=config)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..level import Level
+
 
 class BufferConfig(BaseModel):
     """Level buffer settings (PLR/ACCEL)."""
@@ -62,6 +64,13 @@ class LevelRecord:
     knobs: dict[str, Any] = field(default_factory=dict)
     history: list[list[float]] = field(default_factory=list)  # [round, win_rate, win_rate_hint, score, regret] per play
 
+    @classmethod
+    def of(cls, env_id: str, level: Level, added_round: int) -> LevelRecord:
+        """A new level's record: what the buffer keeps of its skill, params and lineage."""
+        return cls(env_id=env_id, skill=level.skill, code_hash=level.code_hash, added_round=added_round,
+                   depth=level.lineage.depth, parents=list(level.lineage.parents), family=level.family,
+                   knobs=dict(level.knobs))
+
 
 @dataclass
 class BufferState:
@@ -88,13 +97,19 @@ def group_key(family: str | None, skill: str, by: str) -> str:
 
 
 class LevelBuffer:
-    """Stores levels, detects duplicates, and samples replays."""
+    """Stores levels, detects duplicates, and samples replays.
+
+    Beside its state (plain data, saved with every round) it holds each stored
+    level itself (``level``), which leaves with its record; the store keeps the
+    levels, so a resumed buffer is given them back (``hold``).
+    """
 
     HISTORY_LIMIT = 64
 
     def __init__(self, config: BufferConfig | None = None, state: BufferState | None = None):
         self.config = config or BufferConfig()
         self.state = state or BufferState()
+        self.held: dict[str, Level] = {}  # env id -> the level its record describes
 
     def __len__(self) -> int:
         return len(self.state.levels)
@@ -106,12 +121,14 @@ class LevelBuffer:
         """The id of a stored level with the same normalised code, if any."""
         return self.state.hashes.get(code_hash)
 
-    def add(self, record: LevelRecord) -> bool:
-        """Insert a level; False if it duplicates a stored one. Evicts beyond capacity."""
+    def add(self, record: LevelRecord, level: Level | None = None) -> bool:
+        """Insert a level (its record, and the level itself); False if it duplicates a stored one. Evicts beyond capacity."""
         if record.code_hash in self.state.hashes:
             return False
         self.state.levels[record.env_id] = record
         self.state.hashes[record.code_hash] = record.env_id
+        if level is not None:
+            self.held[record.env_id] = level
         while len(self.state.levels) > self.config.capacity:
             self._evict()
         return True
@@ -122,8 +139,17 @@ class LevelBuffer:
 
     def remove(self, env_id: str) -> None:
         record = self.state.levels.pop(env_id, None)
+        self.held.pop(env_id, None)
         if record is not None:
             self.state.hashes.pop(record.code_hash, None)
+
+    def level(self, env_id: str) -> Level:
+        """The stored level ``env_id`` (KeyError when the buffer does not hold it)."""
+        return self.held[env_id]
+
+    def hold(self, levels: dict[str, Level]) -> None:
+        """Give a restored buffer its levels back (those of its records)."""
+        self.held.update({k: v for k, v in levels.items() if k in self.state.levels})
 
     def record_play(self, env_id: str, round_: int, score: float, win_rate: float,
                     win_rate_hint: float, regret: float) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -89,30 +89,35 @@ def transcript_text(observations: Sequence[str], actions: Sequence[str | None]) 
 
 
 class PoolDiversity:
-    """The n-grams of each level's code and of one transcript of it, kept while the level is in the pool.
+    """The n-grams of each pool level's code and of one transcript of it.
 
-    A level's transcript is its first no-hint play (the round it was added), so the
-    figures of a resumed run equal those of an uninterrupted one.
+    A level's transcript is its first no-hint play (the round it was added); a
+    level it has not seen played (the pool of a resumed run) gets it from
+    ``first_play``, so the figures of a resumed run equal those of an
+    uninterrupted one. Each summary keeps the n-grams of the levels it names and
+    forgets the rest: the pool is whatever the caller names.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, first_play: Callable[[str], str | None] | None = None) -> None:
+        self.first_play = first_play or (lambda env_id: None)
         self.code: dict[str, Grams] = {}
         self.play: dict[str, Grams] = {}
-
-    def add_code(self, env_id: str, source: str) -> None:
-        self.code[env_id] = ngrams(source)
 
     def add_play(self, env_id: str, transcript: str) -> None:
         self.play.setdefault(env_id, ngrams(transcript))
 
-    def keep(self, env_ids: set[str]) -> None:
-        """Forget the levels that left the pool."""
-        self.code = {k: v for k, v in self.code.items() if k in env_ids}
-        self.play = {k: v for k, v in self.play.items() if k in env_ids}
+    def summary(self, new: Mapping[str, str], pool: Mapping[str, str]) -> dict[str, float | bool | None]:
+        """Vendi score per level of the round's new levels and of the pool (each: env id -> source code), over code
+        and transcripts."""
+        named = {**new, **pool}
+        self.code = {i: self.code[i] if i in self.code else ngrams(source) for i, source in named.items()}
+        for env_id in named.keys() - self.play.keys():
+            transcript = self.first_play(env_id)
+            if transcript is not None:
+                self.play[env_id] = ngrams(transcript)
+        self.play = {i: g for i, g in self.play.items() if i in named}
 
-    def summary(self, new: Sequence[str], pool: Sequence[str]) -> dict[str, float | bool | None]:
-        """Vendi score per level of the round's new levels and of the pool, over code and transcripts."""
-        def score(grams: dict[str, Grams], ids: Sequence[str]) -> float | None:
+        def score(grams: dict[str, Grams], ids: Iterable[str]) -> float | None:
             return per_item([grams[i] for i in ids if i in grams])
 
         pool_code = score(self.code, pool)

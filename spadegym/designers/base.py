@@ -12,12 +12,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..families import SKILLS
-from ..level import Lineage
+from ..level import Level, Lineage, Params
 from ..llm.client import ChatClient
 from ..validate.verdict import Verdict
 
-__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "LevelSummary", "Lineage",
-           "ModelDesigner"]
+__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "Level", "LevelSummary",
+           "Lineage", "ModelDesigner", "Params"]
 
 
 @dataclass
@@ -54,18 +54,14 @@ class DesignContext:
 
 @dataclass
 class Candidate:
-    """One proposed environment: the file, its hint, and where it came from."""
+    """One proposed level (``level``: the file or server, its hint, skill, params and lineage) and the designer's
+    bookkeeping of it."""
 
-    source: str
-    skill: str
-    hint: str | None = None
-    family: str | None = None
-    knobs: dict[str, Any] = field(default_factory=dict)
-    lineage: Lineage = field(default_factory=Lineage)
+    level: Level
     candidate_id: str = ""  # set by the designer; stable key for update()
     attempts: int = 1  # generations it took (1 + repair turns)
-    #: The gate's verdict, when the designer validated the file itself (the LLM designer's repair
-    #: loop does); None: the judge validates it.
+    #: The gate's verdict, when the designer validated the level itself (the LLM designer's repair
+    #: loop does, a remote level's wire check does); None: the judge validates it.
     verdict: Verdict | None = None
     #: Why the designer itself gave up on it (no_code, declined, invalid, hint_leak); None: it did not.
     refusal: str | None = None
@@ -73,10 +69,39 @@ class Candidate:
     reward_as_invalid: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # designer-specific provenance; the loop never reads it
 
+    @property
+    def source(self) -> str:
+        return self.level.source or ""
+
+    @property
+    def skill(self) -> str:
+        return self.level.skill
+
+    @property
+    def hint(self) -> str | None:
+        return self.level.hint
+
+    @property
+    def family(self) -> str | None:
+        return self.level.family
+
+    @property
+    def knobs(self) -> dict[str, Any]:
+        return self.level.knobs
+
+    @property
+    def lineage(self) -> Lineage:
+        return self.level.lineage
+
     def to_dict(self) -> dict[str, Any]:
-        """The candidate as stored (its verdict is stored beside it)."""
-        data = asdict(self)
-        data.pop("verdict")
+        """The candidate as stored (its verdict is stored beside it; a remote level's settings beside its kind)."""
+        level = self.level
+        data = {"source": level.source, "skill": level.skill, "hint": level.hint, "family": level.family,
+                "knobs": level.knobs, "lineage": asdict(level.lineage), "candidate_id": self.candidate_id,
+                "attempts": self.attempts, "refusal": self.refusal, "reward_as_invalid": self.reward_as_invalid,
+                "meta": self.meta}
+        if level.remote is not None:
+            data.update(kind=level.kind, remote=level.remote.settings())
         return data
 
 

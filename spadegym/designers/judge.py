@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..envfile import normalized_code_hash
 from ..validate.verdict import Verdict
 from .base import Candidate
 
@@ -58,7 +57,7 @@ class Judge:
     def __call__(self, candidate: Candidate, name: str, verdict: Verdict | None = None) -> Proposal:
         """Judge one candidate: by ``verdict`` when the caller validated it already, else by its own, else the gate's."""
         verdict = verdict or candidate.verdict or self.validate(candidate, name)
-        code_hash = normalized_code_hash(candidate.source)
+        code_hash = candidate.level.code_hash
         reason = refusal(candidate, verdict)
         if reason is None and (code_hash in self.accepted or self.known(code_hash)):
             reason = DUPLICATE

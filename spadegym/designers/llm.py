@@ -30,7 +30,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..envfile import inspect_source, strip_thinking
@@ -38,15 +38,14 @@ from ..figures import finite_or_none
 from ..llm.client import ChatClient, ChatResult, EndpointConfig, LLMClient
 from ..validate.verdict import Verdict
 from . import prompts
-from .base import Candidate, DesignContext, Feedback, Lineage
+from .base import Candidate, DesignContext, Feedback, Level, Lineage
 from .corpus import Corpus, Document, truncate_words
 from .extraction import extract_code
 from .llm_config import LLMDesignerConfig
 from .memory import DesignerMemory, MemoryEntry, code_excerpt
 
-#: (source, hint or None) -> the validation gate's verdict.
-#: Stands in for the gate: (code, hint) -> the gate's verdict on it.
-Validator = Callable[[str, "str | None"], Verdict]
+#: Where the designer's files are validated (a run's executor): (code, hint or None, file name) -> the gate's verdict.
+Validator = Callable[[str, "str | None", str], Verdict]
 
 REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak")
 
@@ -189,8 +188,8 @@ class LLMDesigner:
             context.skill, document=truncate_words(document.text, cfg.corpus_words) if document else None,
             memory=selection, picture=picture)
         candidate = Candidate(
-            source="", skill=context.skill, candidate_id=f"llm-{self.seed}-{key:05d}",
-            lineage=Lineage(operator="llm", designer=self.name),
+            Level("", skill=context.skill, lineage=Lineage(operator="llm", designer=self.name)),
+            candidate_id=f"llm-{self.seed}-{key:05d}",
             meta={"corpus_doc": document.doc_id if document else None, "round": context.round,
                   "prompt": messages[-1]["content"], "memory_examples": [
                       e.env_id for e in selection.frontier + selection.too_easy + selection.too_hard]})
@@ -209,7 +208,7 @@ class LLMDesigner:
         first_valid = bool(verdict.valid)
         if not first_valid:
             code, verdict = await self._repair(client, messages, reply, code, verdict, candidate)
-        candidate.source = code
+        candidate.level = replace(candidate.level, source=code)
         repaired = candidate.attempts > 1 and bool(verdict.valid)
         candidate.meta.update(first_attempt_valid=first_valid, repaired=repaired)
         candidate.reward_as_invalid = repaired and cfg.reward_first_attempt
@@ -219,7 +218,7 @@ class LLMDesigner:
         hint, verdict = await self._hint(client, code, verdict, candidate)
         if hint is None:
             return self._refuse(candidate, "hint_leak", verdict, started)
-        candidate.hint = hint or None
+        candidate.level = replace(candidate.level, hint=hint or None)
         declared = inspect_source(code).skill
         if declared != context.skill:
             candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
@@ -287,15 +286,15 @@ class LLMDesigner:
             return self._validate_now(code, hint)
 
     def _validate_now(self, code: str, hint: str | None) -> Verdict:
+        name = "llm_" + hashlib.sha256(code.encode()).hexdigest()[:10] + ".py"
         if self._validator is not None:
-            return self._validator(code, hint)
+            return self._validator(code, hint, name)
         from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox
 
         if self._sandbox is None:
             from ..sandbox import Sandbox
 
             self._sandbox, self._own_sandbox = Sandbox(), True
-        name = "llm_" + hashlib.sha256(code.encode()).hexdigest()[:10] + ".py"
         return validate_source(code, name, hint=hint, sandbox=self._sandbox, config=self._validation)
 
     def _refuse(self, candidate: Candidate, reason: str, verdict: Verdict | None, started: float) -> Candidate:

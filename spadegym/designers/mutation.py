@@ -44,7 +44,17 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
-from .base import Candidate, DesignContext, Feedback, LevelSummary, Lineage, random_state, set_random_state
+from .base import (
+    Candidate,
+    DesignContext,
+    Feedback,
+    Level,
+    LevelSummary,
+    Lineage,
+    Params,
+    random_state,
+    set_random_state,
+)
 
 VERSION = "mutation-1"
 OPERATORS = ("new", "harder", "easier", "variant", "reshape")
@@ -259,8 +269,8 @@ class MutationDesigner:
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
-        return Candidate(source=family.render(knobs), skill=family.skill, hint=None, family=family.name,
-                         knobs=dict(knobs), lineage=lineage, candidate_id=cid, meta=meta)
+        level = Level(family.render(knobs), skill=family.skill, params=Params(family.name, dict(knobs)), lineage=lineage)
+        return Candidate(level, candidate_id=cid, meta=meta)
 
     def _outgrown(self, families: list[Family], parents: list[LevelSummary]) -> list[Family]:
         """Families whose levels the agent has outgrown: one above the band (or retired), none inside it.

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from ..agents.base import Checkpointed
 from ..envfile import SourceError, inspect_source, read_source
 from ..errors import UserError
-from .base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, Lineage
+from .base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, Level, Lineage, Params
 
 VERSION = "pool-1"
 _ID_PREFIX = "pool-"
@@ -81,8 +81,8 @@ class PoolDesigner:
             skill, knobs = info.skill or skill, dict(info.difficulty)  # an imported level keeps its knobs
         except SourceError:
             pass
-        return Candidate(source=source, skill=skill, knobs=knobs, lineage=Lineage(operator="pool", designer=VERSION),
-                         candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
+        level = Level(source, skill=skill, params=Params(knobs=knobs), lineage=Lineage(operator="pool", designer=VERSION))
+        return Candidate(level, candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "then": self.then.state_dict() if self.then is not None else None}

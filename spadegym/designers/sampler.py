@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from ..families import list_families
-from .base import Candidate, DesignContext, Lineage, random_state, set_random_state
+from .base import Candidate, DesignContext, Level, Lineage, Params, random_state, set_random_state
 
 SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
 VERSION = "sampler-1"
@@ -84,9 +84,9 @@ class SamplerDesigner:
 
         family = get_family(name)
         self.serial += 1
-        return Candidate(source=family.render(knobs), skill=family.skill, family=name, knobs=knobs,
-                         lineage=Lineage(operator=self.spec, designer=VERSION),
-                         candidate_id=f"{self.spec}-{self.serial:05d}")
+        level = Level(family.render(knobs), skill=family.skill, params=Params(name, knobs),
+                      lineage=Lineage(operator=self.spec, designer=VERSION))
+        return Candidate(level, candidate_id=f"{self.spec}-{self.serial:05d}")
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "serial": self.serial, "rng": random_state(self.rng)}

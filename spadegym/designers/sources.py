@@ -106,13 +106,13 @@ def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], m
         designer.name = family.name  # type: ignore[misc] - each part reports under its source's name
         return SourcePart(family.name, designer, share, frozenset({family.skill}), lists_actions=False)
     if config.remote:
-        from ..executor.openenv import RemoteLevel
+        from ..level import Level, Remote
         from .remote import RemoteLevelDesigner
 
-        level = RemoteLevel(url=spec[len(OPENENV):].strip(), skill=config.skill or (skills or ["Logical Deduction"])[0],
-                            hint=config.hint, action_key=config.action_key, send_reply=config.send_reply,
-                            reset_args=config.reset_args, max_turns=config.max_turns)
-        return SourcePart(f"{OPENENV}{level.url}", RemoteLevelDesigner([level]), share)
+        remote = Remote(url=spec[len(OPENENV):].strip(), action_key=config.action_key, send_reply=config.send_reply,
+                        reset_args=config.reset_args, max_turns=config.max_turns)
+        level = Level(remote=remote, skill=config.skill or (skills or ["Logical Deduction"])[0], hint=config.hint)
+        return SourcePart(f"{OPENENV}{remote.url}", RemoteLevelDesigner([level]), share)
     from .pool import PoolDesigner, pool_files
 
     path = Path(spec)

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..sandbox import SandboxConfig
-from .base import EXECUTORS, EnvHost, Executor, LocalExecutor, RayConfig, ValidationJob
+from .base import EXECUTORS, EnvHost, Executor, FileHost, RayConfig
+from .hosts import LevelHost, level_host
+from .local import LocalExecutor
 
-__all__ = ["EXECUTORS", "EnvHost", "Executor", "LocalExecutor", "RayConfig", "ValidationJob", "make_executor"]
+__all__ = ["EXECUTORS", "EnvHost", "Executor", "FileHost", "LevelHost", "LocalExecutor", "RayConfig", "level_host",
+           "make_executor"]
 
 
 def make_executor(name: str, sandbox: SandboxConfig | None = None, ray: RayConfig | None = None) -> Any:

@@ -3,8 +3,10 @@
 The loop owns rounds, the store and the learner; an executor owns the
 sandboxes. It does two things for the loop:
 
-    validate   run the gate on a batch of candidate files -> one Verdict each, in order
-    sandbox    the environment host episodes are played on (``run_episodes`` takes it)
+    validate   judge a batch of levels -> one Verdict each, in order (files by the gate in a
+               sandbox, remote levels by what the wire allows)
+    host       where episodes' levels are opened (``run_episodes`` takes it): files in the
+               sandbox, remote levels over OpenEnv (``LevelHost``)
 
 ``LocalExecutor`` is one Sandbox in this process. ``RayExecutor``
 (``ray_actors.py``) spreads both over Ray actors that each own a sandbox; the
@@ -19,7 +21,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from ..sandbox import Outcome, Sandbox, SandboxConfig
+from ..level import Level
+from ..sandbox import Outcome
 
 EXECUTORS = ("local", "ray")
 
@@ -35,17 +38,8 @@ class RayConfig(BaseModel):
     retries: int = Field(2, ge=0, description="Times work lost with a dead actor is redone on another before it counts as an infrastructure failure.")
 
 
-@dataclass
-class ValidationJob:
-    """One candidate file for the gate."""
-
-    source: str
-    filename: str
-    hint: str | None = None
-
-
-class EnvHost(Protocol):
-    """Where episodes' environments live: ``open`` a handle, ``gather`` the replies to its requests.
+class FileHost(Protocol):
+    """Where environment files run (a ``Sandbox``, or the Ray actors' host): ``open`` a file, ``gather`` replies.
 
     ``episodes_per_worker``: how many instances of one file a worker of this host may serve at once;
     ``open(..., share=n)`` asks for that (1: a worker per episode, what every host can do).
@@ -54,6 +48,16 @@ class EnvHost(Protocol):
     episodes_per_worker: int
 
     def open(self, source: str, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any: ...
+
+    def gather(self, pendings: list[Any]) -> list[Outcome]: ...
+
+
+class EnvHost(Protocol):
+    """Where episodes' levels are opened: ``open`` a handle of a level, ``gather`` the replies to its requests."""
+
+    episodes_per_worker: int
+
+    def open(self, level: Level, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any: ...
 
     def gather(self, pendings: list[Any]) -> list[Outcome]: ...
 
@@ -80,17 +84,17 @@ class HostedHandle:
 
 
 class Executor(Protocol):
-    """Runs the loop's validation and hosts its episodes' environments."""
+    """Runs the loop's validation and hosts its episodes' levels."""
 
     name: str
-    sandbox: EnvHost
+    host: EnvHost  # a ``hosts.LevelHost``
 
-    def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
-        """One ``Verdict`` per job, in the order of ``jobs``."""
+    def validate(self, levels: Sequence[Level], config: Any, names: Sequence[str] | None = None) -> list[Any]:
+        """One ``Verdict`` per level, in the order of ``levels``; ``names`` (default ``level.py``) name them in it."""
         ...
 
     def counters(self) -> dict[str, int]:
-        """Infrastructure events so far (actors lost, work redone); never environment failures."""
+        """Infrastructure events so far (actors lost, work redone, faults on the wire); never environment failures."""
         ...
 
     def describe(self) -> str:
@@ -98,33 +102,3 @@ class Executor(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-class LocalExecutor:
-    """One sandbox in this process: validation of ``config.jobs`` files at once, episodes on its workers."""
-
-    name = "local"
-
-    def __init__(self, config: SandboxConfig | None = None):
-        self.sandbox = Sandbox(config)
-
-    def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
-        from ..validate import validate_sources
-
-        return validate_sources([(j.source, j.filename, j.hint) for j in jobs], sandbox=self.sandbox, config=config)
-
-    def counters(self) -> dict[str, int]:
-        return {}
-
-    def describe(self) -> str:
-        return f"sandbox tier: {self.sandbox.report.tier}"
-
-    def close(self) -> None:
-        self.sandbox.close()
-
-    def __enter__(self) -> LocalExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-

@@ -1,16 +1,16 @@
 """Remote levels: an OpenEnv environment server as a level of a run, played over OpenEnv's WebSocket.
 
-    level = RemoteLevel("http://127.0.0.1:8000", skill="Logical Deduction")
-    verdict = wire_verdict(level)              # what the gate can check over the wire
-    host = OpenEnvHost(executor.sandbox)       # run_episodes plays remote levels and files alike on it
+    level = Level(remote=Remote(url="http://127.0.0.1:8000"), skill="Logical Deduction")
+    verdict = wire_verdict(level.remote)       # what the gate can check over the wire
+    episodes = await run_episodes(executor.host, {"guess": level}, plays, agent)
 
-A remote level's code runs on its server, so the level is stored as a small
-descriptor file (``RemoteLevel.source``: the URL and how to talk to it, and a
-class that refuses to run anywhere else); it is proposed, stored, scored and
-replayed like any level. ``OpenEnvHost`` stands in for the executor's host in
-``run_episodes``: a handle of a descriptor is an OpenEnv session (OpenEnv's
-``GenericEnvClient``), any other file goes to the sandbox, so the same runner
-and agents play both, with spadegym's action and return rules.
+A remote level's code runs on its server: the level is the server's URL and
+how to talk to it (``level.Remote``), a level of kind ``remote`` that only a
+run's configuration makes (never a file's content). It is proposed, stored,
+scored and replayed like any level. ``OpenEnvHost`` holds the OpenEnv sessions
+(OpenEnv's ``GenericEnvClient``) of remote levels; the executor's host
+(``base.LevelHost``) sends remote levels to it and files to the sandbox, so the
+same runner and agents play both, with spadegym's action and return rules.
 
 Faults: a request that fails on the wire (the server is gone, the connection
 drops, a session is refused) is an infrastructure failure, never the level's:
@@ -21,95 +21,25 @@ category ``infra``, which is never scored. ``counters`` says how often.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile import clip_reward
 from ..envfile.contract import PLAIN
-from ..envfile.static import parse
 from ..errors import UserError
+from ..level import Remote
 from ..sandbox import Outcome
 from ..sandbox.protocol import INFRA, OK, failure
 from ..validate.verdict import CONTRACT, NONDETERMINISTIC, WARNING, Check, Verdict
-from .base import EnvHost, HostedHandle, HostRequest
+from .base import HostedHandle, HostRequest
 
 #: How long one request over the wire may take before it counts as lost.
 REQUEST_TIMEOUT_S = 60.0
-
-DESCRIPTOR = '''"""A remote level: the OpenEnv environment at {url}.
-
-It runs on its server, not in spadegym's sandbox; spadegym plays it over
-OpenEnv's WebSocket (spadegym.executor.openenv). This file only names it.
-"""
-
-SKILL = {skill!r}
-DESCRIPTION = {description!r}
-OPENENV = {settings!r}
-
-
-class RemoteLevelEnv:
-    max_turns = {max_turns!r}
-
-    def reset(self, seed=None):
-        raise RuntimeError("a remote level runs on its OpenEnv server: " + OPENENV["url"])
-
-    def step(self, action):
-        raise RuntimeError("a remote level runs on its OpenEnv server: " + OPENENV["url"])
-'''
-
-
-@dataclass(frozen=True)
-class RemoteLevel:
-    """An OpenEnv environment server as a level, and how to talk to it."""
-
-    url: str
-    skill: str = "Logical Deduction"
-    hint: str | None = None  # what its hint arm shows (a server has no hint of its own)
-    action_key: str = "message"  # the action field the server expects
-    send_reply: bool = False  # send the action as a reply, in \\boxed{} (servers that parse replies, as spadegym serve)
-    reset_args: dict[str, Any] = field(default_factory=dict, hash=False)  # extra reset arguments (e.g. level_id)
-    max_turns: int = 25
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "url", self.url.rstrip("/"))
-
-    def source(self) -> str:
-        """The descriptor file the run stores for this level (its code hash tells levels apart)."""
-        settings = {k: v for k, v in asdict(self).items() if k in ("url", "action_key", "send_reply", "reset_args")}
-        return DESCRIPTOR.format(url=self.url, skill=self.skill, description=f"OpenEnv environment at {self.url}",
-                                 settings=settings, max_turns=self.max_turns)
-
-    def check(self, seed: int = 0) -> WireCheck:
-        """The wire checks of this level (``wire_check``), probing with an action as it sends actions."""
-        return wire_check(self.url, action_key=self.action_key, reset_args=self.reset_args, seed=seed,
-                          probe_action="\\boxed{0}" if self.send_reply else "0")
-
-    @classmethod
-    def parse(cls, source: str) -> RemoteLevel | None:
-        """The remote level a descriptor names; None for any other file."""
-        if "\nOPENENV = " not in source or "class RemoteLevelEnv" not in source:
-            return None
-        values: dict[str, Any] = {}
-        try:
-            for node in parse(source).body:
-                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                    values[node.targets[0].id] = ast.literal_eval(node.value)
-                elif isinstance(node, ast.ClassDef):
-                    turns = [n for n in node.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
-                             and n.targets[0].id == "max_turns"]
-                    values["max_turns"] = ast.literal_eval(turns[0].value) if turns else 25
-        except ValueError:  # SourceError included: not a descriptor
-            return None
-        settings = values.get("OPENENV")
-        if not isinstance(settings, dict) or not isinstance(settings.get("url"), str):
-            return None
-        return cls(skill=str(values.get("SKILL") or cls.skill), max_turns=int(values["max_turns"]), **settings)
 
 
 # -- what the wire lets the gate check ------------------------------------------
@@ -137,17 +67,22 @@ def observation_text(observation: Any) -> str:
     return str(observation)
 
 
-def wire_check(url: str, *, action_key: str = "message", reset_args: dict[str, Any] | None = None, seed: int = 0,
-               probe_action: str = "0") -> WireCheck:
-    """The gate's checks that the wire allows: reset and step answer, data types, seeded determinism."""
+def wire_check(remote: Remote, *, seed: int = 0, probe_action: str | None = None) -> WireCheck:
+    """The gate's checks that the wire allows: reset and step answer, data types, seeded determinism.
+
+    The probe step sends ``probe_action`` (default: an action as the level sends its actions).
+    """
     try:
         from openenv.core.generic_client import GenericEnvClient
     except ImportError as exc:
-        raise UserError(f"checking the OpenEnv server at {url} needs OpenEnv ({exc}); "
+        raise UserError(f"checking the OpenEnv server at {remote.url} needs OpenEnv ({exc}); "
                         "install it with pip install 'spadegym[openenv]'.") from None
 
+    url, action_key = remote.url, remote.action_key
+    if probe_action is None:
+        probe_action = "\\boxed{0}" if remote.send_reply else "0"
     result = WireCheck(url)
-    args = dict(reset_args or {})
+    args = dict(remote.reset_args)
     try:
         with GenericEnvClient(base_url=url).sync() as env:
             first = env.reset(seed=seed, **args)
@@ -185,15 +120,15 @@ UNCHECKED = {
 }
 
 
-def wire_verdict(level: RemoteLevel, check: WireCheck | None = None, filename: str | None = None) -> Verdict:
+def wire_verdict(remote: Remote, check: WireCheck | None = None, filename: str | None = None) -> Verdict:
     """The verdict of a remote level (of ``filename``, else named by its URL): the wire checks, and what the wire
     cannot check as warnings."""
     started = time.perf_counter()
-    check = check or level.check()
+    check = check or wire_check(remote)
     checks = [Check(name, True) for name in check.passed]
     checks += [Check(name, False, message, _CATEGORY.get(name, CONTRACT)) for name, message in check.failed.items()]
     checks += [Check(f"unchecked_{name}", False, message, None, WARNING) for name, message in UNCHECKED.items()]
-    return Verdict.from_checks(filename or level.url, checks, time.perf_counter() - started)
+    return Verdict.from_checks(filename or remote.url, checks, time.perf_counter() - started)
 
 
 # -- playing remote levels ---------------------------------------------------------
@@ -201,9 +136,9 @@ def wire_verdict(level: RemoteLevel, check: WireCheck | None = None, filename: s
 class RemoteHandle(HostedHandle):
     """One OpenEnv session of a remote level; the requests of its episode, to replay after a fault."""
 
-    def __init__(self, host: OpenEnvHost, level: RemoteLevel, source: str, filename: str):
-        self.host, self.level, self.source, self.filename = host, level, source, filename
-        self.loaded = Outcome(OK, value={"class_name": "RemoteLevelEnv", "max_turns": level.max_turns,
+    def __init__(self, host: OpenEnvHost, level: Remote, filename: str):
+        self.host, self.level, self.filename = host, level, filename
+        self.loaded = Outcome(OK, value={"class_name": "", "max_turns": level.max_turns,
                                          "methods": ["reset", "step"], "action_format": PLAIN})
         self.client: Any = None
         self.log: list[tuple[str, dict[str, Any]]] = []  # this episode's requests so far
@@ -277,14 +212,17 @@ def _listed(observation: Any) -> list[str] | None:
 
 
 class OpenEnvHost:
-    """Remote levels over OpenEnv's WebSocket, every other environment on ``inner`` (what ``run_episodes`` plays on).
+    """The OpenEnv sessions of remote levels (``LevelHost`` sends them here; files go to the sandbox).
 
     The sessions live on one event loop in a background thread, so the requests
     of one pipelined round go out together whatever loop the caller runs.
     """
 
-    def __init__(self, inner: EnvHost | None, retries: int = 2, timeout_s: float = REQUEST_TIMEOUT_S):
-        self.inner, self.retries, self.timeout_s = inner, retries, timeout_s
+    #: A session hosts one episode.
+    episodes_per_worker = 1
+
+    def __init__(self, retries: int = 2, timeout_s: float = REQUEST_TIMEOUT_S):
+        self.retries, self.timeout_s = retries, timeout_s
         self.counts: Counter[str] = Counter()
         self.handles: set[RemoteHandle] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -292,40 +230,20 @@ class OpenEnvHost:
         self._lock = threading.Lock()
         self._closing: list[Any] = []  # sessions being closed in the background
 
-    @property
-    def episodes_per_worker(self) -> int:
-        """Local files share the inner host's workers as they would without OpenEnv; a session hosts one episode."""
-        return self.inner.episodes_per_worker if self.inner is not None else 1
-
-    def open(self, source: str, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any:
-        level = RemoteLevel.parse(source)
-        if level is None:
-            if self.inner is None:
-                raise ValueError(f"{filename} is not a remote level, and this host has no sandbox")
-            return self.inner.open(source, filename, max_turns, share=share)
+    def open(self, remote: Remote, filename: str = "<env>", max_turns: int | None = None) -> RemoteHandle:
         if max_turns is not None:
-            level = RemoteLevel(**{**asdict(level), "max_turns": max_turns})
-        handle = RemoteHandle(self, level, source, filename)
+            remote = remote.model_copy(update={"max_turns": max_turns})
+        handle = RemoteHandle(self, remote, filename)
         self.handles.add(handle)
         return handle
 
-    def gather(self, pendings: list[Any]) -> list[Outcome]:
-        """The remote requests go out together on the sessions' loop while the rest go to ``inner``."""
-        remote = [i for i, p in enumerate(pendings) if isinstance(p, HostRequest) and isinstance(p.handle, RemoteHandle)]
-        if not remote:
-            return self.inner.gather(pendings) if self.inner is not None else []
+    def gather(self, pendings: list[HostRequest]) -> list[Outcome]:
+        """The requests go out together on the sessions' loop."""
+        if not pendings:
+            return []
         loop = self._ensure_loop()
-        futures = {i: asyncio.run_coroutine_threadsafe(pendings[i].handle.run(pendings[i].op, pendings[i].args), loop)
-                   for i in remote}
-        local = [i for i in range(len(pendings)) if i not in futures]
-        results: list[Outcome | None] = [None] * len(pendings)
-        if local:
-            assert self.inner is not None
-            for i, outcome in zip(local, self.inner.gather([pendings[i] for i in local])):
-                results[i] = outcome
-        for i, future in futures.items():
-            results[i] = future.result()
-        return results  # type: ignore[return-value] - every slot is filled above
+        futures = [asyncio.run_coroutine_threadsafe(p.handle.run(p.op, p.args), loop) for p in pendings]
+        return [future.result() for future in futures]
 
     def forget(self, handle: RemoteHandle) -> None:
         """Close a handle's session (in the background)."""

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
+from ..level import Level
 from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather
 from ..sandbox.protocol import INFRA, OK, failure
-from .base import HostedHandle, HostRequest, RayConfig, ValidationJob
+from .base import HostedHandle, HostRequest, RayConfig
+from .hosts import LevelHost, validate_levels
 
 #: Closed handles an actor is told about in one call (the rest go with the next request there).
 CLOSE_BATCH = 8
@@ -95,10 +97,10 @@ class SandboxActor:
             replies.append((outcome, handle.loaded, handle.info) if op == "reset" else (outcome, None, None))
         return replies
 
-    def validate(self, job: ValidationJob, config: Any) -> Any:
+    def validate(self, level: Level, filename: str, config: Any) -> Any:
         from ..validate import validate_source
 
-        return validate_source(job.source, job.filename, hint=job.hint, sandbox=self.sandbox, config=config)
+        return validate_source(level.source or "", filename, hint=level.hint, sandbox=self.sandbox, config=config)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -254,6 +256,7 @@ class RayExecutor:
             raise UserError("executor 'ray' needs the ray package; install it with: pip install 'spadegym[ray]'") from None
         self.config = config
         self.actors: list[Any] = []
+        self.host = LevelHost(None)  # the actors' host once they have started
         self._started_ray = False
         if not ray.is_initialized():
             cpus = None if config.address else max(os.cpu_count() or 1, math.ceil(config.actors * config.cpus_per_actor))
@@ -275,7 +278,7 @@ class RayExecutor:
             self.close()
             raise UserError(f"the Ray sandbox actors did not start ({' '.join(str(exc).split())[:200]}); "
                             "run `spadegym doctor` on the cluster's nodes.") from None
-        self.sandbox = ActorEnvHost(self)
+        self.host = LevelHost(ActorEnvHost(self))
 
     # -- faults -------------------------------------------------------------------
     def lost(self, slot: int, generation: int) -> None:
@@ -302,7 +305,7 @@ class RayExecutor:
         self._counts[what] += 1
 
     def counters(self) -> dict[str, int]:
-        return dict(self._counts)
+        return dict(self._counts + Counter(self.host.counters()))
 
     def describe(self) -> str:
         return f"executor: ray, {len(self.actors)} sandbox actors"
@@ -311,8 +314,11 @@ class RayExecutor:
         return next(self._next_live)
 
     # -- validation -----------------------------------------------------------------
-    def validate(self, jobs: Sequence[ValidationJob], config: Any) -> list[Any]:
-        """One verdict per job, in order; each actor takes the next job when it finishes one."""
+    def validate(self, levels: Sequence[Level], config: Any, names: Sequence[str] | None = None) -> list[Any]:
+        """One verdict per level, in order; each actor takes the next file when it finishes one."""
+        return validate_levels(levels, names, lambda files: self._validate_files(files, config))
+
+    def _validate_files(self, jobs: list[tuple[Level, str]], config: Any) -> list[Any]:
         import ray
 
         results: list[Any] = [None] * len(jobs)
@@ -322,7 +328,7 @@ class RayExecutor:
         while queue or running:
             while queue and free:
                 slot, i = free.popleft(), queue.popleft()
-                ref = self.actors[slot].validate.remote(jobs[i], config)
+                ref = self.actors[slot].validate.remote(*jobs[i], config)
                 running[ref] = (i, slot, self.generation[slot])
             done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
@@ -336,7 +342,7 @@ class RayExecutor:
                     self._counts["validations_redone"] += 1
                     if tries[i] > self.config.retries:
                         raise InfrastructureError(
-                            f"Ray lost the actor validating {jobs[i].filename} {tries[i]} times; "
+                            f"Ray lost the actor validating {jobs[i][1]} {tries[i]} times; "
                             "check the cluster (`ray status`) or raise ray.retries.") from None
                     queue.appendleft(i)
         return results
@@ -345,6 +351,7 @@ class RayExecutor:
         """Close the actors' sandboxes (their scratch trees go too), then end the actors."""
         import ray
 
+        self.host.close()
         try:
             ray.get([a.close.remote() for a in self.actors], timeout=10)
         except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
+from ..executor import EnvHost, FileHost
 from ..families import difficulty_index, list_families
-from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
-from ..sandbox import Sandbox
+from ..level import Level
+from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 
 
 @dataclass
@@ -26,7 +27,7 @@ class HeldoutEnv:
     family: str
     level: int
     difficulty: float
-    spec: EnvSpec
+    spec: Level
 
 
 def build_suite(levels: str = "all", families: list[str] | None = None) -> list[HeldoutEnv]:
@@ -41,7 +42,7 @@ def build_suite(levels: str = "all", families: list[str] | None = None) -> list[
         for level in chosen:
             knobs = family.level_knobs(level)
             env_id = f"heldout-{family.name}-L{level}"
-            spec = EnvSpec(env_id, family.render(knobs), f"{env_id}.py")
+            spec = Level(family.render(knobs))
             suite.append(HeldoutEnv(env_id, family.name, level, difficulty_index(family.name, knobs) or 0.0, spec))
     return suite
 
@@ -53,7 +54,7 @@ def heldout_plays(suite: list[HeldoutEnv], *, seeds: int, seed: int, hint: bool)
             for h in suite for i in range(seeds) for arm in arms]
 
 
-async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, seed: int,
+async def evaluate(agent: Agent, sandbox: EnvHost | FileHost, suite: list[HeldoutEnv], *, seeds: int, seed: int,
                    hint: bool = True, rollout: RolloutConfig | None = None,
                    on_episode: Callable[[Episode], None] | None = None) -> tuple[dict[str, Any], list[Episode]]:
     """Success rates on the suite, without (and with) the hint, overall, per family and per level; and the episodes."""

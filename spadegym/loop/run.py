@@ -17,7 +17,6 @@ from ..designers.base import Designer
 from ..errors import UserError
 from ..executor import Executor, make_executor
 from ..llm.client import LLMError
-from ..sandbox import Sandbox
 from ..store import RunStore
 from ..store.record import RoundSummary
 from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
@@ -97,14 +96,14 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     from ..designers.sources import source_parts
 
     llm = config.llm.model_dump()
-    # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
-    sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
+    # A designer that validates as it writes (the LLM one) validates where the run does, with the run's settings.
+    validator = executor_validator(executor, config.validation)
     # Each kind picks its own section (mutation, llm_designer, learner, llm, openai_agent, train) and ignores the others;
     # hf: roles share one policy per model path (same path = shared weights).
     hf = {"train": config.train, "policies": _policies(config)}
     designer: Designer | None = None
     if config.designer != "pool":
-        designer = make_designer(config.designer, seed=config.seed, sandbox=sandbox, corpus=config.corpus, llm=llm,
+        designer = make_designer(config.designer, seed=config.seed, validator=validator, corpus=config.corpus, llm=llm,
                                  validation=config.validation, rounds=config.rounds, mutation=config.mutation,
                                  llm_designer=config.llm_designer, **(hf if config.designer.startswith("hf:") else {}))
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
@@ -123,6 +122,16 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
                                 f"'{part.name}' list none; play them with a text agent (random, openai:MODEL, hf:PATH).")
         designer = mixed_designer(designer, parts, main_share)
     return SelfPlay(config, store, executor, designer, agent)  # parts that train restore their checkpoint there
+
+
+def executor_validator(executor: Executor, validation: Any) -> Any:
+    """The gate of ``executor`` for a designer that validates as it writes: (code, hint, name) -> verdict."""
+    from ..level import Level
+
+    def validate(code: str, hint: str | None, name: str) -> Any:
+        return executor.validate([Level(code, hint=hint)], validation, names=[name])[0]
+
+    return validate
 
 
 def _policies(config: RunConfig) -> Any:

@@ -14,10 +14,12 @@ does on it *now*, so the designer keeps proposing levels at the frontier.
 
 An environment's life, in the words the code uses:
 
-    candidate    what a designer proposes: a source file, its hint, skill and lineage (``Candidate``)
+    level        one environment, the same value throughout (``Level``: a file or an OpenEnv server,
+                 its hint, skill, params and lineage); the buffer holds the accepted ones, a host opens
+                 them, the store writes them, each under its env id
+    candidate    a level as a designer proposes it, with the designer's bookkeeping (``Candidate``)
     proposal     a candidate with the judge's verdict and refusal, if any (``Proposal``)
-    spec         an accepted file as the runner plays it (``EnvSpec``); its id makes it a level
-    level        an accepted environment in the buffer, with its scores and plays (``LevelRecord``)
+    record       what the buffer keeps of a level's plays and scores (``LevelRecord``)
     statistics   what one round of plays says about a level (``EnvStats``: win rates, regret)
     summary      what the designer is shown of a level (``LevelSummary``); a round's figures are a ``RoundSummary``
 """
@@ -42,11 +44,10 @@ from ..curriculum import BufferState, LevelBuffer, LevelRecord
 from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
 from ..designers.judge import Judge, Proposal, share
-from ..envfile import EnvFileInfo, inspect_source
-from ..executor import Executor, ValidationJob
-from ..executor.openenv import OpenEnvHost
+from ..executor import Executor
 from ..families import difficulty_index
-from ..rollout import EnvSpec, Episode, Play, derive_seed, run_episodes
+from ..level import Level
+from ..rollout import Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
 from ..signals.hacking import reward_hacking
 from ..store import RunStore
@@ -92,21 +93,16 @@ class SelfPlay:
 
     def __init__(self, config: RunConfig, store: RunStore, executor: Executor, designer: Designer, agent: Agent):
         self.config, self.store, self.executor = config, store, executor
-        self.sandbox = executor.sandbox  # where episodes' environments run
-        self.remote: OpenEnvHost | None = None
-        if any(source.remote for source in config.sources):  # remote levels play over the wire
-            self.sandbox = self.remote = OpenEnvHost(executor.sandbox)
+        self.host = executor.host  # where levels are played: files in the sandbox, remote levels over OpenEnv
         self.designer, self.agent = designer, agent
         # What the parts can do is declared by their protocols and read here, once.
         self.learner: LearningAgent | None = agent if isinstance(agent, LearningAgent) else None
         self.learning_designer: LearningDesigner | None = (
             designer if isinstance(designer, LearningDesigner) else None)
         self.reward_fn = get_designer_reward(config.designer_reward)
-        self.buffer = LevelBuffer(config.buffer)
+        self.buffer = LevelBuffer(config.buffer)  # the accepted levels, their scores and plays
         self.state = LoopState()
-        self.specs: dict[str, EnvSpec] = {}  # env id -> source for every level the buffer may replay
-        self.infos: dict[str, EnvFileInfo] = {}  # env id -> what its file declares (parsed once)
-        self.diversity = PoolDiversity()  # n-grams of every pool level's code and first transcript
+        self.diversity = PoolDiversity(first_play=self._first_play)  # n-grams of the pool's code and first plays
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
@@ -127,8 +123,6 @@ class SelfPlay:
             self._await(self.agent.aclose())
         finally:
             self._loop.close()
-            if self.remote is not None:
-                self.remote.close()
 
     # -- resume -------------------------------------------------------------
     def _restore(self) -> None:
@@ -147,20 +141,15 @@ class SelfPlay:
             parts = [p for p in (self.learner, self.designer) if isinstance(p, Checkpointed)]
             for part in {id(p): p for p in parts}.values():
                 part.restore(checkpoint)
-        for env_id in self.buffer.state.levels:
-            row = self.store.environment(env_id)
-            if row is not None:
-                self._register(env_id, EnvSpec(env_id, row["source"], f"{env_id}.py", row.get("hint")))
-            first = self.store.episodes(env_id=env_id, split="train", hinted=False, limit=1)
-            if first:
-                turns = first[0]["turns"]
-                self.diversity.add_play(env_id, transcript_text([t["observation"] for t in turns],
-                                                                [t["action"] for t in turns]))
+        self.buffer.hold(self.store.levels(self.buffer.state.levels))
 
-    def _register(self, env_id: str, spec: EnvSpec) -> None:
-        self.specs[env_id] = spec
-        self.infos[env_id] = inspect_source(spec.source)
-        self.diversity.add_code(env_id, spec.source)
+    def _first_play(self, env_id: str) -> str | None:
+        """The transcript of a level's first no-hint play, as the store holds it (for the pool's diversity)."""
+        first = self.store.episodes(env_id=env_id, split="train", hinted=False, limit=1)
+        if not first:
+            return None
+        turns = first[0]["turns"]
+        return transcript_text([t["observation"] for t in turns], [t["action"] for t in turns])
 
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> RoundSummary:
@@ -179,33 +168,35 @@ class SelfPlay:
         record.replayed = self.buffer.sample_replay(cfg.envs_per_round - len(new), n, rng,
                                                     fresh=[(p.candidate.family, p.candidate.skill) for p in new])
         record.chosen = [p.name for p in new] + record.replayed
+        levels = {**{p.name: p.candidate.level for p in new}, **{e: self.buffer.level(e) for e in record.replayed}}
 
         with clock("play"):
-            record.episodes = self.play(n, record.chosen)
-        new_ids = {p.name for p in new}
+            record.episodes = self.play(n, levels)
         for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
-            if not ep.hinted and ep.env_id in new_ids:
+            if not ep.hinted and ep.env_id not in record.replayed:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
-        record.stats = steps.score(record.chosen, record.episodes, self.infos, self.state.skill_ema)
+        record.stats = steps.score(levels, record.episodes, self.state.skill_ema)
         with clock("learn"):
             learned, designed = self.learn(record.episodes), {}
             record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn)
             if self.learning_designer is not None:
                 designed = dict(self.learning_designer.update(record.feedback) or {})  # a model reports its step
-            self.remember(n, record)
+            self.remember(n, record, levels)
         with clock("heldout"):
             heldout, record.heldout_episodes = self.heldout(n)
 
         self.state.next_round = n + 1
         self.state.episodes += len(record.episodes)
         self.state.elapsed_s += time.perf_counter() - started
-        levels = self.buffer.state.levels
-        record.difficulty = {e: difficulty_index(levels[e].family, levels[e].knobs) if e in levels else None
+        kept = self.buffer.state.levels
+        record.difficulty = {e: difficulty_index(kept[e].family, kept[e].knobs) if e in kept else None
                              for e in record.chosen}
         record.summary = steps.summarize(
-            record, skills={e: levels[e].skill for e in record.chosen if e in levels}, learner={**learned, **designed},
+            record, skills={e: kept[e].skill for e in record.chosen if e in kept}, learner={**learned, **designed},
             heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
-            diversity=self.diversity.summary([e for e in record.chosen if e not in record.replayed], list(levels)),
+            diversity=self.diversity.summary(
+                {e: levels[e].source or "" for e in record.chosen if e not in record.replayed and e in kept},
+                {e: self.buffer.level(e).source or "" for e in kept}),
             seconds=time.perf_counter() - started)
         record.summary.timings = clock.seconds
         record.summary.infrastructure = self._infrastructure_events()
@@ -216,7 +207,7 @@ class SelfPlay:
 
     def _infrastructure_events(self) -> dict[str, int]:
         """What the executor lost and redid this round (actors, requests, validations); never scored."""
-        now = dict(Counter(self.executor.counters()) + Counter(self.remote.counters() if self.remote else {}))
+        now = self.executor.counters()
         events = {k: v - self._infra_seen.get(k, 0) for k, v in now.items() if v != self._infra_seen.get(k, 0)}
         self._infra_seen = now
         return events
@@ -241,22 +232,16 @@ class SelfPlay:
                 drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
         # The gate runs on every candidate not validated yet at once (the executor may spread them out).
         unchecked = [i for i, (_name, c) in enumerate(drafts) if c.verdict is None]
-        jobs = [ValidationJob(drafts[i][1].source, f"{drafts[i][0]}.py", drafts[i][1].hint) for i in unchecked]
-        checked = dict(zip(unchecked, self.executor.validate(jobs, self.config.validation)))
+        verdicts = self.executor.validate([drafts[i][1].level for i in unchecked], self.config.validation,
+                                          names=[f"{drafts[i][0]}.py" for i in unchecked])
+        checked = dict(zip(unchecked, verdicts))
         judge = Judge(known=self.buffer.duplicate_of)
-        proposals: list[Proposal] = []
-        for i, (name, cand) in enumerate(drafts):
-            proposal = judge(cand, name, checked.get(i))
-            proposals.append(proposal)
-            if proposal.valid:
-                self._register(name, EnvSpec(name, cand.source, f"{name}.py", cand.hint))
-        return proposals
+        return [judge(cand, name, checked.get(i)) for i, (name, cand) in enumerate(drafts)]
 
     def context(self, n: int, skill: str, count: int) -> DesignContext:
         """The difficulty picture the designer sees for one skill."""
         def summary(r: LevelRecord) -> LevelSummary:
-            spec = self.specs.get(r.env_id)
-            source = spec.source if spec else None
+            source = self.buffer.level(r.env_id).source
             return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
                                 family=r.family, knobs=r.knobs, code_excerpt=(source or "")[:1500],
                                 source=source, depth=r.depth, retired=self.buffer.retired(r))
@@ -272,18 +257,17 @@ class SelfPlay:
         )
 
     # -- branch: play ---------------------------------------------------------
-    def play(self, n: int, env_ids: list[str]) -> list[Episode]:
+    def play(self, n: int, levels: dict[str, Level]) -> list[Episode]:
         """G no-hint and H hint plays per level; both arms draw the same instance seeds."""
         cfg = self.config
         plays = []
-        for env_id in env_ids:
+        for env_id in levels:
             for arm, count in ((False, cfg.plays), (True, cfg.hint_plays)):
                 for i in range(count):
                     group = i // cfg.group_size
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)
                     plays.append(Play(env_id, seed, hinted=arm, group=group))
-        envs = {e: self.specs[e] for e in env_ids}
-        return self._await(run_episodes(self.sandbox, envs, plays, self.agent, cfg.rollout,
+        return self._await(run_episodes(self.host, levels, plays, self.agent, cfg.rollout,
                                         on_episode=self._meter(n, "play", len(plays))))
 
     # -- branch: learn --------------------------------------------------------
@@ -294,22 +278,15 @@ class SelfPlay:
         return dict(self.learner.update(train) or {})
 
     # -- branch: remember -----------------------------------------------------
-    def remember(self, n: int, record: RoundRecord) -> None:
+    def remember(self, n: int, record: RoundRecord, levels: dict[str, Level]) -> None:
         """The buffer keeps the new levels and this round's scores; the skills' win-rate EMAs move."""
         for p in record.new:
-            c = p.candidate
-            self.buffer.add(LevelRecord(
-                env_id=p.name, skill=c.skill, code_hash=p.code_hash, added_round=n,
-                depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family, knobs=dict(c.knobs)))
+            self.buffer.add(LevelRecord.of(p.name, p.candidate.level, n), p.candidate.level)
         for env_id, s in record.stats.items():
             self.buffer.record_play(env_id, n, record.rewards[env_id], s.win_rate, s.win_rate_hint, s.regret)
         by_skill: dict[str, list[float]] = defaultdict(list)
         for env_id, s in record.stats.items():
-            by_skill[self.infos[env_id].skill or "unknown"].append(s.win_rate)
-        # Levels that left the buffer are never replayed: forget their sources.
-        self.specs = {k: v for k, v in self.specs.items() if k in self.buffer}
-        self.infos = {k: v for k, v in self.infos.items() if k in self.buffer}
-        self.diversity.keep(set(self.specs))
+            by_skill[levels[env_id].info.skill or "unknown"].append(s.win_rate)
         for skill, rates in by_skill.items():
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
@@ -325,7 +302,7 @@ class SelfPlay:
         # A learner evaluates on its own random stream, so evaluation never shifts its training.
         with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
             total = len(heldout_plays(self.suite, seeds=held.seeds, seed=seed, hint=held.hint))
-            return self._await(evaluate(self.agent, self.sandbox, self.suite, seeds=held.seeds, seed=seed,
+            return self._await(evaluate(self.agent, self.host, self.suite, seeds=held.seeds, seed=seed,
                                         hint=held.hint, rollout=self.config.rollout,
                                         on_episode=self._meter(n, "heldout", total)))
 

@@ -14,16 +14,15 @@ import numpy as np
 
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
-from ..envfile import EnvFileInfo
+from ..level import Level
 from ..rollout import Episode
 from ..sandbox.protocol import INFRA
 from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
 
 
-def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFileInfo],
-          skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
-    """Per-level statistics of the scored episodes, without and with the hint.
+def score(levels: Mapping[str, Level], episodes: list[Episode], skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
+    """Per-level statistics of the scored episodes (of each level of ``levels``, in order), without and with the hint.
 
     A level whose every play infrastructure lost (a dead actor, a remote server
     gone) has no statistics this round: it is not a loss.
@@ -39,11 +38,11 @@ def score(env_ids: list[str], episodes: list[Episode], infos: Mapping[str, EnvFi
     fine = {ep.env_id for ep in episodes if ep.failure != INFRA}
     lost = {ep.env_id for ep in episodes} - fine  # levels whose every play infrastructure lost
     stats = {}
-    for env_id in env_ids:
+    for env_id, level in levels.items():
         plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
         if env_id in lost:
             continue
-        info = infos[env_id]
+        info = level.info
         stats[env_id] = EnvStats(
             win_rate=mean(plain, lambda e: e.success), win_rate_hint=mean(hinted, lambda e: e.success),
             mean_return=mean(plain, lambda e: e.ret), mean_return_hint=mean(hinted, lambda e: e.ret),

@@ -22,7 +22,8 @@ from typing import Any
 
 from ..agents import make_agent
 from ..errors import UserError
-from ..rollout import EnvSpec, Episode, Play, RolloutConfig, run_episodes
+from ..level import Level
+from ..rollout import Episode, Play, RolloutConfig, run_episodes
 from ..sandbox import Sandbox, SandboxConfig
 from .suite import Suite, load_suite
 
@@ -33,7 +34,7 @@ async def _score_agent(suite: Suite, spec: str, sandbox: Sandbox, *, plays: int,
                        rollout: RolloutConfig, agent_options: dict[str, Any],
                        on_episode: Callable[[Episode], None] | None) -> dict[str, Any]:
     agent = make_agent(spec, seed=seed, **agent_options)
-    envs = {c.id: EnvSpec(c.id, suite.sources[c.id], Path(c.file).name, None) for c in suite.cases}
+    envs = {c.id: Level(suite.sources[c.id]) for c in suite.cases}
     schedule = [Play(c.id, s, hinted=False, group=i) for c in suite.cases for i, s in enumerate(c.seeds)
                 for _ in range(plays)]
     started = time.perf_counter()

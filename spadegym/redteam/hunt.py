@@ -46,7 +46,6 @@ from ..executor import Executor, make_executor
 from ..families import get_family
 from ..loop.selfplay import fresh_slots
 from ..rollout import derive_seed
-from ..sandbox import Sandbox
 from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
 from ..store import RunStore
 from .allocate import PARTIAL_YIELD, YieldAllocator
@@ -318,10 +317,8 @@ class RedTeam:
         for p in props:
             if not (p.probe.valid and p.env_id and p.probe.stats):
                 continue
-            c, s = p.candidate, p.probe.stats
-            self.buffer.add(LevelRecord(env_id=p.env_id, skill=c.skill, code_hash=p.code_hash, added_round=n,
-                                        depth=c.lineage.depth, parents=list(c.lineage.parents), family=c.family,
-                                        knobs=dict(c.knobs)))
+            s = p.probe.stats
+            self.buffer.add(LevelRecord.of(p.env_id, p.candidate.level, n), p.candidate.level)
             self.buffer.record_play(p.env_id, n, p.reward, s.win_rate, s.win_rate_hint,
                                     s.mean_return_hint - s.mean_return)
 
@@ -333,8 +330,7 @@ class RedTeam:
                 c = p.candidate
                 tx.add_proposal(c.to_dict(), p.probe.verdict, p.env_id, p.probe.valid)
                 if p.env_id:
-                    tx.add_environment(p.env_id, c.source, c.hint, c.skill, c.family, c.knobs, c.lineage.__dict__,
-                                       p.code_hash, {"cluster": p.cluster})
+                    tx.add_environment(p.env_id, c.level, {"cluster": p.cluster})
                     tx.add_episodes([{**e.to_dict(), "env_id": p.env_id, "round": n, "split": "train"}
                                      for e in p.probe.episodes])
                     s = p.probe.stats
@@ -394,10 +390,10 @@ async def _propose(designer: Designer, context: DesignContext) -> list[Candidate
 
 def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
     from ..designers.registry import make_designer
+    from ..loop.run import executor_validator
 
-    # A designer that validates as it writes (the LLM one) needs a sandbox in this process.
-    sandbox = executor.sandbox if isinstance(executor.sandbox, Sandbox) else None
-    options: dict[str, Any] = {"sandbox": sandbox, "corpus": config.corpus, "llm": config.llm.model_dump(),
+    # A designer that validates as it writes (the LLM one) validates where the search does.
+    options: dict[str, Any] = {"validator": executor_validator(executor, config.validation), "corpus": config.corpus, "llm": config.llm.model_dump(),
                                "validation": config.validation, "families": config.families}
     if config.designer == "mutation":
         options["mutation"] = config.mutation.model_copy(update={"families": config.families})

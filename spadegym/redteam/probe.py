@@ -16,8 +16,9 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..envfile import inspect_source
-from ..executor import Executor, ValidationJob
-from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
+from ..executor import Executor
+from ..level import Level
+from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..signals import EnvStats, feasibility
 from ..validate import ValidationConfig
 
@@ -65,7 +66,7 @@ class Prober:
         """The gate's verdict (reused when the designer already validated the file)."""
         if verdict is None:
             self.validations += 1
-            verdict = self.executor.validate([ValidationJob(source, "level.py", hint)], self.validation)[0].to_dict()
+            verdict = self.executor.validate([Level(source, hint=hint)], self.validation)[0].to_dict()
         valid = bool(verdict.get("valid"))
         return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"))
 
@@ -80,8 +81,8 @@ class Prober:
         hinted_seeds = [] if has_solution else probe.seeds[: self.hint_plays]
         plays = [Play("level", s, hinted=False, group=i) for i, s in enumerate(probe.seeds) for _ in range(repeat)]
         plays += [Play("level", s, hinted=True, group=i) for i, s in enumerate(hinted_seeds)]
-        spec = EnvSpec("level", source, "level.py", hint)
-        probe.episodes = await run_episodes(self.executor.sandbox, {"level": spec}, plays, self.target, self.rollout)
+        probe.episodes = await run_episodes(self.executor.host, {"level": Level(source, hint=hint)}, plays, self.target,
+                                            self.rollout)
         self.episodes += len(probe.episodes)
         probe.stats = _stats(probe.episodes, has_solution)
         return probe

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..envfile import OptionalMethods, SourceError, read_source
+from ..level import Level
 from ..sandbox import Sandbox, SandboxConfig
 from .agent import Agent
 from .records import Episode
-from .runner import EnvSpec, Play, RolloutConfig, run_episodes
+from .runner import Play, RolloutConfig, run_episodes
 
 
 class PlayFileError(ValueError):
@@ -27,7 +28,7 @@ class PlaySetup(OptionalMethods):
     """One environment file, ready to play."""
 
     path: Path
-    spec: EnvSpec
+    level: Level
     methods: list[str]  # the optional methods the loaded class defines
     declared_max_turns: int | None
 
@@ -47,13 +48,13 @@ def load_for_play(sandbox: Sandbox, path: str | Path, hint: str | None = None) -
     finally:
         handle.close()
     methods = info.get("methods", [])
-    return PlaySetup(path=path, spec=EnvSpec(env_id=path.stem, source=source, filename=path.name, hint=hint),
+    return PlaySetup(path=path, level=Level(source, hint=hint),
                      methods=list(methods),
                      declared_max_turns=info.get("max_turns"))
 
 
 def plays_for(setup: PlaySetup, episodes: int, seed: int, hinted: bool) -> list[Play]:
-    return [Play(env_id=setup.spec.env_id, seed=seed + i, hinted=hinted, group=i) for i in range(episodes)]
+    return [Play(env_id=setup.path.stem, seed=seed + i, hinted=hinted, group=i) for i in range(episodes)]
 
 
 async def play_file(
@@ -76,5 +77,5 @@ async def play_file(
             raise PlayFileError(f"{setup.path}: defines no hint; pass the hint text with --hint TEXT.")
         plays = plays_for(setup, episodes, seed, hinted or hint is not None)
         config = RolloutConfig(max_turns=max_turns, concurrency=max(1, min(concurrency, episodes)))
-        return await run_episodes(sandbox, {setup.spec.env_id: setup.spec}, plays, agent, config,
+        return await run_episodes(sandbox, {setup.path.stem: setup.level}, plays, agent, config,
                                   on_episode=on_episode)

@@ -30,13 +30,15 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from ..errors import UserError
-from ..executor.base import EnvHost
+from ..executor.base import EnvHost, FileHost
+from ..executor.hosts import LevelHost, level_host
+from ..level import Level
 from ..sandbox import EnvHandle
 from .agent import Agent, Reply, View
 from .engine import FORMAT_REMINDER, LiveEpisode, TurnRules
 from .records import Episode, Turn
 
-__all__ = ["FORMAT_REMINDER", "EnvSpec", "EpisodeRun", "HandlePool", "Play", "RolloutConfig", "RolloutError",
+__all__ = ["FORMAT_REMINDER", "EpisodeRun", "HandlePool", "Play", "RolloutConfig", "RolloutError",
            "derive_seed", "run_episodes"]
 
 
@@ -47,16 +49,6 @@ class RolloutConfig(BaseModel):
 
     max_turns: int = Field(25, ge=1, description="Turn budget when the environment declares none (paper: 25).")
     concurrency: int = Field(64, ge=1, description="Episodes in flight at once (each holds one sandbox worker).")
-
-
-@dataclass
-class EnvSpec:
-    """An environment to play: its source, and the hint the hint arm receives."""
-
-    env_id: str
-    source: str
-    filename: str = "<env>"
-    hint: str | None = None  # designer-provided hint; None falls back to the file's own hint
 
 
 @dataclass
@@ -84,25 +76,30 @@ class HandlePool:
 
     ``run_episodes`` makes one per call; a caller that plays the same
     environments again and again (a trainer) can pass its own and close it at
-    the end, so workers are not reforked and reloaded for every batch.
+    the end, so workers are not reforked and reloaded for every batch. Each
+    level opens where its kind says (``executor.LevelHost``); a plain sandbox
+    is made into such a host here, and that host is closed with the pool.
     """
 
-    def __init__(self, sandbox: EnvHost, limit: int | None = None):
-        self.sandbox = sandbox
+    def __init__(self, sandbox: EnvHost | FileHost, limit: int | None = None):
+        self.host = level_host(sandbox)
+        self.own_host = self.host is not sandbox
         self.limit = limit  # most instances kept open; idle ones of other envs are closed first
-        self.free: dict[str, list[EnvHandle]] = defaultdict(list)
+        self.free: dict[str, list[tuple[Level, EnvHandle]]] = defaultdict(list)
+        self.opened: dict[int, Level] = {}  # handle id -> the level it runs
         self.all: list[EnvHandle] = []
 
-    def take(self, env_id: str, spec: EnvSpec) -> EnvHandle:
+    def take(self, env_id: str, level: Level) -> EnvHandle:
         while self.free[env_id]:
-            handle = self.free[env_id].pop()
-            if handle.source == spec.source and handle.filename == spec.filename:
+            held, handle = self.free[env_id].pop()
+            if held.source == level.source and held.remote == level.remote:
                 return handle
-            self._close(handle)  # the id now names other code: never reuse a worker across sources
+            self._close(handle)  # the id now names another level: never reuse a worker across sources
         if self.limit is not None and len(self.all) >= self.limit:
             self._evict_idle()
         # Where the host allows it, a worker serves several of the pool's instances of a file at once.
-        handle = self.sandbox.open(spec.source, spec.filename, share=self.sandbox.episodes_per_worker)
+        handle = self.host.open(level, f"{env_id}.py", share=self.host.episodes_per_worker)
+        self.opened[id(handle)] = level
         self.all.append(handle)
         return handle
 
@@ -110,18 +107,21 @@ class HandlePool:
         """Close idle workers until there is room: many envs must not mean many processes."""
         for handles in self.free.values():
             while handles and len(self.all) >= (self.limit or 0):
-                self._close(handles.pop())
+                self._close(handles.pop()[1])
 
     def _close(self, handle: EnvHandle) -> None:
         handle.close()
         self.all.remove(handle)
+        self.opened.pop(id(handle), None)
 
     def give(self, env_id: str, handle: EnvHandle) -> None:
-        self.free[env_id].append(handle)
+        self.free[env_id].append((self.opened[id(handle)], handle))
 
     def close(self) -> None:
         for handle in self.all:
             handle.close()
+        if self.own_host:
+            self.host.close()
 
 
 def _round_robin(plays: Sequence[Play]) -> list[tuple[int, Play]]:
@@ -158,14 +158,15 @@ class EpisodeRun:
     back; ``play`` runs them until every play is done.
     """
 
-    def __init__(self, sandbox: EnvHost, envs: Mapping[str, EnvSpec], plays: Sequence[Play], agent: Agent,
+    def __init__(self, sandbox: EnvHost | FileHost, envs: Mapping[str, Level], plays: Sequence[Play], agent: Agent,
                  config: RolloutConfig | None = None, on_episode: Callable[[Episode], None] | None = None,
                  handles: HandlePool | None = None):
-        self.sandbox, self.envs, self.plays, self.agent = sandbox, envs, plays, agent
+        self.envs, self.plays, self.agent = envs, plays, agent
         self.config = config or RolloutConfig()
         self.on_episode = on_episode
         self.own_pool = handles is None
         self.pool = handles or HandlePool(sandbox, limit=2 * self.config.concurrency)
+        self.sandbox: LevelHost = self.pool.host
         self.queue = deque(_round_robin(plays))
         self.results: dict[int, Episode] = {}
         self.index_of: dict[str, int] = {}
@@ -287,8 +288,8 @@ class EpisodeRun:
 
 
 async def run_episodes(
-    sandbox: EnvHost,
-    envs: Mapping[str, EnvSpec],
+    sandbox: EnvHost | FileHost,
+    envs: Mapping[str, Level],
     plays: Sequence[Play],
     agent: Agent,
     config: RolloutConfig | None = None,
@@ -297,7 +298,8 @@ async def run_episodes(
 ) -> list[Episode]:
     """Play every ``Play`` and return its ``Episode`` (in the order of ``plays``).
 
-    ``sandbox``: where the environments run (a ``Sandbox``, or an executor's host of remote ones).
+    ``sandbox``: where the levels run (an executor's ``host``, or a ``Sandbox`` for files); ``envs``: each
+    play's level by its id (a file is opened as ``<id>.py``).
 
     ``handles``: a worker pool to reuse (and leave open); by default one is made and closed here.
     """

@@ -32,7 +32,7 @@ from typing import Any
 from ..envfile import SourceError
 from ..envfile.spade_export import for_reference
 from ..errors import UserError
-from ..executor.openenv import RemoteLevel
+from ..level import FILE
 from ..validate import ValidationConfig, validate_sources
 from ..validate.verdict import STATIC
 from .runstore import RunStore
@@ -73,7 +73,9 @@ def environment_rows(store: RunStore) -> list[dict[str, Any]]:
         rows.append(
             {
                 "env_id": env["env_id"],
+                "kind": env["kind"],
                 "code": env["source"],
+                "remote": env["remote"],
                 "hint": env["hint"],
                 "skill": env["skill"],
                 "family": env["family"],
@@ -206,10 +208,9 @@ def spade_file_name(round_: int, index: int, skill: str | None) -> str:
 
 def _for_reference(row: dict[str, Any]) -> tuple[str | None, str]:
     """The level's file rewritten for the reference (``envfile.spade_export``), or None and why not."""
-    remote = RemoteLevel.parse(row["code"])
-    if remote is not None:
-        return None, (f"a remote level: its code runs on its OpenEnv server ({remote.url}), so a pool cannot "
-                      "hold it; --format jsonl, parquet or hf exports its descriptor")
+    if row.get("kind", FILE) != FILE:
+        return None, (f"a remote level: its code runs on its OpenEnv server ({row['remote']['url']}), so a pool "
+                      "cannot hold it; --format jsonl, parquet or hf exports its settings")
     try:
         return for_reference(row["code"], f"{row['env_id']}.py"), ""
     except SourceError as exc:

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from ..envfile.contract import is_success
 from ..errors import UserError
 from ..figures import finite_or_none
+from ..level import FILE, Level, Lineage, Params, Remote
 from ..text import storable
-from .schema import DDL, SCHEMA_VERSION, TABLES
+from .schema import DDL, MIGRATIONS, SCHEMA_VERSION, TABLES
 
 if TYPE_CHECKING:
     from .record import RoundRecord
@@ -123,35 +124,27 @@ class RoundTransaction:
         if cur.rowcount == 0:
             raise KeyError(f"no proposal with candidate_id {candidate_id!r} in the store")
 
-    def add_environment(
-        self,
-        env_id: str,
-        source: str,
-        hint: str | None,
-        skill: str | None,
-        family: str | None,
-        knobs: dict[str, Any],
-        lineage: dict[str, Any],
-        code_hash: str | None,
-        meta: dict[str, Any],
-        valid: bool = True,
-    ) -> None:
-        """Add an environment to the pool (its id must be new to the run)."""
+    def add_environment(self, env_id: str, level: Level, meta: dict[str, Any] | None = None, *,
+                        valid: bool = True) -> None:
+        """Add a level to the pool under ``env_id`` (new to the run): its kind, file or server, hint, skill,
+        params, lineage and code hash, and ``meta`` (provenance)."""
         self._check_open()
         try:
             self._db.execute(
-                "INSERT INTO environments (env_id, round, source, hint, skill, family, knobs, lineage,"
-                " code_hash, meta, valid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO environments (env_id, round, kind, source, remote, hint, skill, family, knobs, lineage,"
+                " code_hash, meta, valid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     env_id,
                     self.round,
-                    storable(source),
-                    None if hint is None else storable(hint),
-                    None if skill is None else storable(skill),
-                    family,
-                    to_json(knobs or {}),
-                    to_json(lineage or {}),
-                    code_hash,
+                    level.kind,
+                    None if level.source is None else storable(level.source),
+                    None if level.remote is None else to_json(level.remote.settings()),
+                    None if level.hint is None else storable(level.hint),
+                    storable(level.skill) if level.skill else None,
+                    level.family,
+                    to_json(level.knobs or {}),
+                    to_json(dataclasses.asdict(level.lineage)),
+                    level.code_hash,
                     to_json(meta or {}),
                     int(bool(valid)),
                 ),
@@ -305,6 +298,8 @@ class RunStore:
                 f"{path} has store schema version {row and row[0]}, this spadegym reads up to "
                 f"{SCHEMA_VERSION}; upgrade spadegym."
             )
+        if row[0] < SCHEMA_VERSION:
+            _migrate(db, path, row[0])
         return cls(run_dir, db)
 
     def close(self) -> None:
@@ -350,7 +345,6 @@ class RunStore:
     def write_round(self, record: RoundRecord) -> None:
         """Everything of one round in one transaction: proposals and new levels, designer rewards,
         episodes (train and held-out), per-level scores, resume state, and the summary last."""
-        from ..envfile import inspect_source
         from ..families import difficulty_index
 
         if record.summary is None:
@@ -360,10 +354,9 @@ class RunStore:
                 c = p.candidate
                 tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
                 if p.valid:
-                    meta = {"difficulty": difficulty_index(c.family, c.knobs),
-                            "class_name": inspect_source(c.source).class_name, **c.meta}
-                    tx.add_environment(p.name, c.source, c.hint, c.skill, c.family, c.knobs, dataclasses.asdict(c.lineage),
-                                       p.code_hash, meta)
+                    meta = {"difficulty": difficulty_index(c.family, c.knobs), "class_name": c.level.info.class_name,
+                            **c.meta}
+                    tx.add_environment(p.name, c.level, meta)
             for earned in record.feedback:
                 if earned.candidate_id:
                     tx.set_proposal_reward(earned.candidate_id, earned.reward)
@@ -407,6 +400,17 @@ class RunStore:
     def environment(self, env_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM environments WHERE env_id = ?", (env_id,))
         return _environment(rows[0]) if rows else None
+
+    def levels(self, env_ids: Iterable[str] | None = None) -> dict[str, Level]:
+        """The stored levels (of ``env_ids``, else every valid one), as the values that were written."""
+        if env_ids is None:
+            rows = self._rows("SELECT * FROM environments WHERE valid = 1 ORDER BY round, rowid")
+        else:
+            wanted = list(env_ids)
+            rows = [row for i in range(0, len(wanted), 500) for row in self._rows(
+                f"SELECT * FROM environments WHERE env_id IN ({','.join('?' * len(wanted[i:i + 500]))})",
+                tuple(wanted[i:i + 500]))]
+        return {row["env_id"]: level_of(_environment(row)) for row in rows}
 
     def proposals(self, round: int | None = None) -> list[dict[str, Any]]:
         sql, args = "SELECT * FROM proposals", ()
@@ -475,6 +479,26 @@ class RunStore:
         return [dict(zip(names, row)) for row in cur]
 
 
+def _migrate(db: sqlite3.Connection, path: Path, version: int) -> None:
+    """Bring a store of an older schema up to this one (a read-only store is read as it is)."""
+    config = json.loads((db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() or ["{}"])[0])
+    if version < 2 and any(str(s.get("source", "")).strip().startswith("openenv:")
+                           for s in config.get("sources") or [] if isinstance(s, dict)):
+        db.close()
+        raise StoreError(f"{path} was written by an older spadegym that stored remote levels as descriptor files, "
+                         "which this one never reads as levels; start a new run with the same configuration.")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        for step in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[step]:
+                db.execute(statement)
+        db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        db.execute("COMMIT")
+    except sqlite3.OperationalError:  # read-only: readers take a missing column's default
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a round is exactly one transaction.
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
@@ -497,4 +521,18 @@ def _environment(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("knobs", "lineage", "meta"):
         row[key] = json.loads(row[key])
     row["valid"] = bool(row["valid"])
+    row["kind"] = row.get("kind") or FILE  # a store of schema 1 holds files only
+    row["remote"] = json.loads(row["remote"]) if row.get("remote") else None
     return row
+
+
+_LINEAGE = {f.name for f in dataclasses.fields(Lineage)}
+
+
+def level_of(row: dict[str, Any]) -> Level:
+    """The level an environments row (as ``RunStore.environment`` returns it) holds."""
+    remote = Remote(**row["remote"]) if row["kind"] != FILE else None
+    return Level(None if remote is not None else row["source"], skill=row.get("skill") or "", hint=row.get("hint"),
+                 params=Params(row.get("family"), dict(row.get("knobs") or {})),
+                 lineage=Lineage(**{k: v for k, v in (row.get("lineage") or {}).items() if k in _LINEAGE}),
+                 remote=remote)

@@ -10,7 +10,12 @@ episodes of environments from earlier rounds must not need a fresh row).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: What each older schema lacks, added when such a store is opened (1: a level's kind and a remote level's settings).
+MIGRATIONS = {
+    1: ("ALTER TABLE environments ADD COLUMN kind TEXT NOT NULL DEFAULT 'file'",
+        "ALTER TABLE environments ADD COLUMN remote TEXT"),
+}
 
 DDL = """
 CREATE TABLE schema_version (
@@ -31,7 +36,9 @@ CREATE TABLE rounds (
 CREATE TABLE environments (
     env_id    TEXT PRIMARY KEY,
     round     INTEGER NOT NULL REFERENCES rounds(round) DEFERRABLE INITIALLY DEFERRED,
-    source    TEXT NOT NULL,
+    kind      TEXT NOT NULL DEFAULT 'file', -- 'file' or 'remote' (level.KINDS)
+    source    TEXT,                  -- the environment file (kind file)
+    remote    TEXT,                  -- JSON: the OpenEnv server's settings (kind remote)
     hint      TEXT,
     skill     TEXT,
     family    TEXT,

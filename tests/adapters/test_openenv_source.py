@@ -14,7 +14,7 @@ pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not 
 
 from test_openenv import ENVS, serve_process  # noqa: E402
 
-from spadegym.executor.openenv import RemoteLevel  # noqa: E402
+from spadegym.level import Level, Remote  # noqa: E402
 from spadegym.loop import RunConfig, run  # noqa: E402
 from spadegym.store import RunStore  # noqa: E402
 
@@ -40,16 +40,18 @@ def test_a_remote_level_is_played_replayed_and_a_killed_server_counts_as_infrast
         resumed = run(resume=out, rounds=3, console=quiet(), report=False)  # round 2: the server is gone
 
     with RunStore.open(out) as store:
-        [remote] = [row for row in store.environments() if RemoteLevel.parse(row["source"])]
+        [remote] = [row for row in store.environments() if row["kind"] == "remote"]
         proposal = next(p for p in store.proposals() if p["env_id"] == remote["env_id"])
         episodes = store.episodes(env_id=remote["env_id"], split="train")
         buffer = store.load_state("buffer")["levels"]
+        store_level = store.levels([remote["env_id"]])[remote["env_id"]]
         rounds = store.rounds()
     # Checked over the wire, not by the gate; what the wire cannot check is said in the verdict.
     checks = {c["name"]: c for c in proposal["verdict"]["checks"]}
     assert proposal["valid"] and checks["reachable"]["passed"] and checks["seed_determinism"]["passed"]
     assert not checks["unchecked_sandboxed"]["passed"] and checks["unchecked_sandboxed"]["severity"] == "warning"
-    assert RemoteLevel.parse(remote["source"]).reset_args == {"level_id": "number_guess"}
+    assert remote["remote"]["reset_args"] == {"level_id": "number_guess"} and remote["source"] is None
+    assert store_level.remote is not None and store_level.remote.url == url and store_level.hint.startswith("halve")
     assert remote["meta"]["source"] == f"openenv:{url}" and remote["skill"] == SKILL
     # Played by the run's agent in rounds 0 and 1 (a replay), with the hint in the hint arm, and stored.
     by_round: dict[int, list[dict]] = {}
@@ -76,19 +78,19 @@ def test_a_server_that_does_not_answer_is_proposed_again_later_not_refused() -> 
     from spadegym.designers.base import DesignContext
     from spadegym.designers.remote import RemoteLevelDesigner
 
-    designer = RemoteLevelDesigner([RemoteLevel(f"http://127.0.0.1:{free_port()}")])
+    designer = RemoteLevelDesigner([Level(remote=Remote(url=f"http://127.0.0.1:{free_port()}"), skill=SKILL)])
     assert asyncio.run(designer.propose(DesignContext(skill=SKILL, count=2))) == []
     assert designer.cursor == 0  # still to propose: an unreachable server is infrastructure, not a bad level
 
 
 def test_a_session_lost_mid_episode_is_rebuilt_on_a_new_server_by_replaying_the_episode() -> None:
-    from spadegym.executor.openenv import OpenEnvHost
+    from spadegym.executor import LevelHost
 
-    host = OpenEnvHost(None)
+    host = LevelHost(None)
     try:
         with serve_process(str(ENVS)) as (server, url):
-            level = RemoteLevel(url, reset_args={"level_id": "number_guess"}, send_reply=True)
-            handle, straight = host.open(level.source(), "guess.py"), host.open(level.source(), "guess.py")
+            level = Level(remote=Remote(url=url, reset_args={"level_id": "number_guess"}, send_reply=True))
+            handle, straight = host.open(level, "guess.py"), host.open(level, "guess.py")
             assert handle.request("reset", seed=4).ok and straight.request("reset", seed=4).ok
             assert not handle.request("step", action="6").value["terminated"]
             expected = [straight.request("step", action=a).value for a in ("6", "3")]
@@ -101,23 +103,3 @@ def test_a_session_lost_mid_episode_is_rebuilt_on_a_new_server_by_replaying_the_
         assert host.counters()["remote_requests_replayed"] == 1 and "infra_failures" not in host.counters()
     finally:
         host.close()
-
-
-def test_spadegym_validate_checks_a_remote_levels_descriptor_over_the_wire_beside_the_gate(tmp_path: Path) -> None:
-    import json
-    import shutil
-    import subprocess
-
-    with serve_process(str(ENVS)) as (_server, url):
-        level = RemoteLevel(url, skill=SKILL, reset_args={"level_id": "number_guess"}, send_reply=True)
-        (tmp_path / "a_remote.py").write_text(level.source())
-        shutil.copy(ENVS / "number_guess.py", tmp_path / "b_local.py")
-        proc = subprocess.run(["spadegym", "validate", "--json", str(tmp_path)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    remote, local = (json.loads(line) for line in proc.stdout.splitlines())
-    assert remote["file"] == str(tmp_path / "a_remote.py") and remote["valid"]
-    checks = {c["name"]: c for c in remote["checks"]}
-    assert checks["reachable"]["passed"] and checks["seed_determinism"]["passed"]
-    assert checks["unchecked_sandboxed"]["severity"] == "warning"  # what the wire cannot check is said
-    assert local["file"] == str(tmp_path / "b_local.py") and local["valid"]
-    assert "deterministic" in {c["name"] for c in local["checks"]}  # the sandbox gate's checks, not the wire's

@@ -8,6 +8,7 @@ import pytest
 
 from spadegym.adapters import LevelSourceError, PlaySession, PoolLevels, RunLevels, SessionError, open_levels
 from spadegym.curriculum.buffer import BufferState, LevelRecord
+from spadegym.level import Level, Params
 from spadegym.rollout.runner import FORMAT_REMINDER
 from spadegym.sandbox import Sandbox, SandboxConfig
 from spadegym.store import RunStore
@@ -96,8 +97,8 @@ def test_levels_are_drawn_by_seed_or_named(sandbox: Sandbox) -> None:
 def _round(store: RunStore, n: int, new: dict[str, str], buffer: BufferState) -> None:
     with store.round(n) as tx:
         for env_id, answer in new.items():
-            tx.add_environment(env_id, LEVEL.format(answer=answer), f"pick {answer}", "Logical Deduction",
-                               "pick", {"answer": answer}, {}, env_id, {})
+            tx.add_environment(env_id, Level(LEVEL.format(answer=answer), "Logical Deduction", f"pick {answer}",
+                                             Params("pick", {"answer": answer})))
             buffer.levels[env_id] = LevelRecord(env_id, "Logical Deduction", env_id, n)
         tx.save_state("buffer", buffer.to_dict())
         tx.finish({"round": n})

@@ -24,7 +24,8 @@ from spadegym.agents.scripted import ScriptedAgent
 from spadegym.envfile import ContractError, normalize_step
 from spadegym.envfile.contract import REFERENCE_CONVENTIONS
 from spadegym.envfile.reference import read_menu, solution_sequences, tool_plan
-from spadegym.rollout.runner import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.level import Level
+from spadegym.rollout.runner import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.validate import ValidationConfig, validate_source
 from spadegym.validate.config import DEFAULT_ALLOWED_IMPORTS
@@ -123,7 +124,7 @@ def winning_script(sandbox: Sandbox, name: str) -> list[str]:
 def play(sandbox: Sandbox, name: str, script: list[str], text: str | None = None):
     """Play the replies as an LLM's (``ScriptedAgent(replies=True)``: a reply without a box stays one)."""
     async def go():
-        spec = EnvSpec(name, text or source(name), f"{name}.py")
+        spec = Level(text or source(name))
         return await run_episodes(sandbox, {name: spec}, [Play(name, SEED)], ScriptedAgent(script, replies=True),
                                   RolloutConfig(max_turns=25, concurrency=1))
     return asyncio.run(go())[0]

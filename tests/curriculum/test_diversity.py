@@ -35,15 +35,16 @@ def test_the_builtin_families_are_diverse_and_one_family_repeated_is_a_collapse(
 
 
 def test_pool_diversity_scores_new_levels_and_the_pool_and_forgets_levels_that_left():
-    pool = PoolDiversity()
     fams = list_families()[:4]
-    for i, fam in enumerate(fams):
-        pool.add_code(f"e{i}", fam.render(fam.level_knobs(0)))
+    sources = {f"e{i}": fam.render(fam.level_knobs(0)) for i, fam in enumerate(fams)}
+    pool = PoolDiversity(first_play=lambda env_id: "the store's first play of " + env_id)
+    for i, fam in enumerate(fams[:3]):
         pool.add_play(f"e{i}", transcript_text([f"game: {fam.name}\nactions: a, b"], ["a"]))
     pool.add_play("e0", "a later play does not replace the first")
-    summary = pool.summary(["e3"], ["e0", "e1", "e2", "e3"])
+    summary = pool.summary({"e3": sources["e3"]}, sources)
     assert summary["new_code"] == summary["new_play"] == 1.0  # one level is one distinct level
     assert 0.5 < summary["pool_code"] <= 1.0 and 0.5 < summary["pool_play"] <= 1.0
     assert summary["collapsed"] is False
-    pool.keep({"e1"})
+    assert pool.play["e3"] == ngrams("the store's first play of e3")  # not seen played here: read from the store
+    pool.summary({}, {"e1": sources["e1"]})
     assert set(pool.code) == set(pool.play) == {"e1"}

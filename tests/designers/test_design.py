@@ -7,6 +7,7 @@ from pathlib import Path
 
 from designer_model import DesignerModel, designer_for, reply
 
+from spadegym.designers.base import Level
 from spadegym.designers.design import design, split_count
 
 
@@ -56,13 +57,13 @@ def test_one_judge_names_refusals_and_drops_duplicates(sandbox) -> None:
     family = get_family("grid_maze")
     source = family.render(family.level_knobs(0))
     judge = Judge(sandbox, known=lambda code_hash: False)
-    first, again = judge(Candidate(source, family.skill), "a"), judge(Candidate(source, family.skill), "b")
+    first, again = judge(Candidate(Level(source, family.skill)), "a"), judge(Candidate(Level(source, family.skill)), "b")
     assert first.valid and first.env_id == "a" and first.verdict.valid
     assert again.refusal == "duplicate" and again.env_id is None
-    broken = judge(Candidate("class BrokenEnv:\n    pass\n", family.skill), "c")
+    broken = judge(Candidate(Level("class BrokenEnv:\n    pass\n", family.skill)), "c")
     assert not broken.valid and broken.refusal == broken.verdict.category
     # A designer's own reason wins over the verdict's category, except its generic "invalid".
     leak = Verdict("x.py", False, "leak")
-    assert refusal(Candidate("", "s", refusal="hint_leak"), leak) == "hint_leak"
-    assert refusal(Candidate("", "s", refusal="invalid"), leak) == "leak"
-    assert refusal(Candidate("", "s"), Verdict("x.py", True, None)) is None
+    assert refusal(Candidate(Level("", "s"), refusal="hint_leak"), leak) == "hint_leak"
+    assert refusal(Candidate(Level("", "s"), refusal="invalid"), leak) == "leak"
+    assert refusal(Candidate(Level("", "s")), Verdict("x.py", True, None)) is None

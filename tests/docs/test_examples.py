@@ -163,7 +163,6 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
     pytest.importorskip("openenv.core.env_server")
     from test_openenv import spadegym_serve
 
-    from spadegym.executor.openenv import RemoteLevel
     from spadegym.store import RunStore
 
     config = checkout / "examples" / "configs" / "remote.toml"
@@ -172,7 +171,7 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
         run(f"spadegym run --config examples/configs/remote.toml --rounds 2 --out runs/remote {TINY_RUN}"
             " --set skills='[\"Logical Deduction\"]' --set skills_per_round=1", checkout)
     with RunStore.open(checkout / "runs" / "remote") as store:
-        [remote] = [row for row in store.environments() if RemoteLevel.parse(row["source"])]
+        [remote] = [row for row in store.environments() if row["kind"] == "remote"]
         episodes = store.episodes(env_id=remote["env_id"], split="train")
     assert episodes and all(e["failure"] is None for e in episodes)
 

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from spadegym.errors import UserError
-from spadegym.executor import LocalExecutor, ValidationJob
+from spadegym.executor import LocalExecutor
+from spadegym.level import Level
 from spadegym.loop.config import load_config
 
 
@@ -20,11 +21,10 @@ def test_the_executor_setting_accepts_local_and_ray_and_names_a_wrong_one():
         load_config(sets=["ray.actor=2"])
 
 
-def test_the_local_executor_returns_one_verdict_per_job_in_order(fixtures_dir):
+def test_the_local_executor_returns_one_verdict_per_level_in_order(fixtures_dir):
     good = (fixtures_dir / "envs" / "key_door.py").read_text()
-    jobs = [ValidationJob("class Broken(:\n", "broken.py"), ValidationJob(good, "key_door.py")]
     with LocalExecutor() as executor:
-        verdicts = executor.validate(jobs, None)
+        verdicts = executor.validate([Level("class Broken(:\n"), Level(good)], None, names=["broken.py", "key_door.py"])
         assert executor.counters() == {}
     assert [(v.file, v.valid) for v in verdicts] == [("broken.py", False), ("key_door.py", True)]
 
@@ -38,8 +38,9 @@ def test_the_ray_executor_without_ray_says_how_to_install_it(monkeypatch):
 
 
 def test_checking_a_remote_level_without_openenv_says_how_to_install_it(monkeypatch):
-    from spadegym.executor.openenv import RemoteLevel
+    from spadegym.executor.openenv import wire_check
+    from spadegym.level import Remote
 
     monkeypatch.setitem(sys.modules, "openenv.core.generic_client", None)  # as if openenv were not installed
     with pytest.raises(UserError, match=r"OpenEnv server at http://127.0.0.1:9 needs OpenEnv .*'spadegym\[openenv\]'"):
-        RemoteLevel("http://127.0.0.1:9").check()
+        wire_check(Remote(url="http://127.0.0.1:9"))

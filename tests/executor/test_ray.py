@@ -22,9 +22,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from spadegym.agents import make_agent  # noqa: E402
-from spadegym.executor import LocalExecutor, RayConfig, ValidationJob, make_executor  # noqa: E402
+from spadegym.executor import LocalExecutor, RayConfig, make_executor  # noqa: E402
+from spadegym.level import Level  # noqa: E402
 from spadegym.loop import RunConfig, run  # noqa: E402
-from spadegym.rollout import EnvSpec, Play, run_episodes  # noqa: E402
+from spadegym.rollout import Play, run_episodes  # noqa: E402
 from spadegym.store import RunStore  # noqa: E402
 
 ENVS = Path(__file__).parents[1] / "fixtures" / "envs"
@@ -145,18 +146,18 @@ class _KillsAnActorAt:
 
 
 def test_episodes_survive_a_killed_actor_unchanged_and_its_sandbox_processes_end(still_running):
-    envs = {p.stem: EnvSpec(p.stem, p.read_text(), p.name) for p in sorted(ENVS.glob("*.py"))[:4]}
+    envs = {p.stem: Level(p.read_text()) for p in sorted(ENVS.glob("*.py"))[:4]}
     plays = [Play(env_id, seed, hinted=False) for env_id in envs for seed in (1, 2, 3)]
     with LocalExecutor() as local:
         expected = asyncio.run(run_episodes(local.sandbox, envs, plays, make_agent("random", seed=5)))
     with make_executor("ray", ray=RAY) as executor:
         # Open environments on every actor, so the one killed has a zygote and workers to leave behind.
-        handles = [executor.sandbox.open(s.source, s.filename) for s in envs.values()]
-        assert all(o.ok for o in executor.sandbox.gather([h.submit("reset", seed=0) for h in handles]))
+        handles = [executor.host.open(level, f"{name}.py") for name, level in envs.items()]
+        assert all(o.ok for o in executor.host.gather([h.submit("reset", seed=0) for h in handles]))
         victim = ray.get(executor.actors[0].processes.remote())
         assert victim["zygote"] and victim["workers"]
         agent = _KillsAnActorAt(victim["actor"], turn=2, still_running=still_running)
-        episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent))
+        episodes = asyncio.run(run_episodes(executor.host, envs, plays, agent))
         counters = executor.counters()
         for h in handles:
             h.close()
@@ -168,14 +169,14 @@ def test_episodes_survive_a_killed_actor_unchanged_and_its_sandbox_processes_end
 
 
 def test_without_retries_a_lost_episode_fails_as_infrastructure_and_is_never_scored(still_running):
-    envs = {p.stem: EnvSpec(p.stem, p.read_text(), p.name) for p in sorted(ENVS.glob("*.py"))[:2]}
+    envs = {p.stem: Level(p.read_text()) for p in sorted(ENVS.glob("*.py"))[:2]}
     plays = [Play(env_id, seed, hinted=False) for env_id in envs for seed in (1, 2)]
     with LocalExecutor() as local:
         expected = _episode_facts(asyncio.run(run_episodes(local.sandbox, envs, plays, make_agent("random", seed=5))))
     with make_executor("ray", ray=RayConfig(actors=1, cpus_per_actor=0.5, retries=0)) as executor:
         victim = ray.get(executor.actors[0].processes.remote())["actor"]
         agent = _KillsAnActorAt(victim, turn=2, still_running=still_running)
-        episodes = asyncio.run(run_episodes(executor.sandbox, envs, plays, agent))
+        episodes = asyncio.run(run_episodes(executor.host, envs, plays, agent))
         counters = executor.counters()
     lost = [e for e in episodes if e.failure == "infra"]
     assert lost and not any(e.scored for e in lost)
@@ -186,7 +187,7 @@ def test_without_retries_a_lost_episode_fails_as_infrastructure_and_is_never_sco
 
 def test_validation_survives_a_killed_actor(fixtures_dir):
     sources = [p for p in sorted((fixtures_dir / "envs").glob("*.py"))][:3]
-    jobs = [ValidationJob(p.read_text(), p.name) for p in sources]
+    jobs = [Level(p.read_text()) for p in sources]
     with LocalExecutor() as local:
         expected = [v.valid for v in local.validate(jobs, None)]
     with make_executor("ray", ray=RayConfig(actors=1, cpus_per_actor=0.5, retries=2)) as executor:
@@ -213,8 +214,6 @@ def test_a_run_with_an_openenv_source_plays_and_scores_its_remote_level_beside_t
     pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
     from test_openenv import serve_process
 
-    from spadegym.executor.openenv import RemoteLevel
-
     skill, out = "Logical Deduction", tmp_path / "run"
     with serve_process(str(ENVS)) as (_server, url):
         source = {"source": f"openenv:{url}", "share": 0.5, "reset_args": {"level_id": "number_guess"},
@@ -226,8 +225,8 @@ def test_a_run_with_an_openenv_source_plays_and_scores_its_remote_level_beside_t
         result = run(config, out, report=False)
 
     with RunStore.open(out) as store:
-        [remote] = [row for row in store.environments() if RemoteLevel.parse(row["source"])]
-        [local] = [row for row in store.environments() if not RemoteLevel.parse(row["source"])]
+        [remote] = [row for row in store.environments() if row["kind"] == "remote"]
+        [local] = [row for row in store.environments() if row["kind"] == "file"]
         episodes = {row["env_id"]: store.episodes(env_id=row["env_id"], split="train") for row in (remote, local)}
         scores = store.latest_scores()
     assert remote["meta"]["source"] == f"openenv:{url}"

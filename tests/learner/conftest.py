@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 
 from spadegym.agents.learner import Learner, LearnerConfig, train
-from spadegym.rollout import EnvSpec
+from spadegym.level import Level
 
 ENVS = Path(__file__).parent / "envs"
 
 
-def env_specs(*names: str) -> dict[str, EnvSpec]:
-    return {n: EnvSpec(n, (ENVS / f"{n}.py").read_text(), f"{n}.py") for n in names}
+def env_specs(*names: str) -> dict[str, Level]:
+    return {n: Level((ENVS / f"{n}.py").read_text()) for n in names}
 
 
 @pytest.fixture(scope="session")
 def specs():
-    """``specs("lights", "vault")`` -> {name: EnvSpec} of files in ``envs/``."""
+    """``specs("lights", "vault")`` -> {name: Level} of files in ``envs/``."""
     return env_specs
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from spadegym.agents.learner import make_learner
-from spadegym.rollout import EnvSpec, HandlePool, Play, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import HandlePool, Play, run_episodes
 
 
 def test_a_shared_pool_reuses_workers_across_calls_but_never_across_sources(sandbox, specs):
@@ -20,9 +21,9 @@ def test_a_shared_pool_reuses_workers_across_calls_but_never_across_sources(sand
         assert {id(h) for h in pool.all} == workers and len(workers) == 6
         assert all(ep.failure is None for ep in first + second)
         # The same id with other code: the old workers must not serve it.
-        other = {"lights": EnvSpec("lights", specs("arithmetic")["arithmetic"].source, "arithmetic.py")}
+        other = {"lights": Level(specs("arithmetic")["arithmetic"].source)}
         third = asyncio.run(run_episodes(sandbox, other, plays[:2], learner, handles=pool))
         assert all(t.observation.startswith("What is") for ep in third for t in ep.turns[:1])
-        assert len(pool.all) == 2 and all(h.filename == "arithmetic.py" for h in pool.all)
+        assert len(pool.all) == 2 and all(h.source == other["lights"].source for h in pool.all)
     finally:
         pool.close()

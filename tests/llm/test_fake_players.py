@@ -7,9 +7,10 @@ from collections import defaultdict
 
 from spadegym.agents import make_agent
 from spadegym.families import get_family
+from spadegym.level import Level
 from spadegym.llm import FakeOpenAIServer
 from spadegym.llm.fake_players import SOLVERS, FamilyPlayer
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.rollout import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 
 FAMILIES = ["take_away", "knapsack", "hidden_order", "number_sequence", "motif_fill"]
@@ -19,7 +20,7 @@ def wins(player: FamilyPlayer, level: int = 1, seeds: int = 4) -> dict[str, int]
     async def play() -> dict[str, int]:
         agent = make_agent(f"openai:player@{server.url}")
         try:
-            envs = {f: EnvSpec(f, get_family(f).render(get_family(f).level_knobs(level)), f"{f}.py", None)
+            envs = {f: Level(get_family(f).render(get_family(f).level_knobs(level)))
                     for f in FAMILIES}
             plays = [Play(f, s, hinted=False, group=s) for f in FAMILIES for s in range(seeds)]
             with Sandbox() as box:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from spadegym.agents import make_agent
-from spadegym.designers.base import Candidate, DesignContext, Feedback, Lineage
+from spadegym.designers.base import Candidate, DesignContext, Feedback, Level, Lineage
 from spadegym.executor import LocalExecutor
 from spadegym.loop import RunConfig
 from spadegym.loop.selfplay import SelfPlay
@@ -35,8 +35,8 @@ class FixtureDesigner:
 
     async def propose(self, context: DesignContext) -> list[Candidate]:
         picked = [self.left.popleft() for _ in range(min(context.count, len(self.left)))]
-        return [Candidate(path.read_text(), context.skill, hint=None, candidate_id=f"fixture-{path.stem}",
-                          lineage=Lineage(operator="fixture", designer=self.name)) for path in picked]
+        return [Candidate(Level(path.read_text(), context.skill, lineage=Lineage(operator="fixture", designer=self.name)),
+                          candidate_id=f"fixture-{path.stem}") for path in picked]
 
     def update(self, feedback: list[Feedback]) -> None:
         self.feedback += feedback

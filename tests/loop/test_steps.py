@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spadegym.designers.base import Candidate, Lineage
+from spadegym.designers.base import Candidate, Level, Lineage
 from spadegym.designers.judge import Proposal
-from spadegym.envfile import EnvFileInfo
 from spadegym.loop import steps
 from spadegym.loop.callbacks import summary_line
 from spadegym.rollout import Episode
@@ -20,16 +19,21 @@ def plays(env_id: str, hinted: bool, returns: list[float], failure: str | None =
 
 
 def proposal(name: str, skill: str, refusal: str | None = None, **candidate) -> Proposal:
-    cand = Candidate("src", skill, candidate_id=f"c-{name}", lineage=Lineage(operator="op"), **candidate)
+    cand = Candidate(Level("src", skill, lineage=Lineage(operator="op")), candidate_id=f"c-{name}", **candidate)
     return Proposal(cand, name, Verdict(f"{name}.py", refusal is None, refusal), f"hash-{name}", refusal)
+
+
+def level(skill: str, solution: bool = False) -> Level:
+    """A file declaring ``skill`` (with a ``solution()`` when asked): what ``score`` reads of a level."""
+    solved = "\n    def solution(self):\n        return ['a']\n" if solution else ""
+    return Level(f"SKILL = {skill!r}\n\nclass XEnv:\n    def reset(self, seed=None):\n        return 'x', {{}}\n{solved}")
 
 
 def test_score_counts_only_scored_episodes_per_arm() -> None:
     episodes = (plays("a", False, [1.0, 0.0, 0.0, 0.0]) + plays("a", True, [1.0, 1.0])
                 + plays("a", False, [0.0], failure="timeout")  # an infrastructure failure is no loss
                 + plays("b", False, [0.5, 0.5]))
-    infos = {"a": EnvFileInfo("AEnv", methods={"solution"}, skill="S"), "b": EnvFileInfo("BEnv", skill="T")}
-    stats = steps.score(["a", "b"], episodes, infos, {"S": 0.3})
+    stats = steps.score({"a": level("S", solution=True), "b": level("T")}, episodes, {"S": 0.3})
     a, b = stats["a"], stats["b"]
     assert (a.plays, a.plays_hint, a.win_rate, a.win_rate_hint) == (4, 2, 0.25, 1.0)
     assert a.regret == pytest.approx(0.75) and a.oracle_regret == pytest.approx(0.75) and a.skill_ema == 0.3
@@ -41,8 +45,7 @@ def test_a_level_whose_every_play_infrastructure_lost_has_no_statistics_not_a_lo
     episodes = (plays("gone", False, [0.0, 0.0], failure="infra") + plays("gone", True, [0.0], failure="infra")
                 + plays("crashes", False, [0.0, 0.0], failure="exception")  # the level's own fault: it is played
                 + plays("fine", False, [1.0]))
-    infos = {e: EnvFileInfo("XEnv", skill="S") for e in ("gone", "crashes", "fine")}
-    stats = steps.score(["gone", "crashes", "fine"], episodes, infos, {})
+    stats = steps.score({e: level("S") for e in ("gone", "crashes", "fine")}, episodes, {})
     assert set(stats) == {"crashes", "fine"} and stats["crashes"].win_rate == 0.0 and stats["fine"].win_rate == 1.0
 
 
@@ -80,9 +83,9 @@ def test_summary_averages_over_levels_and_counts_refusals() -> None:
 
 def test_a_round_without_hinted_plays_has_no_hint_figures_not_zeros() -> None:
     episodes = plays("a", False, [1.0, 0.0]) + plays("b", False, [0.0, 0.0])
-    infos = {e: EnvFileInfo("XEnv", methods={"solution"}, skill="S") for e in ("a", "b")}
+    levels = {e: level("S", solution=True) for e in ("a", "b")}
     record = RoundRecord(0, chosen=["a", "b"], episodes=episodes,
-                         stats=steps.score(["a", "b"], episodes, infos, {}), rewards={"a": 0.1, "b": 0.0})
+                         stats=steps.score(levels, episodes, {}), rewards={"a": 0.1, "b": 0.0})
     s = steps.summarize(record, skills={}, learner={}, heldout={"heldout_success": 0.5}, buffer={}, buffer_size=2,
                         seconds=1.0)
     assert s.win_rate == 0.25 and s.return_mean == 0.25

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from spadegym.agents import make_agent
-from spadegym.designers.base import Candidate
+from spadegym.designers.base import Candidate, Level, Params
 from spadegym.executor import make_executor
 from spadegym.families import get_family
 from spadegym.llm import FakeOpenAIServer
@@ -45,7 +45,7 @@ def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float]]:
         try:
             with make_executor("local") as executor:
                 team = OverShrinking(config, executor, target, designer=None)
-                cand = Candidate(FAMILY.render(FOUND), FAMILY.skill, family="take_away", knobs=dict(FOUND))
+                cand = Candidate(Level(FAMILY.render(FOUND), FAMILY.skill, params=Params("take_away", dict(FOUND))))
                 found = Proposal(cand, await team.prober.probe(cand.source, None), "h")
                 assert team.prober.fails(found.probe)
                 return team, await team.cluster(found)

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 from synthetic_run import build_run
 
+from spadegym.level import Level
 from spadegym.report import REPORT_NAME, write_report
 from spadegym.store import RunStore
 
@@ -141,7 +142,7 @@ def test_summaries_with_few_keys_fall_back_to_the_scores_table(tmp_path):
 def test_report_reads_only_complete_rounds_while_a_round_is_being_written(tmp_path):
     store = build_run(tmp_path / "run", rounds=2)
     with store.round(3) as tx:
-        tx.add_environment("in-flight", "class XEnv: pass", None, None, None, {}, {}, None, {})
+        tx.add_environment("in-flight", Level("class XEnv: pass"))
         html = write_report(tmp_path / "run").read_text()
         tx.finish({})
     assert "in-flight" not in html

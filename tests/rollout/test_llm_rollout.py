@@ -10,8 +10,9 @@ import pytest
 from rollout_envs import ENDLESS, VAULT
 
 from spadegym.agents import OpenAIAgent, OpenAIAgentConfig
+from spadegym.level import Level
 from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMUnavailable
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.rollout import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 
 
@@ -23,7 +24,7 @@ def llm_agent(server: FakeOpenAIServer, stop: bool) -> OpenAIAgent:
 def run(sandbox: Sandbox, source: str, plays: list[Play], agent: OpenAIAgent, max_turns: int = 4) -> list:
     async def go():
         try:
-            return await run_episodes(sandbox, {"env": EnvSpec("env", source, "env.py")}, plays, agent,
+            return await run_episodes(sandbox, {"env": Level(source)}, plays, agent,
                                       RolloutConfig(max_turns=max_turns))
         finally:
             await agent.aclose()

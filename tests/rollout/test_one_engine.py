@@ -11,7 +11,8 @@ import pytest
 
 from spadegym.adapters import Level, PlaySession
 from spadegym.envfile import extract_action
-from spadegym.rollout import EnvSpec, Episode, Play, RolloutConfig, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import Episode, Play, RolloutConfig, run_episodes
 from spadegym.rollout.agent import Reply, View
 from spadegym.sandbox import Sandbox
 
@@ -84,7 +85,7 @@ class Replies:
 
 
 def through_the_loop(sandbox: Sandbox, name: str, source: str, replies: list[str], hinted: bool) -> Episode:
-    spec = EnvSpec(name, source, f"{name}.py", hint="think twice" if hinted else None)
+    spec = Level(source, hint="think twice" if hinted else None)
     return asyncio.run(run_episodes(sandbox, {name: spec}, [Play(name, SEED, hinted=hinted)], Replies(replies),
                                     RolloutConfig(max_turns=10, concurrency=1)))[0]
 

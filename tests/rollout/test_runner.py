@@ -9,13 +9,14 @@ from rollout_envs import COUNTER, DECLARED, ENDLESS, HANGS, RAISES, VAULT
 
 from spadegym.agents import RandomAgent, ScriptedAgent, make_agent
 from spadegym.envfile import HINT_PREFIX
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, RolloutError, derive_seed, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import Play, RolloutConfig, RolloutError, derive_seed, run_episodes
 from spadegym.rollout.runner import FORMAT_REMINDER
 from spadegym.sandbox import Sandbox, SandboxConfig
 
 
 def play(sandbox: Sandbox, sources: dict[str, str], plays: list[Play], agent, **config) -> list:
-    envs = {env_id: EnvSpec(env_id, source, f"{env_id}.py") for env_id, source in sources.items()}
+    envs = {env_id: Level(source) for env_id, source in sources.items()}
     return asyncio.run(run_episodes(sandbox, envs, plays, agent, RolloutConfig(**config)))
 
 
@@ -79,7 +80,7 @@ def test_the_hint_reaches_the_agent_as_one_line(sandbox: Sandbox, keeps_history:
 
 
 def test_a_designer_hint_replaces_the_files_own(sandbox: Sandbox) -> None:
-    envs = {"vault": EnvSpec("vault", VAULT, "vault.py", hint="look   at\nthe door")}
+    envs = {"vault": Level(VAULT, hint="look   at\nthe door")}
     [ep] = asyncio.run(run_episodes(sandbox, envs, [Play("vault", 5, hinted=True)], ScriptedAgent(["000"]),
                                     RolloutConfig(max_turns=1)))
     assert _hint_lines(ep.turns[0].observation) == ["hint: look at the door"]

@@ -15,8 +15,9 @@ from rollout_envs import VAULT
 from spadegym.agents import OpenAIAgent, OpenAIAgentConfig, make_agent
 from spadegym.agents.base import Agent, Reply, View
 from spadegym.envfile import ContractError, ToolCall, normalize_tool_result, parse_tool_call
+from spadegym.level import Level
 from spadegym.llm import EndpointConfig, FakeOpenAIServer
-from spadegym.rollout import EnvSpec, Episode, Play, RolloutConfig, run_episodes
+from spadegym.rollout import Episode, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.validate import ValidationConfig, validate_source
 
@@ -106,7 +107,7 @@ def scripted(tmp_path: Path, lines: list[str]) -> Recording:
 def play(sandbox: Sandbox, source: str, agent: Agent, seeds: tuple[int, ...] = (0,), **config) -> list[Episode]:
     async def go() -> list[Episode]:
         try:
-            return await run_episodes(sandbox, {"env": EnvSpec("env", source, "env.py")},
+            return await run_episodes(sandbox, {"env": Level(source)},
                                       [Play("env", s) for s in seeds], agent, RolloutConfig(**config))
         finally:
             await agent.aclose()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 
 from spadegym.agents import RandomAgent
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox, SandboxConfig, protocol
 
 # Module-level state and module-level random, the two things episodes sharing a process could mix up.
@@ -98,7 +99,7 @@ def test_what_ends_a_shared_worker_ends_its_episodes_and_they_say_why() -> None:
 
 
 def test_a_round_plays_the_same_episodes_with_shared_workers_as_without() -> None:
-    envs = {"dice": EnvSpec("dice", DICE, "dice.py")}
+    envs = {"dice": Level(DICE)}
     plays = [Play("dice", seed, group=seed) for seed in range(6) for _ in range(4)]
     runs = []
     for per_worker in (1, 8):

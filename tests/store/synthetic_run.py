@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 from spadegym.curriculum.diversity import PoolDiversity, transcript_text
+from spadegym.level import Level, Lineage, Params
 from spadegym.rollout.records import Episode, Turn
 from spadegym.store import RunStore
 
@@ -76,6 +77,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
     )
     buffer: list[str] = []
     diversity = PoolDiversity()
+    sources: dict[str, str] = {}
     for n in range(1, rounds + 1):
         with store.round(n) as tx:
             refusals: dict[str, int] = {}
@@ -103,19 +105,11 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                     tx.set_proposal_reward(candidate["candidate_id"], -1.0)
                     continue
                 tx.add_proposal(candidate, {"valid": True, "failed": []}, env_id, valid=True)
-                tx.add_environment(
-                    env_id,
-                    source,
-                    "compare a < b & think twice",
-                    skill,
-                    family,
-                    {knob: level},
-                    candidate["lineage"],
-                    f"hash{n}{i}",
-                    {"designer": "mutation"},
-                )
+                tx.add_environment(env_id, Level(source, skill, "compare a < b & think twice",
+                                                 Params(family, {knob: level}), Lineage(**candidate["lineage"])),
+                                   {"designer": "mutation"})
                 new_ids.append(env_id)
-                diversity.add_code(env_id, source)
+                sources[env_id] = source
             buffer.extend(new_ids)
             played = buffer[-2 * envs_per_round :]
             episodes, scores = [], []
@@ -183,7 +177,7 @@ def build_run(run_dir: Path, rounds: int = 5, envs_per_round: int = 4, plays: in
                     "refusals": refusals,
                     "skill_mix": {FAMILIES[f][0]: sum(f"-{f}-" in e for e in new_ids) for f in FAMILIES},
                     "buffer_size": len(buffer),
-                    "diversity": diversity.summary(new_ids, buffer),
+                    "diversity": diversity.summary({e: sources[e] for e in new_ids}, {e: sources[e] for e in buffer}),
                     "episodes": len(episodes),
                     "seconds": round(rnd.uniform(5, 20), 2),
                 }

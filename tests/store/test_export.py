@@ -173,16 +173,17 @@ def test_cli_export_prints_paths_and_reports_user_errors(run_dir, tmp_path):
     assert "does not exist" in " ".join(bad.stderr.split()) and "Traceback" not in bad.stderr
 
 
-def test_a_remote_level_keeps_its_descriptor_in_datasets_and_is_left_out_of_a_pool_in_one_sentence(tmp_path):
-    from spadegym.executor.openenv import RemoteLevel
+def test_a_remote_level_keeps_its_settings_in_datasets_and_is_left_out_of_a_pool_in_one_sentence(tmp_path):
+    from spadegym.level import Level, Remote
 
-    level = RemoteLevel("http://127.0.0.1:8000", skill="Logical Deduction", reset_args={"level_id": "guess"})
+    remote = Remote(url="http://127.0.0.1:8000", reset_args={"level_id": "guess"})
+    local = ENV_SOURCE.format(family="maze", level=2, skill="Logical Deduction", knob="size", cls="Maze")
+    levels = {"local": Level(local, "Logical Deduction"), "remote": Level(remote=remote, skill="Logical Deduction")}
     with RunStore.create(tmp_path / "run", {}, {}) as store, store.round(0) as tx:
-        local = ENV_SOURCE.format(family="maze", level=2, skill="Logical Deduction", knob="size", cls="Maze")
-        for env_id, source in (("local", local), ("remote", level.source())):
-            candidate = {"candidate_id": env_id, "source": source, "skill": "Logical Deduction"}
+        for env_id, level in levels.items():
+            candidate = {"candidate_id": env_id, "source": level.source, "skill": "Logical Deduction"}
             tx.add_proposal(candidate, {"valid": True, "failed": []}, env_id, valid=True)
-            tx.add_environment(env_id, source, None, "Logical Deduction", None, {}, {}, env_id, {})
+            tx.add_environment(env_id, level)
         tx.finish({})
     pool = subprocess.run(["spadegym", "export", str(tmp_path / "run"), "--format", "spade", "--what", "envs", "--out",
                            str(tmp_path / "pool")], capture_output=True, text=True)
@@ -195,7 +196,10 @@ def test_a_remote_level_keeps_its_descriptor_in_datasets_and_is_left_out_of_a_po
     assert said.startswith("left out of the pool: remote: a remote level") and "--format jsonl" in said
     (path,) = export_run(tmp_path / "run", "jsonl", "envs", tmp_path / "envs.jsonl")
     rows = {row["env_id"]: row for row in map(json.loads, path.read_text().splitlines())}
-    assert RemoteLevel.parse(rows["remote"]["code"]) == level  # the descriptor, whole
+    assert rows["remote"]["kind"] == "remote" and rows["remote"]["code"] is None
+    assert rows["remote"]["remote"] == remote.settings() and rows["local"]["kind"] == "file"
+    with RunStore.open(tmp_path / "run") as store:
+        assert store.levels() == levels  # the store reads back the values it wrote
 
 
 def test_parquet_and_hf_name_the_export_extra_when_its_packages_are_missing(run_dir, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 from synthetic_run import build_run
 
+from spadegym.level import Level, Params
 from spadegym.rollout.records import Episode, Turn
 from spadegym.store import DB_NAME, RunStore, StoreError
 
@@ -35,7 +36,7 @@ def test_store_uses_wal_foreign_keys_and_a_schema_version(tmp_path):
     _store(tmp_path).close()
     db = sqlite3.connect(tmp_path / "run" / DB_NAME)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
 
 
 def test_create_refuses_a_directory_that_holds_a_run(tmp_path):
@@ -71,7 +72,7 @@ def test_open_explains_a_missing_or_corrupt_run_in_one_sentence(tmp_path, setup,
 def test_a_round_is_all_or_nothing(tmp_path):
     store = _store(tmp_path)
     with pytest.raises(ZeroDivisionError), store.round(1) as tx:
-        tx.add_environment("e1", "src", None, "Optimization", None, {}, {}, None, {})
+        tx.add_environment("e1", Level("src", "Optimization"))
         tx.add_episodes([_episode("e1", 1.0)])
         tx.save_state("buffer", {"levels": ["e1"]})
         1 / 0  # noqa: B018 - the loop crashing mid-round
@@ -158,10 +159,10 @@ def test_proposal_reward_can_be_set_in_a_later_round(tmp_path):
 def test_environment_ids_are_unique_and_invalid_ones_are_hidden_by_default(tmp_path):
     store = _store(tmp_path)
     with store.round(1) as tx:
-        tx.add_environment("e1", "src", "h", "Optimization", "maze", {"size": 3}, {"parents": []}, "abc", {})
-        tx.add_environment("bad", "src", None, None, None, {}, {}, None, {}, valid=False)
+        tx.add_environment("e1", Level("src", "Optimization", "h", Params("maze", {"size": 3})))
+        tx.add_environment("bad", Level("src"), valid=False)
         with pytest.raises(ValueError, match="already in the store"):
-            tx.add_environment("e1", "src", "h", "Optimization", "maze", {}, {}, "abc", {})
+            tx.add_environment("e1", Level("src", "Optimization", "h", Params("maze")))
         tx.finish({})
     assert [e["env_id"] for e in store.environments()] == ["e1"]
     assert len(store.environments(valid_only=False)) == 2

@@ -17,6 +17,7 @@ EPISODES_PER_ROUND = 300
 WRITER = textwrap.dedent(
     """
     import sys, time
+    from spadegym.level import Level
     from spadegym.store import RunStore
     run_dir, mode = sys.argv[1], sys.argv[2]
     store = RunStore.create(run_dir, config={}, versions={})
@@ -30,7 +31,7 @@ WRITER = textwrap.dedent(
     while True:
         n += 1
         with store.round(n) as tx:
-            tx.add_environment(f"env{n}", "src", None, None, None, {}, {}, None, {})
+            tx.add_environment(f"env{n}", Level("src"))
             tx.add_episodes(episodes(n)[:150])
             tx.save_state("buffer", {"round": n})
             if mode == "pause" and n == 2:

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ...level import Level
 from ...rollout.records import Episode
-from ...rollout.runner import EnvSpec, HandlePool, Play, RolloutConfig, derive_seed, run_episodes
+from ...rollout.runner import HandlePool, Play, RolloutConfig, derive_seed, run_episodes
 from ...sandbox import Sandbox
 from .agent import Learner
 
@@ -45,7 +46,7 @@ def _mean_return(episodes: list[Episode]) -> float:
 async def evaluate_async(
     learner: Learner,
     sandbox: Sandbox,
-    envs: Mapping[str, EnvSpec],
+    envs: Mapping[str, Level],
     *,
     seeds: int = 32,
     seed: int = 0,
@@ -73,7 +74,7 @@ async def evaluate_async(
     return result
 
 
-def evaluate(learner: Learner, sandbox: Sandbox, envs: Mapping[str, EnvSpec], **kwargs: Any) -> dict[str, dict[str, float]]:
+def evaluate(learner: Learner, sandbox: Sandbox, envs: Mapping[str, Level], **kwargs: Any) -> dict[str, dict[str, float]]:
     """Synchronous ``evaluate_async`` (for scripts; inside an event loop await the async one)."""
     return asyncio.run(evaluate_async(learner, sandbox, envs, **kwargs))
 
@@ -81,7 +82,7 @@ def evaluate(learner: Learner, sandbox: Sandbox, envs: Mapping[str, EnvSpec], **
 async def train_async(
     learner: Learner,
     sandbox: Sandbox,
-    envs: Mapping[str, EnvSpec],
+    envs: Mapping[str, Level],
     *,
     episodes: int,
     group_size: int = 8,
@@ -152,6 +153,6 @@ async def train_async(
     return curve
 
 
-def train(learner: Learner, sandbox: Sandbox, envs: Mapping[str, EnvSpec], **kwargs: Any) -> list[CurvePoint]:
+def train(learner: Learner, sandbox: Sandbox, envs: Mapping[str, Level], **kwargs: Any) -> list[CurvePoint]:
     """Synchronous ``train_async`` (see there for the arguments)."""
     return asyncio.run(train_async(learner, sandbox, envs, **kwargs))
