@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from spadegym.adapters import Level, PlaySession
+from spadegym.adapters import Level as ServedLevel
+from spadegym.adapters import PlaySession
 from spadegym.envfile import extract_action
 from spadegym.level import Level
 from spadegym.rollout import Episode, Play, RolloutConfig, run_episodes
@@ -92,7 +93,7 @@ def through_the_loop(sandbox: Sandbox, name: str, source: str, replies: list[str
 
 def through_a_session(sandbox: Sandbox, name: str, source: str, replies: list[str],
                       hinted: bool) -> tuple[Episode, dict]:
-    level = Level(name, source, f"{name}.py", hint="think twice" if hinted else None)  # the designer's hint
+    level = ServedLevel(name, source, f"{name}.py", hint="think twice" if hinted else None)  # the designer's hint
     with PlaySession(OneLevel(level), sandbox=sandbox, hinted=hinted, max_turns=10) as session:
         session.reset(seed=SEED)
         for reply in replies:
@@ -106,10 +107,10 @@ def through_a_session(sandbox: Sandbox, name: str, source: str, replies: list[st
 class OneLevel:
     """A level source of one level."""
 
-    def __init__(self, level: Level):
+    def __init__(self, level: ServedLevel):
         self.level = level
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[ServedLevel]:
         return [self.level]
 
 
