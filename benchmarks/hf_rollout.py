@@ -39,7 +39,8 @@ from rich.console import Console
 
 from spadegym.agents.hf import HFAgent
 from spadegym.families import get_family
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from spadegym.level import Level
+from spadegym.rollout import Play, RolloutConfig, derive_seed, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.train import Policy, TrainConfig
 from spadegym.train.models import prepare_model
@@ -77,7 +78,7 @@ class Calls:
         return out
 
 
-def play(policy: Policy, train: TrainConfig, envs: dict[str, EnvSpec], plays: list[Play], *, cache: bool,
+def play(policy: Policy, train: TrainConfig, envs: dict[str, Level], plays: list[Play], *, cache: bool,
          concurrency: int) -> dict[str, Any]:
     """The plays through the loop's runner with the hf agent (greedy); time, tokens, transcripts."""
     saved = policy.prefixes
@@ -160,7 +161,7 @@ def main() -> None:
                   f"batches of {args.generation_batch}, {args.threads} threads")
 
     family = get_family(args.family)
-    spec = EnvSpec("level0", family.render(family.level_knobs(0)), "level0.py")
+    spec = Level(family.render(family.level_knobs(0)))
     plays = [Play("level0", derive_seed(args.seed, "hf_rollout", i)) for i in range(args.episodes)]
     now = play(policy, train, {"level0": spec}, plays, cache=True, concurrency=args.concurrency)
     before = play(policy, train, {"level0": spec}, plays, cache=False, concurrency=args.concurrency)
@@ -193,7 +194,7 @@ def main() -> None:
     if lengths:
         by_turns: dict[str, dict[str, float]] = {}
         for turns in lengths:
-            corridor = {"corridor": EnvSpec("corridor", CORRIDOR.format(turns=turns), "corridor.py")}
+            corridor = {"corridor": Level(CORRIDOR.format(turns=turns))}
             walks = [Play("corridor", i) for i in range(args.turn_episodes)]
             row = {}
             for label, cache in (("now", True), ("previous", False)):

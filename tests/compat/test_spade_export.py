@@ -16,8 +16,8 @@ from spadegym.envfile import parse_tool_call
 from spadegym.envfile.reference import solution_sequences, tool_plan
 from spadegym.envfile.spade_export import SHIM_MARK, for_reference, missing_imports
 from spadegym.envfile.static import normalized_code_hash, parse
-from spadegym.executor.openenv import RemoteLevel
 from spadegym.families import get_family
+from spadegym.level import Remote
 from spadegym.sandbox import Sandbox
 from spadegym.store.export import write_rows
 
@@ -109,14 +109,17 @@ def pool() -> dict[str, str]:
               "lookup_tool": LOOKUP}
     families = {name: get_family(name).render(get_family(name).level_knobs(1))
                 for name in ("grid_maze", "knapsack", "code_breaker")}
-    remote = {"remote": RemoteLevel("http://127.0.0.1:9", skill="Logical Deduction").source()}
-    return {**reference, **native, **families, **remote}
+    return {**reference, **native, **families, "remote": None}  # a remote level has no code
 
 
-def rows(sources: dict[str, str]) -> list[dict]:
-    return [{"env_id": env_id, "code": code, "hint": None, "skill": "Logical Deduction", "family": None,
-             "knobs": {}, "lineage": {}, "meta": {}, "code_hash": normalized_code_hash(code), "round": 0,
-             "scores": None} for env_id, code in sources.items()]
+REMOTE = Remote(url="http://127.0.0.1:9")
+
+
+def rows(sources: dict[str, str | None]) -> list[dict]:
+    return [{"env_id": env_id, "kind": "file" if code is not None else "remote", "code": code,
+             "remote": None if code is not None else REMOTE.settings(), "hint": None, "skill": "Logical Deduction",
+             "family": None, "knobs": {}, "lineage": {}, "meta": {},
+             "code_hash": normalized_code_hash(code or ""), "round": 0, "scores": None} for env_id, code in sources.items()]
 
 
 def replies(sandbox: Sandbox, source: str, name: str) -> list[str]:
