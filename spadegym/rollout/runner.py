@@ -215,7 +215,7 @@ class EpisodeRun:
             if self.agent.needs_valid_actions and item.valid_actions is None:
                 raise RolloutError(
                     f"agent '{self.agent.name}' chooses among valid actions, but environment "
-                    f"'{item.play.env_id}' ({self.envs[item.play.env_id].filename}) has no valid_actions() method "
+                    f"'{item.play.env_id}' ({item.handle.filename}) has no valid_actions() method "
                     "and its observation lists no actions; play it with a text agent (openai:MODEL, random, human) "
                     "or add valid_actions()."
                 )
