@@ -1,27 +1,31 @@
 """How fast a local model plays: the loop's sampler against plain ``model.generate``, and against itself before prefix reuse.
 
-Four measurements in one process, on one model (SmolLM2-135M-Instruct by
+Three measurements in one process, on one model (SmolLM2-135M-Instruct by
 default, ``--model tiny`` for the two-layer model the tests build):
 
 1. episodes: ``--episodes`` plays of a family's level 0 (the held-out suite's
-   level, the SmolLM2 study's settings: short prompt, reply prefix ``\\boxed{``,
-   8 new tokens, forgiving actions) through ``run_episodes`` with the ``hf:``
-   agent, once with each episode's keys and values kept between turns (the
-   sampler now) and once encoding every turn's whole conversation (the sampler
-   before, ``train.cache_mb = 0``), both greedy so that they play the same
-   episodes (checked); ``speedup_vs_previous`` is the ratio of their times.
-2. generate: the prompts the loop's sampler was given, turn by turn in the
-   batches it made, through plain ``model.generate`` (no loop, no sandbox, no
-   cache carried between turns); ``ratio_vs_generate`` is the sampler's
-   sampled tokens/s over that (``ratio_vs_generate_previous``: the sampler
-   before, on the same prompts).
-3. turns: a corridor that never ends early, played for 2, 4, 8 and 16 turns:
-   seconds per episode and per turn for both samplers. Per turn the sampler's
-   cost stays flat (each turn encodes the same few new tokens); before, it
-   grew with the conversation.
+   level, with the SmolLM2 study's settings: short prompt, reply prefix
+   ``\\boxed{``, 8 new tokens, forgiving actions) through ``run_episodes`` with
+   the ``hf:`` agent, once as the sampler plays now (each episode's keys and
+   values kept between turns, beginnings shared by episodes encoded once) and
+   once as it played before (every turn's whole conversation encoded,
+   ``train.cache_mb = 0``), both greedy so that they play the same episodes
+   (checked: ``same_episodes``); ``speedup_vs_previous`` is the ratio of their
+   costs.
+2. generate: the prompts the sampler was given, turn by turn in the batches it
+   made, through plain ``model.generate`` (no loop, no sandbox, nothing kept
+   between turns); ``ratio_vs_generate`` is its cost over the loop's
+   (``ratio_vs_generate_previous``: over the sampler's before).
+3. turns: a corridor that never ends early, played for each of ``--turns``
+   turns: cost per episode and per turn for both samplers. Now a turn costs
+   what its new tokens cost; before, it grew with the conversation.
+
+Costs are CPU seconds of this process (the model runs here, on ``--threads``
+threads): on a shared machine the load moves wall time, not CPU time. Wall
+seconds are printed too (``*_wall``, ``seconds``, ``episodes_per_s``).
 
     python benchmarks/hf_rollout.py                    # SmolLM2 (spadegym models prepare smollm2)
-    python benchmarks/hf_rollout.py --model tiny       # the tests' tiny model, seconds
+    python benchmarks/hf_rollout.py --model tiny       # the tests' tiny model, under a minute
     python benchmarks/hf_rollout.py --json             # last line: one JSON object
 """
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -89,27 +94,28 @@ def play(policy: Policy, train: TrainConfig, envs: dict[str, Level], plays: list
     encoded = policy.work["encoded"]
     try:
         with Sandbox() as box, agent.evaluating(0, greedy=True):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             episodes = asyncio.run(run_episodes(box, envs, plays, agent, RolloutConfig(concurrency=concurrency)))
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
         del policy.generate
         policy.prefixes = saved
     sampled = sum(e.tokens.get("completion", 0) for e in episodes)
-    return {"seconds": seconds, "episodes": len(episodes), "turns": sum(len(e.turns) for e in episodes),
+    return {"seconds": seconds, "cpu": cpu, "episodes": len(episodes), "turns": sum(len(e.turns) for e in episodes),
             "sampled": sampled, "encoded": policy.work["encoded"] - encoded, "sampler_seconds": calls.seconds,
             "failures": sum(e.failure is not None for e in episodes), "calls": calls.calls,
             "transcripts": [[t.reply for t in e.turns] for e in episodes]}
 
 
-def replay_calls(policy: Policy, calls: list) -> float:
-    """The sampler's calls, prompt for prompt and batch for batch, through plain ``model.generate``; seconds."""
+def replay_calls(policy: Policy, calls: list) -> tuple[float, float]:
+    """The sampler's calls, prompt for prompt and batch for batch, through plain ``model.generate``;
+    seconds and CPU seconds."""
     import torch
 
     model, pad = policy.model, policy.tokenizer.pad_token_id
     batch = policy.config.generation_batch
     model.eval()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with torch.no_grad():
         for prompts, max_new_tokens, _ in calls:
             order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
@@ -124,19 +130,19 @@ def replay_calls(policy: Policy, calls: list) -> float:
                 model.generate(input_ids=ids.to(policy.device), attention_mask=mask.to(policy.device),
                                do_sample=False, max_new_tokens=max_new_tokens, pad_token_id=pad,
                                eos_token_id=policy.chat.eos_id)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="model directory, or 'tiny' (default: spadegym models prepare smollm2)")
     parser.add_argument("--family", default="number_sequence", help="the family whose level 0 is played")
-    parser.add_argument("--episodes", type=int, default=64)
+    parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=64, help="episodes in flight (the loop's default)")
     parser.add_argument("--generation-batch", type=int, default=16, help="rows per model.generate call")
     parser.add_argument("--max-new-tokens", type=int, default=8)
     parser.add_argument("--turns", default="2,4,8,16", help="corridor lengths of the turns part ('' skips it)")
-    parser.add_argument("--turn-episodes", type=int, default=16, help="episodes per corridor length")
+    parser.add_argument("--turn-episodes", type=int, default=8, help="episodes per corridor length")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (on a busy machine 1 is often much faster)")
     parser.add_argument("--seed", type=int, default=4242)
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -166,28 +172,34 @@ def main() -> None:
     now = play(policy, train, {"level0": spec}, plays, cache=True, concurrency=args.concurrency)
     before = play(policy, train, {"level0": spec}, plays, cache=False, concurrency=args.concurrency)
     same = now["transcripts"] == before["transcripts"]
-    generate_s = replay_calls(policy, now["calls"])
+    generate_s, generate_cpu = replay_calls(policy, now["calls"])
     sampled = now["sampled"]
+    # Ratios of CPU time: the model runs in this process on its threads, so the load of a shared machine
+    # moves wall time, not this (the sandbox's workers, a small share of the loop, are other processes).
     figures: dict[str, Any] = {
         "model": name, "family": args.family, "episodes": args.episodes, "threads": args.threads,
         "generation_batch": args.generation_batch, "turns_per_episode": round(now["turns"] / args.episodes, 2),
-        "same_episodes": same, "episodes_per_s": round(args.episodes / now["seconds"], 3),
-        "tokens_per_s": round(sampled / now["seconds"], 2), "sampled_tokens": sampled,
+        "same_episodes": same, "sampled_tokens": sampled,
+        "episodes_per_s": round(args.episodes / now["seconds"], 3), "tokens_per_s": round(sampled / now["seconds"], 2),
+        "episodes_per_cpu_s": round(args.episodes / now["cpu"], 3), "tokens_per_cpu_s": round(sampled / now["cpu"], 2),
         "encoded_tokens": now["encoded"], "encoded_tokens_previous": before["encoded"],
         "seconds": round(now["seconds"], 2), "seconds_previous": round(before["seconds"], 2),
-        "seconds_per_episode": round(now["seconds"] / args.episodes, 3),
-        "seconds_per_episode_previous": round(before["seconds"] / args.episodes, 3),
-        "speedup_vs_previous": round(before["seconds"] / now["seconds"], 2),
-        "generate_seconds": round(generate_s, 2), "ratio_vs_generate": round(generate_s / now["seconds"], 3),
-        "ratio_vs_generate_previous": round(generate_s / before["seconds"], 3),
+        "cpu_seconds": round(now["cpu"], 2), "cpu_seconds_previous": round(before["cpu"], 2),
+        "cpu_seconds_per_episode": round(now["cpu"] / args.episodes, 3),
+        "cpu_seconds_per_episode_previous": round(before["cpu"] / args.episodes, 3),
+        "speedup_vs_previous": round(before["cpu"] / now["cpu"], 2),
+        "speedup_vs_previous_wall": round(before["seconds"] / now["seconds"], 2),
+        "generate_cpu_seconds": round(generate_cpu, 2), "ratio_vs_generate": round(generate_cpu / now["cpu"], 3),
+        "ratio_vs_generate_previous": round(generate_cpu / before["cpu"], 3),
+        "ratio_vs_generate_wall": round(generate_s / now["seconds"], 3),
         "sampler_share_of_loop": round(now["sampler_seconds"] / now["seconds"], 3),
-        "failures": now["failures"] + before["failures"],
+        "failures": now["failures"] + before["failures"], "load_average": os.getloadavg()[0],
     }
-    console.print(f"  now      {now['seconds']:7.1f}s  {figures['episodes_per_s']:.2f} episodes/s  "
-                  f"{figures['tokens_per_s']:.1f} sampled tokens/s  {now['encoded']} tokens encoded")
-    console.print(f"  before   {before['seconds']:7.1f}s  speedup {figures['speedup_vs_previous']:.2f}x  "
-                  f"{before['encoded']} tokens encoded  same episodes: {same}")
-    console.print(f"  generate {generate_s:7.1f}s on the same prompts: ratio {figures['ratio_vs_generate']:.2f} "
+    console.print(f"  now      {now['cpu']:7.1f} CPU s ({now['seconds']:.1f}s)  {figures['episodes_per_cpu_s']:.2f} "
+                  f"episodes per CPU s  {now['encoded']} tokens encoded")
+    console.print(f"  before   {before['cpu']:7.1f} CPU s ({before['seconds']:.1f}s)  speedup "
+                  f"{figures['speedup_vs_previous']:.2f}x  {before['encoded']} tokens encoded  same episodes: {same}")
+    console.print(f"  generate {generate_cpu:7.1f} CPU s on the same prompts: ratio {figures['ratio_vs_generate']:.2f} "
                   f"(before: {figures['ratio_vs_generate_previous']:.2f})")
 
     lengths = [int(t) for t in args.turns.split(",") if t.strip()]
@@ -199,17 +211,17 @@ def main() -> None:
             row = {}
             for label, cache in (("now", True), ("previous", False)):
                 r = play(policy, train, corridor, walks, cache=cache, concurrency=args.concurrency)
-                row[f"seconds_per_episode_{label}"] = round(r["seconds"] / args.turn_episodes, 3)
-                row[f"seconds_per_turn_{label}"] = round(r["seconds"] / r["turns"], 4)
+                row[f"cpu_seconds_per_episode_{label}"] = round(r["cpu"] / args.turn_episodes, 3)
+                row[f"cpu_seconds_per_turn_{label}"] = round(r["cpu"] / r["turns"], 4)
                 row[f"encoded_per_turn_{label}"] = round(r["encoded"] / r["turns"], 1)
             by_turns[str(turns)] = row
-            console.print(f"  {turns:2d} turns: per turn {row['seconds_per_turn_now']:.3f}s now, "
-                          f"{row['seconds_per_turn_previous']:.3f}s before; tokens encoded per turn "
+            console.print(f"  {turns:2d} turns: per turn {row['cpu_seconds_per_turn_now']:.3f} CPU s now, "
+                          f"{row['cpu_seconds_per_turn_previous']:.3f} before; tokens encoded per turn "
                           f"{row['encoded_per_turn_now']:.0f} now, {row['encoded_per_turn_previous']:.0f} before")
         first, last = by_turns[str(lengths[0])], by_turns[str(lengths[-1])]
         figures.update(by_turns=by_turns, turn_cost_growth=round(
-            last["seconds_per_turn_now"] / first["seconds_per_turn_now"], 2), turn_cost_growth_previous=round(
-            last["seconds_per_turn_previous"] / first["seconds_per_turn_previous"], 2))
+            last["cpu_seconds_per_turn_now"] / first["cpu_seconds_per_turn_now"], 2), turn_cost_growth_previous=round(
+            last["cpu_seconds_per_turn_previous"] / first["cpu_seconds_per_turn_previous"], 2))
     if args.json:
         print(json.dumps(figures))
     else:

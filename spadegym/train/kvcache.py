@@ -59,9 +59,13 @@ class PrefixCache:
     prefix before its next use. When the rows in use do not fit, the newest prefix is not kept instead.
     """
 
+    #: Shared beginnings kept at once (the newest): a run's prompts start with one or two system prompts.
+    SHARED = 4
+
     def __init__(self, budget: int):
         self.budget = budget
         self._entries: OrderedDict[Hashable, Prefix] = OrderedDict()
+        self._shared: OrderedDict[tuple[int, ...], Prefix] = OrderedDict()
         self._used: dict[Hashable, int] = {}  # key -> the tick of its last lookup
         self._tick = 0
         self.nbytes = 0
@@ -113,7 +117,38 @@ class PrefixCache:
     def clear(self) -> None:
         self._entries.clear()
         self._used.clear()
+        self._shared.clear()
         self.nbytes = 0
+
+    def share(self, prefix: Prefix) -> None:
+        """Keep ``prefix`` as a beginning any sequence may continue from (the oldest of more than ``SHARED`` goes)."""
+        old = self._shared.pop(tuple(prefix.ids), None)
+        self._shared[tuple(prefix.ids)] = prefix
+        self.nbytes += prefix.nbytes - (old.nbytes if old else 0)
+        while len(self._shared) > self.SHARED:
+            _, old = self._shared.popitem(last=False)
+            self.nbytes -= old.nbytes
+
+    def shared_for(self, ids: Sequence[int], limit: int | None = None) -> Prefix | None:
+        """The longest shared beginning of ``ids`` that leaves at least one token to encode (``limit``: that holds
+        at most this many tokens instead)."""
+        best = None
+        most = len(ids) - 1 if limit is None else limit
+        for prefix in self._shared.values():
+            n = len(prefix.ids)
+            if n <= most and (best is None or n > len(best.ids)) and list(ids[:n]) == prefix.ids:
+                best = prefix
+        return best
+
+
+def common_prefix(sequences: Sequence[Sequence[int]]) -> int:
+    """The length of the longest beginning all ``sequences`` share, one token short of the shortest."""
+    shortest = min(len(s) for s in sequences) - 1
+    first = sequences[0]
+    n = 0
+    while n < shortest and all(s[n] == first[n] for s in sequences):
+        n += 1
+    return n
 
 
 @dataclass

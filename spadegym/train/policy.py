@@ -27,10 +27,11 @@ import numpy as np
 
 from ..errors import UserError
 from .config import TrainConfig
-from .kvcache import Batch, Prefix, PrefixCache, reusable
+from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
 from .tokens import ChatTokens, Sample
 
 STATE_FILE = "policy.json"
+MIN_SHARED = 16  # tokens a beginning must save to be encoded once for several rows
 OPTIMIZER_FILE = "optimizer.pt"
 RNG_FILE = "rng.pt"
 
@@ -103,16 +104,18 @@ class Policy:
         if caching:
             self.prefixes.tick()
         found = [self.prefixes.lookup(k, p) if caching else None for k, p in zip(keys or [None] * len(prompts), prompts)]
+        started = time.perf_counter()
+        if caching:
+            self._share_beginnings(prompts, found)
         # Batches of rows with similar numbers of new tokens: every row of a batch is padded to its longest.
         new = [len(p) - (len(f.ids) if f else 0) for p, f in zip(prompts, found)]
         order = sorted(range(len(prompts)), key=lambda i: (new[i], len(prompts[i])))
         out: list[tuple[list[int], list[float]]] = [([], [])] * len(prompts)
         size = self.config.generation_batch
-        started = time.perf_counter()
         for start in range(0, len(order), size):
             chunk = order[start:start + size]
             results, kept = self._generate_batch([prompts[i] for i in chunk], [found[i] for i in chunk],
-                                                 max_new_tokens, greedy)
+                                                 max_new_tokens, greedy, keep=caching)
             for j, (i, result) in enumerate(zip(chunk, results)):
                 out[i] = result
                 if caching:
@@ -129,8 +132,51 @@ class Policy:
             for key in keys:
                 self.prefixes.drop(key)
 
+    def _share_beginnings(self, prompts: Sequence[list[int]], found: list[Prefix | None]) -> None:
+        """Rows starting fresh continue from a beginning they share, encoded once: one all of them share (kept
+        for later calls: the system prompt), then the whole prompt of rows that repeat it (a GRPO group)."""
+        fresh = [i for i, f in enumerate(found) if f is None]
+        for i in fresh:
+            found[i] = self.prefixes.shared_for(prompts[i])
+        if len(fresh) > 1:
+            common = prompts[fresh[0]][:common_prefix([prompts[i] for i in fresh])]
+            base = self.prefixes.shared_for(common, limit=len(common))  # the longest kept beginning of `common`
+            if len(common) - (len(base.ids) if base else 0) >= MIN_SHARED:
+                shared = self._encode(common, base)
+                self.prefixes.share(shared)
+                for i in fresh:
+                    if found[i] is None or len(found[i].ids) < len(common):
+                        found[i] = shared
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i in fresh:
+            groups.setdefault(tuple(prompts[i]), []).append(i)
+        for rows in groups.values():
+            base = found[rows[0]]
+            if len(rows) > 1 and len(prompts[rows[0]]) - 1 - (len(base.ids) if base else 0) >= MIN_SHARED:
+                shared = self._encode(prompts[rows[0]][:-1], base)
+                for i in rows:
+                    found[i] = shared
+
+    def _encode(self, ids: list[int], base: Prefix | None) -> Prefix:
+        """``ids`` as a prefix, encoded in one forward pass that continues ``base`` (a beginning of them)."""
+        import torch
+        from transformers import DynamicCache
+
+        start = len(base.ids) if base else 0
+        cache = DynamicCache(ddp_cache_data=[(k[None], v[None]) for k, v in base.layers]) if base else DynamicCache()
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                self.model(input_ids=torch.tensor([ids[start:]], device=self.device), cache=cache, use_cache=True,
+                           logits_to_keep=1)
+        finally:
+            self.model.train(was_training)
+        self.work["encoded"] += len(ids) - start
+        return Prefix(list(ids), [(layer.keys[0], layer.values[0]) for layer in cache.layers])
+
     def _generate_batch(self, prompts: Sequence[list[int]], found: Sequence[Prefix | None], max_new_tokens: int,
-                        greedy: bool) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
+                        greedy: bool, keep: bool) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
         import torch
 
         pad = self.tokenizer.pad_token_id
@@ -156,7 +202,7 @@ class Policy:
         for row, lp in zip(new.tolist(), logps.tolist()):
             end = row.index(self.chat.eos_id) + 1 if self.chat.eos_id in row else len(row)
             out.append((row[:end], lp[:end]))
-        kept = batch.prefixes(prompts, [ids for ids, _ in out]) if self.prefixes is not None else []
+        kept = batch.prefixes(prompts, [ids for ids, _ in out]) if keep else []
         return out, kept
 
     @contextmanager

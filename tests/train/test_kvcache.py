@@ -115,3 +115,22 @@ def test_prefixes_in_use_are_not_evicted_by_the_episodes_of_the_same_call():
     cache.lookup("b", [1, 2, 3, 4])
     assert cache.store("c", Prefix([1, 2, 3], [layer])) is True  # "a" was not used in this call: it goes
     assert cache.lookup("a", [1, 2, 3, 4]) is None and cache.evicted == 1
+
+
+def test_episodes_that_start_alike_encode_their_common_beginning_once(tiny_dir):
+    policy, plain = make_policy(tiny_dir), make_policy(tiny_dir, cache_mb=0)
+    group = policy.chat.prompt([{"role": "system", "content": "You play a game."},
+                                {"role": "user", "content": OPENINGS[0]}])
+    other = policy.chat.prompt([{"role": "system", "content": "You play a game."},
+                                {"role": "user", "content": OPENINGS[1]}])
+    prompts = [group] * 3 + [other]  # a GRPO group of three plays of one instance, and another episode
+    got = policy.generate(prompts, 8, greedy=True, keys=["a", "b", "c", "d"])
+    expected = plain.generate(prompts, 8, greedy=True)
+    assert [ids for ids, _ in got] == [ids for ids, _ in expected]
+    for (_, a), (_, b) in zip(got, expected):
+        assert a == pytest.approx(b, abs=1e-4)
+    common = next(n for n in range(len(other)) if group[n] != other[n])  # the system prompt and more
+    # The common beginning once, the rest of the group's prompt once more and one token per play of it;
+    # the other episode its own tokens after the common beginning.
+    assert policy.work["encoded"] == (len(group) - 1) + 3 + (len(other) - common)
+    assert plain.work["encoded"] == 3 * len(group) + len(other)
