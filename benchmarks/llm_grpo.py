@@ -44,6 +44,7 @@ printed with its 95% interval, as two proportions and paired by instance
     python benchmarks/llm_grpo.py --rounds 2 --heldout-seeds 4 --designer-rounds 1   # a smoke run
     python benchmarks/llm_grpo.py --json              # last line: one JSON object
     python benchmarks/llm_grpo.py --skip overhead,designer --rounds 20 --heldout-seeds 256   # the documented rise
+    python benchmarks/llm_grpo.py --skip train,overhead,designer --heldout-seeds 256   # the held-out evaluation alone
     python benchmarks/llm_grpo.py --device cuda --rounds 40 --plays 16 --heldout-seeds 32
 """
 
@@ -312,12 +313,14 @@ def main() -> None:
     if "agent" not in skip:
         if args.success_before is None:
             console.print(f"held-out before: {args.heldout_seeds} seeds x {args.families} level 0 ...")
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             before, info, before_outcomes = heldout_success(model, train, args.families, args.heldout_seeds, args.heldout_seed,
                                            rollout)
-            seconds = time.perf_counter() - t
-            figures.update(success_before=before, heldout_seconds=round(seconds, 1), **{
-                f"heldout_{k}": v for k, v in info.items()}, heldout_seconds_per_episode=round(seconds / info["episodes"], 2))
+            seconds, cpu = time.perf_counter() - t, time.process_time() - cpu  # CPU: what the load does not move
+            figures.update(success_before=before, heldout_seconds=round(seconds, 1), heldout_cpu_seconds=round(cpu, 1),
+                           **{f"heldout_{k}": v for k, v in info.items()},
+                           heldout_seconds_per_episode=round(seconds / info["episodes"], 2),
+                           heldout_cpu_seconds_per_episode=round(cpu / info["episodes"], 2))
             out.mkdir(parents=True, exist_ok=True)
             (out / "heldout_before.json").write_text(json.dumps([[*k, v] for k, v in before_outcomes.items()]))
             console.print(f"  success before: {before:.3f}  ({time.perf_counter() - t:.0f}s)")
