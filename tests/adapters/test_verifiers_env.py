@@ -23,6 +23,8 @@ from spadegym.llm.fake_server import FakeOpenAIServer  # noqa: E402
 
 VERSION = tuple(int(p) for p in version("verifiers").split(".")[:2])
 OTHER_PYTHON = os.environ.get("SPADEGYM_VERIFIERS_04_PYTHON", "")
+#: verifiers' commands import it (and spadegym) afresh: minutes each on a loaded machine.
+pytestmark = pytest.mark.timeout(900)
 
 LEVEL = '''
 class DoorEnv:
@@ -51,7 +53,7 @@ def v1_eval(python: str, levels: Path, out: Path, server: FakeOpenAIServer) -> s
         [str(command), "spadegym-verifiers", "--env.taskset.levels", str(levels), "--env.taskset.tasks", "2",
          "--model", "fake-model", "--client.base-url", server.url, "--client.api-key-var", "SPADEGYM_TEST_KEY",
          "--num-rollouts", "1", "--no-rich", "--no-push", "--output-dir", str(out)],
-        env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=240,
+        env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600,
     )
 
 
@@ -110,7 +112,7 @@ def test_the_classic_api_loads_by_name_and_its_vf_eval_scores_the_return(tmp_pat
              json.dumps({"levels": str(tmp_path), "tasks": 2}), "-m", "fake-model", "-b", server.url,
              "-k", "SPADEGYM_TEST_KEY", "-n", "2", "-r", "1", "--disable-tui", "--save-results",
              "--output-dir", str(tmp_path / "out")],
-            env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=240)
+            env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         assert len(server.requests) == 4
     assert "episode_return: avg - 1.000" in done.stdout
@@ -126,7 +128,7 @@ def test_verifiers_0_4_plays_levels_from_its_own_entry_points(tmp_path: Path) ->
         f"env = vf.load_environment(s.env_config(levels={str(tmp_path)!r}, tasks=2))\n"
         "print(type(env).__name__)\n"
         "try:\n    s.load_environment(levels='x')\nexcept RuntimeError as e:\n    print(e)\n")],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=600)
     assert check.returncode == 0, check.stderr[-2000:]
     version, env_class, refusal = check.stdout.strip().splitlines()
     assert version.startswith("0.4") and env_class == "SpadegymEnv" and "vf-eval spadegym-verifiers" in refusal

@@ -33,9 +33,13 @@ def checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(command: list[str] | str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+#: Examples that start verifiers' commands import it several times over: minutes on a loaded machine.
+SLOW = 900
+
+
+def run(command: list[str] | str, cwd: Path, timeout: int = 300, **env: str) -> subprocess.CompletedProcess:
     args = ["bash", "-euo", "pipefail", "-c", command] if isinstance(command, str) else command
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300,
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **env})
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     return done
@@ -98,6 +102,7 @@ def _verifiers_line() -> tuple[int, int]:
 VERIFIERS_04 = os.environ.get("SPADEGYM_VERIFIERS_04_PYTHON", "")  # an interpreter with verifiers 0.4 (.ci/run)
 
 
+@pytest.mark.timeout(SLOW)
 @pytest.mark.skipif(not VERIFIERS_04, reason="SPADEGYM_VERIFIERS_04_PYTHON names no interpreter with verifiers 0.4")
 def test_the_verifiers_0_4_example_runs_against_a_local_server(checkout: Path) -> None:
     from spadegym.llm.fake_server import FakeOpenAIServer
@@ -105,7 +110,7 @@ def test_the_verifiers_0_4_example_runs_against_a_local_server(checkout: Path) -
     code = (checkout / "examples" / "verifiers_eval.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:
         code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
-        run(code.rstrip() + " --output-dir out", checkout, OPENAI_API_KEY="local",
+        run(code.rstrip() + " --output-dir out", checkout, timeout=SLOW, OPENAI_API_KEY="local",
             PATH=f"{Path(VERIFIERS_04).parent}:{os.environ['PATH']}")
         assert len(server.requests) >= 4
     assert list((checkout / "out").glob("*/traces.jsonl"))
@@ -113,6 +118,7 @@ def test_the_verifiers_0_4_example_runs_against_a_local_server(checkout: Path) -
     assert loaded.stdout.strip().endswith("SpadegymEnv 4 rows")
 
 
+@pytest.mark.timeout(SLOW)
 def test_the_verifiers_0_3_examples_run_against_a_local_server(checkout: Path) -> None:
     pytest.importorskip("verifiers.v1")
     if _verifiers_line() >= (0, 4):
@@ -122,7 +128,8 @@ def test_the_verifiers_0_3_examples_run_against_a_local_server(checkout: Path) -
     code = (checkout / "examples" / "verifiers_eval_0_3.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:
         code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
-        done = run(code.replace("--no-push", "--no-push --output-dir out"), checkout, OPENAI_API_KEY="local")
+        done = run(code.replace("--no-push", "--no-push --output-dir out"), checkout, timeout=SLOW,
+                   OPENAI_API_KEY="local")
         assert len(server.requests) >= 8  # four episodes through each command
     assert list((checkout / "out").glob("*/traces.jsonl")) and "episode_return: avg" in done.stdout
     loaded = run([sys.executable, "examples/verifiers_load.py"], checkout)
