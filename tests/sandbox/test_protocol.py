@@ -80,7 +80,7 @@ def test_reply_to_another_request_id_is_a_protocol_failure(sandbox: Sandbox) -> 
     worker._next_id += 5  # the worker answers id N+6; pretend we wait for N+1
     pending = worker.send("ping", 2.0)
     pending.request_id -= 5
-    from spadegym.sandbox.host import gather
+    from spadegym.sandbox.transport import gather
 
     outcome = gather([pending])[0]
     assert outcome.status == protocol.PROTOCOL and "pending" in outcome.message
