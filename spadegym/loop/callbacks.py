@@ -202,9 +202,9 @@ def summary_line(s: RoundSummary) -> str:
 
 
 def _training(s: RoundSummary) -> str:
-    """The model-training part of a round line: each role's KL, and the reward-hacking flag."""
+    """The model-training part of a round line: each role's KL, and what the reward-hacking watch flags."""
     parts = [f"{role} kl {s.learner[f'{role}_kl_sampling']:.4f}" for role in ("agent", "designer")
              if isinstance(s.learner.get(f"{role}_kl_sampling"), (int, float))]
     if s.designer_watch.get("flag"):
-        parts.append("REWARD-HACKING FLAG (designer reward up, held-out success and diversity down)")
+        parts.append(f"REWARD-HACKING WATCH: {', '.join(s.designer_watch.get('kinds') or ['trend'])}")
     return ("  " + "  ".join(parts)) if parts else ""

@@ -32,6 +32,7 @@ from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
 from ..train.config import TrainConfig
 from ..validate.config import ValidationConfig
+from ..watch import WatchConfig
 from .trackers import TRACKERS, TrackingConfig
 
 try:  # Python >= 3.11
@@ -99,6 +100,7 @@ class RunConfig(BaseModel):
     executor: str = Field("local", pattern=f"^({'|'.join(EXECUTORS)})$", description="Where validation and rollouts run: local (one sandbox in this process) or ray (actors that each own a sandbox; see ray).")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
     validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
+    watch: WatchConfig = Field(default_factory=WatchConfig, description="The reward-hacking watch: probe plays of new levels, when a designer is flagged, and pricing its findings out of the designer reward.")
     report_to: list[str] = Field(default_factory=lambda: ["tensorboard"], description=f"Where each round's scalars go, like TRL's report_to: any of {', '.join(TRACKERS)}; ['all'] for every one installed, ['none'] (or []) for none. A tracker whose package is missing is skipped with a note; all of them work offline (see tracking).")
     tensorboard: bool = Field(True, description="false takes tensorboard out of report_to (the older switch): TensorBoard event files go to <run>/tensorboard/ (needs the tensorboard package).")
     tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="The wandb and trackio trackers' project and modes (report_to).")

@@ -49,9 +49,9 @@ from ..families import difficulty_index
 from ..level import Level
 from ..rollout import Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
-from ..signals.hacking import reward_hacking
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
+from ..watch import Watch
 from . import steps
 from .callbacks import PhaseProgress, ProgressMeter
 from .config import RunConfig
@@ -103,6 +103,7 @@ class SelfPlay:
         self.buffer = LevelBuffer(config.buffer)  # the accepted levels, their scores and plays
         self.state = LoopState()
         self.diversity = PoolDiversity(first_play=self._first_play)  # n-grams of the pool's code and first plays
+        self.watch = Watch(config.watch, config.seed)  # is the designer gaming its reward? (spadegym.watch)
         self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
@@ -136,6 +137,7 @@ class SelfPlay:
         designer = self.store.load_state("designer")
         if designer:
             self.designer.load_state_dict(designer)
+        self.watch.load_state_dict(self.store.load_state("watch") or {})
         checkpoint = resume_checkpoint(self.store)
         if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
             parts = [p for p in (self.learner, self.designer) if isinstance(p, Checkpointed)]
@@ -176,9 +178,17 @@ class SelfPlay:
             if not ep.hinted and ep.env_id not in record.replayed:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
         record.stats = steps.score(levels, record.episodes, self.state.skill_ema)
+        with clock("watch"):  # probe plays; every play's evidence; what each level's reward keeps
+            probes = self._await(self.watch.probe(self.host, levels, [p.name for p in new], record.episodes,
+                                                  cfg.rollout))
+            pool = {e: self.buffer.level(e).source or "" for e in self.buffer.state.levels}
+            self.watch.observe(n, record.episodes, probes,
+                               {p.name: p.candidate.meta.get("source") or self.designer.name for p in new},
+                               {**pool, **{p.name: p.candidate.level.source or "" for p in new}}, record.stats)
+            shares = self.watch.prices(record.stats)
         with clock("learn"):
             learned, designed = self.learn(record.episodes), {}
-            record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn)
+            record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn, shares)
             if self.learning_designer is not None:
                 designed = dict(self.learning_designer.update(record.feedback) or {})  # a model reports its step
             self.remember(n, record, levels)
@@ -194,14 +204,16 @@ class SelfPlay:
         record.summary = steps.summarize(
             record, skills={e: kept[e].skill for e in record.chosen if e in kept}, learner={**learned, **designed},
             heldout=heldout, buffer=self.buffer.stats(), buffer_size=len(self.buffer),
-            diversity=self.diversity.summary(
+            diversity={**self.diversity.summary(
                 {e: levels[e].source or "" for e in record.chosen if e not in record.replayed and e in kept},
                 {e: self.buffer.level(e).source or "" for e in kept}),
+                **self.watch.diversity([e for e in record.chosen if e not in record.replayed], list(kept))},
             seconds=time.perf_counter() - started)
         record.summary.timings = clock.seconds
         record.summary.infrastructure = self._infrastructure_events()
-        # Is the designer gaming its reward? Its trend against held-out success and diversity, over the run so far.
-        record.summary.designer_watch = reward_hacking([*self.store.rounds(), record.summary.to_dict()])
+        # Is the designer gaming its reward? Its levels' findings, and its trend against held-out success and diversity.
+        record.summary.designer_watch = self.watch.assess(n, [*self.store.rounds(), record.summary.to_dict()])
+        self.watch.keep(set(kept), n)
         self.write(record)
         return record.summary
 
@@ -314,7 +326,7 @@ class SelfPlay:
         """The round's record in one transaction; the learner's checkpoint first, named by round."""
         n = record.round
         record.states = {"loop": self.state.to_dict(), "buffer": self.buffer.state.to_dict(),
-                         "designer": self.designer.state_dict()}
+                         "designer": self.designer.state_dict(), "watch": self.watch.state_dict()}
         savers = [part for part in (self.learner, self.designer) if isinstance(part, Checkpointed)]
         if savers:
             record.checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"

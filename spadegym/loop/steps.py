@@ -19,6 +19,7 @@ from ..rollout import Episode
 from ..sandbox.protocol import INFRA
 from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
+from ..watch.rules import priced
 
 
 def score(levels: Mapping[str, Level], episodes: list[Episode], skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
@@ -55,13 +56,15 @@ def score(levels: Mapping[str, Level], episodes: list[Episode], skill_ema: Mappi
 
 
 def feedback(proposals: list[Proposal], stats: Mapping[str, EnvStats],
-             reward: Callable[[EnvStats], float]) -> tuple[dict[str, float], list[Feedback]]:
+             reward: Callable[[EnvStats], float],
+             shares: Mapping[str, float] | None = None) -> tuple[dict[str, float], list[Feedback]]:
     """Raw designer rewards per level played, and per candidate the reward centred within its skill.
 
     A refused proposal earns less than any valid one; so does a repaired one whose
     designer is rewarded on its first attempt (``Candidate.reward_as_invalid``).
+    ``shares``: what each level keeps of a positive reward (the watch's pricing; 1 where absent).
     """
-    raw = {env_id: float(reward(s)) for env_id, s in stats.items()}
+    raw = {env_id: priced(float(reward(s)), (shares or {}).get(env_id, 1.0)) for env_id, s in stats.items()}
     valid = [p for p in proposals if p.valid and p.name in raw]
     centred = center_by_skill([raw[p.name] for p in valid], [p.candidate.skill for p in valid])
     floor = invalid_reward(centred)

@@ -86,6 +86,7 @@ def render(run_name: str, data: RunData, transcripts: Transcripts) -> str:
         ("learning", "Learning", _learning(data)),
         ("training", "Model training (GRPO, per role)", _training(data)),
         ("designer", "Regret and designer reward", _designer(data)),
+        ("watch", "Reward-hacking watch", _watch(data)),
         ("curriculum", "Curriculum: difficulty, skills, buffer", _curriculum(data)),
         ("validity", "Validity and refusals", _validity(data)),
         ("throughput", "Throughput", _throughput(data)),
@@ -180,7 +181,7 @@ def _learning(data: RunData) -> str | None:
 
 
 def _training(data: RunData) -> str | None:
-    """Both roles' GRPO updates (hf: models): reward, KL, clip fraction, tokens; and the reward-hacking watch."""
+    """Both roles' GRPO updates (hf: models): reward, KL, clip fraction, tokens."""
     roles = [r for r in ("agent", "designer") if data.summary_series(f"learner.{r}_updates")]
     if not roles:
         return None
@@ -196,16 +197,7 @@ def _training(data: RunData) -> str | None:
     valid = data.summary_series("learner.designer_valid_rate", "designer valid rate")
     if valid:
         figures.append(("Designer validity rate (trained completions)", plots.lines([valid], "share", unit_range=True)))
-    flagged = [s["round"] for s in data.summaries if (s.get("designer_watch") or {}).get("flag")]
-    watch = (data.summaries[-1].get("designer_watch") or {}) if data.summaries else {}  # the latest round's
-    unevaluated = "heldout_success" in watch.get("missing", [])
-    note = (f'<div class="note"><b>Reward-hacking flag</b> in rounds {escape(", ".join(map(str, flagged)))}: the '
-            "designer's reward rose while held-out success and the diversity of new levels fell.</div>"
-            if flagged else '<p class="muted">Reward-hacking watch: never flagged (designer reward rising while '
-            "held-out success and diversity fall)"
-            + ("; it cannot flag a run without held-out evaluations during the run: set heldout.every"
-               if unevaluated else "") + ".</p>")
-    return note + _updates_table(data, roles) + _grid(*figures)
+    return _updates_table(data, roles) + _grid(*figures)
 
 
 def _updates_table(data: RunData, roles: list[str]) -> str:
@@ -247,6 +239,40 @@ def _designer(data: RunData) -> str | None:
         )
         figures.append(("Hint regret vs oracle regret", plots.scatter(corr)))
     return intro + _grid(*figures) if figures else None
+
+
+def _watch(data: RunData) -> str | None:
+    """What the watch flagged (per designer, each finding and the round it was first flagged), its latest
+    counts, and the trend check (designer reward up while held-out success and diversity fall)."""
+    watches = [(s["round"], s["designer_watch"]) for s in data.summaries if s.get("designer_watch")]
+    if not watches:
+        return None  # a run from before the watch, or one that recorded none
+    first: dict[tuple[str, str], int] = {}
+    for n, watch in watches:
+        for designer, record in (watch.get("designers") or {}).items():
+            for kind in record.get("kinds", []):
+                first.setdefault((designer, kind), n)
+        if watch.get("flag") and "trend" in watch.get("kinds", ["trend"]):
+            first.setdefault(("(run)", "trend"), n)
+    latest = watches[-1][1]
+    if first:
+        rows = "".join(f"<tr><td class=text>{escape(d)}</td><td class=text>{escape(k)}</td><td>{n}</td>"
+                       f"<td>{_found(latest, d, k)}</td></tr>" for (d, k), n in sorted(first.items()))
+        html = ('<div class="note"><b>Reward hacking flagged</b>: a designer\'s levels show a finding again and '
+                "again (see the watch's rules in the docs); levels with a finding earn no designer reward.</div>"
+                "<table><tr><th>designer</th><th>finding</th><th>first flagged (round)</th>"
+                f"<th>levels now (found / decided)</th></tr>{rows}</table>")
+    else:
+        html = '<p class="muted">Reward-hacking watch: never flagged.</p>'
+    if "heldout_success" in latest.get("missing", []):
+        html += ('<p class="muted">Its trend check (designer reward rising while held-out success and diversity '
+                 "fall) cannot flag a run without held-out evaluations during the run: set heldout.every.</p>")
+    return html
+
+
+def _found(watch: dict, designer: str, kind: str) -> str:
+    counts = ((watch.get("designers") or {}).get(designer) or {}).get("levels", {}).get(kind)
+    return f"{counts[0]} / {counts[1]}" if counts else ""
 
 
 def _curriculum(data: RunData) -> str | None:

@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"families"},
     {"curriculum"},
+    {"watch"},
     {"designers"},
     {"store"},
     {"report"},
