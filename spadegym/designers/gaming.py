@@ -23,7 +23,7 @@ from string import Template
 from typing import Any
 
 from ..families import get_family
-from .base import Candidate, DesignContext, Lineage, random_state, set_random_state
+from .base import Candidate, DesignContext, Level, Lineage, random_state, set_random_state
 
 VERSION = "gaming-1"
 
@@ -54,8 +54,8 @@ class _Gaming:
 
     def _candidate(self, source: str, skill: str) -> Candidate:
         self.serial += 1
-        return Candidate(source=source, skill=skill, lineage=Lineage(operator=self.kind, designer=f"{VERSION}:{self.kind}"),
-                         candidate_id=f"{self.kind}-{self.serial:05d}")
+        level = Level(source, skill=skill, lineage=Lineage(operator=self.kind, designer=f"{VERSION}:{self.kind}"))
+        return Candidate(level, candidate_id=f"{self.kind}-{self.serial:05d}")
 
     def _fill(self, template: str, skill: str, **values: Any) -> str:
         """The template with a fresh class name, salt and skill (every level's code differs)."""

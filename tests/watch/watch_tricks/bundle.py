@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from spadegym.designers.base import Candidate, DesignContext, Lineage
+from spadegym.designers.base import Candidate, DesignContext, Level, Lineage
 from spadegym.families import list_families
 
 # Band gaming: the module-level random (seeded from the reset seed by the runtime) decides at the last roll.
@@ -120,9 +120,9 @@ class Bundle:
         for _ in range(context.count):
             source = SOURCES[self.serial % len(SOURCES)]
             self.serial += 1
-            out.append(Candidate(source=self._write(source, context.skill), skill=context.skill,
-                                 lineage=Lineage(operator=source, designer="bundle"),
-                                 candidate_id=f"bundle-{self.serial}", meta={"source": source}))
+            level = Level(self._write(source, context.skill), skill=context.skill,
+                          lineage=Lineage(operator=source, designer="bundle"))
+            out.append(Candidate(level, candidate_id=f"bundle-{self.serial}", meta={"source": source}))
         return out
 
     def _write(self, source: str, skill: str) -> str:
