@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..level import Level
-from ..sandbox import Outcome
+from ..sandbox import Outcome, SandboxConfig
 from .base import EnvHost, FileHost
 from .openenv import OpenEnvHost, RemoteHandle, wire_verdict
 
@@ -14,13 +14,13 @@ from .openenv import OpenEnvHost, RemoteHandle, wire_verdict
 class LevelHost:
     """Opens each level where its kind says it runs: files on ``files`` (a sandbox), remote levels in OpenEnv sessions.
 
-    The OpenEnv sessions start with the first remote level opened; ``close`` ends them (the
-    files' host belongs to whoever made it).
+    The OpenEnv sessions start with the first remote level opened, with the files' sandbox limits
+    (or ``remote``'s own); ``close`` ends them (the files' host belongs to whoever made it).
     """
 
-    def __init__(self, files: FileHost | None):
+    def __init__(self, files: FileHost | None, remote: OpenEnvHost | None = None):
         self.files = files
-        self._remote: OpenEnvHost | None = None  # the OpenEnv sessions, once a remote level is opened
+        self._remote = remote  # the OpenEnv sessions, once a remote level is opened
 
     @property
     def episodes_per_worker(self) -> int:
@@ -30,7 +30,8 @@ class LevelHost:
     def open(self, level: Level, filename: str = "<env>", max_turns: int | None = None, share: int = 1) -> Any:
         if level.remote is not None:
             if self._remote is None:
-                self._remote = OpenEnvHost()
+                config = getattr(self.files, "config", None)
+                self._remote = OpenEnvHost(config=config if isinstance(config, SandboxConfig) else None)
             return self._remote.open(level.remote, filename, max_turns)
         if self.files is None:
             raise ValueError(f"{filename} is an environment file, and this host plays remote levels only")

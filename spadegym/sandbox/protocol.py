@@ -79,6 +79,12 @@ def decode(line: bytes) -> Any:
     return _DECODER.decode(line.decode())
 
 
+def decode_reply(line: bytes) -> Any:
+    """One JSON line from an untrusted peer (a worker, a remote server): ValueError for bad UTF-8, bad JSON
+    or a NaN or infinity token, RecursionError when nested too deep."""
+    return _REPLY_DECODER.decode(line.decode())
+
+
 def parse_reply(line: bytes, expected_id: int, output_limit: int = 1 << 16) -> Outcome:
     """Validate one reply's envelope; anything unexpected becomes a ``protocol`` failure.
 
@@ -86,7 +92,7 @@ def parse_reply(line: bytes, expected_id: int, output_limit: int = 1 << 16) -> O
     captured output are cut to size and made safe text here.
     """
     try:
-        msg = _REPLY_DECODER.decode(line.decode())
+        msg = decode_reply(line)
     except (ValueError, RecursionError, MemoryError) as exc:
         return failure(PROTOCOL, f"worker sent a line that is not JSON ({str(exc)[:80]}): {line[:60]!r}")
     if type(msg) is not dict or not msg.keys() <= _REPLY_KEYS or "id" not in msg or type(msg.get("ok")) is not bool:

@@ -41,6 +41,6 @@ def test_checking_a_remote_level_without_openenv_says_how_to_install_it(monkeypa
     from spadegym.executor.openenv import wire_check
     from spadegym.level import Remote
 
-    monkeypatch.setitem(sys.modules, "openenv.core.generic_client", None)  # as if openenv were not installed
+    monkeypatch.setitem(sys.modules, "websockets.asyncio.client", None)  # as if openenv were not installed
     with pytest.raises(UserError, match=r"OpenEnv server at http://127.0.0.1:9 needs OpenEnv .*'spadegym\[openenv\]'"):
         wire_check(Remote(url="http://127.0.0.1:9"))
