@@ -22,7 +22,8 @@ from .contract import (
     tool_name,
     with_hint,
 )
-from .static import EnvFileInfo, SourceError, inspect_source, normalized_code_hash, read_source
+from .folder import read_source
+from .static import EnvFileInfo, SourceError, inspect_source, normalized_code_hash
 
 __all__ = [
     "HINT_PREFIX", "REWARD_LIMIT", "ContractError", "EnvFileInfo", "OptionalMethods", "ResetResult", "SourceError",

@@ -7,7 +7,6 @@ import hashlib
 import re
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .contract import OptionalMethods
@@ -146,14 +145,3 @@ def normalized_code_hash(source: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def read_source(path: str | Path) -> str:
-    """Read an environment file, with a clear error for unreadable files."""
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SourceError(f"{p}: no such file; check the path.") from None
-    except UnicodeDecodeError:
-        raise SourceError(f"{p}: not UTF-8 text; save the environment as a UTF-8 Python file.") from None
-    except OSError as exc:
-        raise SourceError(f"{p}: cannot be read ({exc.strerror}).") from None

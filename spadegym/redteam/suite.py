@@ -22,11 +22,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..envfile import SourceError, inspect_source, read_source
+from ..envfile.folder import ENV_FILE_BYTES, folder_files, inside, read_bytes, read_text
 from ..errors import UserError
 
 FORMAT = "spadegym-suite/1"
 MANIFEST, CARD, SUMS, CASES = "manifest.json", "README.md", "SHA256SUMS", "cases"
+#: The largest manifest and checksum list a suite may have (a suite of thousands of cases has a few MB).
+MANIFEST_BYTES = 64 << 20
 #: Seeds of the cases of a plain pool directory (a suite's manifest fixes its own).
 POOL_SEEDS = (0, 1, 2, 3)
 _FAMILY = re.compile(r"^FAMILY = ['\"]([\w-]+)['\"]", re.M)  # rendered family files name their family
@@ -65,6 +70,17 @@ class Case:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_CASE = TypeAdapter(Case)
+
+
+def _first_error(exc: Exception) -> str:
+    """What is wrong, in a few words: a validation error's first field and message, else the error's text."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'a case'}: {first['msg']}"[:200]
+    return " ".join(str(exc).split())[:200]
 
 
 @dataclass
@@ -165,44 +181,48 @@ def load_suite(path: str | Path) -> Suite:
                          "environment files.")
     if not (path / MANIFEST).exists():
         return _pool(path)
+    # Every name the suite holds is read inside it: a regular file of bounded size, or one sentence.
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-        cases = [Case(**c) for c in manifest["cases"]]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SuiteError(f"{path / MANIFEST} is not a suite manifest ({exc}); regenerate it with spadegym redteam.") \
-            from None
+        manifest = json.loads(read_text(inside(path, MANIFEST), MANIFEST_BYTES, "a suite manifest"))
+        cases = [_CASE.validate_python(c) for c in manifest["cases"]]  # each field of its type, or one sentence
+    except SourceError as exc:
+        raise SuiteError(str(exc)) from None
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise SuiteError(f"{path / MANIFEST} is not a suite manifest ({_first_error(exc)}); regenerate it with "
+                         "spadegym redteam.") from None
     _check_sums(path)
     sources = {}
     for case in cases:
         try:
-            sources[case.id] = read_source(path / case.file)
+            sources[case.id] = read_text(inside(path, case.file), ENV_FILE_BYTES, "an environment file")
         except SourceError as exc:
             raise SuiteError(f"case {case.id}: {exc}") from None
     return Suite(path, manifest, cases, sources)
 
 
 def _check_sums(path: Path) -> None:
-    sums = path / SUMS
-    if not sums.exists():
+    if not (path / SUMS).exists():
         return
-    for line in sums.read_text(encoding="utf-8").splitlines():
-        digest, _, name = line.partition("  ")
-        target = path / name
-        if not target.exists():
-            raise SuiteError(f"{target} is listed in {SUMS} but missing; restore it or regenerate the suite.")
-        if hashlib.sha256(target.read_bytes()).hexdigest() != digest:
-            raise SuiteError(f"{target} does not match its checksum in {SUMS}; it was altered after the suite "
-                             "was written (restore it, or remove SHA256SUMS to score the edited suite).")
+    try:
+        lines = read_text(inside(path, SUMS), MANIFEST_BYTES, "a checksum list").splitlines()
+        for line in lines:
+            digest, _, name = line.partition("  ")
+            target = inside(path, name)
+            if not target.exists():
+                raise SuiteError(f"{target} is listed in {SUMS} but missing; restore it or regenerate the suite.")
+            if hashlib.sha256(read_bytes(target, MANIFEST_BYTES, "a suite's file")).hexdigest() != digest:
+                raise SuiteError(f"{target} does not match its checksum in {SUMS}; it was altered after the suite "
+                                 "was written (restore it, or remove SHA256SUMS to score the edited suite).")
+    except SourceError as exc:
+        raise SuiteError(f"{SUMS}: {exc}") from None
 
 
 def _pool(path: Path) -> Suite:
-    from ..validate.gate import expand_paths
-
     # The same files ``spadegym validate DIR`` reads (a SPADE reference pool's games/ folder included).
     try:
-        files = [p for p in expand_paths([path]) if not p.name.startswith("_")]
-    except SourceError:
-        files = []
+        files = [p for p in folder_files(path) if not p.name.startswith("_")]
+    except SourceError as exc:
+        raise SuiteError(str(exc)) from None
     if not files:
         raise SuiteError(f"{path} holds no {MANIFEST} and no .py environment files; pass a suite or a pool.")
     cases, sources = [], {}

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from ..envfile import SourceError, read_source
+from ..envfile.folder import folder_files
 from ..sandbox import Sandbox, sandbox_or_own
 from .config import ValidationConfig
 from .evidence import gather_evidence
@@ -62,7 +63,7 @@ def expand_paths(paths: list[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files += sorted(f for f in p.rglob("*.py") if f.is_file() and not _hidden(f.relative_to(p)))
+            files += folder_files(p)  # inside the folder and regular, or refused in one sentence
         elif p.exists():
             files.append(p)
         else:
@@ -71,11 +72,6 @@ def expand_paths(paths: list[str | Path]) -> list[Path]:
         shown = ", ".join(str(p) for p in paths) or "(no paths)"
         raise SourceError(f"{shown}: no environment files (*.py) found; give files or a directory that holds them.")
     return files
-
-
-def _hidden(relative: Path) -> bool:
-    """Inside a hidden or cache folder (``.venv``, ``__pycache__``): not part of a pool."""
-    return any(part.startswith((".", "__pycache__")) for part in relative.parts[:-1])
 
 
 def _validate_file(path: Path, hint: str | None, box: Sandbox, config: ValidationConfig) -> Verdict:
