@@ -12,10 +12,18 @@ action, as everywhere in spadegym); the observation carries the text, the turn,
 the legal actions when the level lists them, and at the end the episode's
 return by spadegym's return rule (``metadata["return"]``). ``reset`` takes
 ``seed`` and optionally ``level_id``; without one it draws a level.
+
+Clients are untrusted: a message (a WebSocket frame, an HTTP body) is at most
+``MESSAGE_BYTES``; the reply is read by the contract's linear extraction, in a
+session's worker thread, never on the event loop; a session that sends nothing
+for ``idle_timeout_s`` is ended and its sandbox worker freed (HTTP sessions by
+OpenEnv's reaper, WebSocket sessions by ``ClientLimits``), so idle clients cannot
+hold every session.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +31,7 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from openenv.core.env_server.types import Action, ConcurrencyConfig, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
 from ..sandbox import Sandbox
@@ -33,12 +41,16 @@ from .session import PlaySession, Transition, shared_sandbox
 
 #: OpenEnv's default is one session at a time; spadegym's sessions are isolated workers.
 DEFAULT_MAX_SESSIONS = 256
+#: The largest message a client may send (a WebSocket frame or an HTTP body): room for a long reasoning reply.
+MESSAGE_BYTES = 1 << 20
+#: Seconds a session may send nothing before it is ended and its worker freed.
+IDLE_TIMEOUT_S = 300.0
 
 
 class SpadegymAction(Action):
     """The agent's reply; the content of its last ``\\boxed{}`` is the action."""
 
-    message: str = Field(..., description="The agent's reply, e.g. 'I guess \\\\boxed{7}'.")
+    message: str = Field(..., max_length=MESSAGE_BYTES, description="The agent's reply, e.g. 'I guess \\\\boxed{7}'.")
 
 
 class SpadegymObservation(Observation):
@@ -122,10 +134,70 @@ def _observation(moved: Transition, reward: float | None = None) -> SpadegymObse
                                reward=moved.reward if reward is None else reward, metadata=info)
 
 
+class ClientLimits:
+    """ASGI guard in front of the app: an HTTP body over ``max_bytes`` gets 413 before the app reads any of it,
+    and a WebSocket session that sends nothing for ``idle_s`` seconds is ended (the app sees the client leave)."""
+
+    def __init__(self, app: Any, max_bytes: int = MESSAGE_BYTES, idle_s: float = IDLE_TIMEOUT_S):
+        self.app, self.max_bytes, self.idle_s = app, max_bytes, idle_s
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            body = await self._body(scope, receive)
+            if body is None:
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+                await send({"type": "http.response.body", "body": f"a request body may hold at most {self.max_bytes:,} "
+                            "bytes".encode()})
+                return
+            receive = _replay(body, receive)
+        elif scope["type"] == "websocket":
+            receive = self._idle_ends(receive)
+        await self.app(scope, receive, send)
+
+    async def _body(self, scope: dict, receive: Any) -> bytes | None:
+        """The whole request body, or None once it passes ``max_bytes`` (a declared length is believed first)."""
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.max_bytes:
+            return None
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                return None
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    def _idle_ends(self, receive: Any) -> Any:
+        async def within_idle_time() -> dict:
+            try:
+                return await asyncio.wait_for(receive(), self.idle_s)
+            except asyncio.TimeoutError:
+                return {"type": "websocket.disconnect", "code": 1001}
+        return within_idle_time
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that gives the body read already, then whatever the client sends next (a disconnect)."""
+    given = False
+
+    async def replayed() -> dict:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+    return replayed
+
+
 def make_app(levels: LevelSource | str | Path, *, max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False,
              actions: Literal["boxed", "raw"] = "boxed", max_turns: int = 25, sandbox: Sandbox | None = None,
-             rewards: RewardMode = "step"):
-    """OpenEnv's FastAPI app serving ``levels`` (a LevelSource, or a pool / run directory path)."""
+             rewards: RewardMode = "step", idle_timeout_s: float = IDLE_TIMEOUT_S) -> ClientLimits:
+    """OpenEnv's FastAPI app serving ``levels`` (a LevelSource, or a pool / run directory path), behind ``ClientLimits``."""
     source = levels if not isinstance(levels, (str, Path)) else open_levels(levels)
     box = sandbox or shared_sandbox()
 
@@ -133,14 +205,25 @@ def make_app(levels: LevelSource | str | Path, *, max_sessions: int = DEFAULT_MA
         return SpadegymEnvironment(source, sandbox=box, hinted=hinted, actions=actions, max_turns=max_turns,
                                    rewards=rewards)
 
-    return create_app(factory, SpadegymAction, SpadegymObservation, env_name="spadegym",
-                      max_concurrent_envs=max_sessions, state_cls=SpadegymState)
+    app = create_app(factory, SpadegymAction, SpadegymObservation, env_name="spadegym", state_cls=SpadegymState,
+                     concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                                          session_timeout=idle_timeout_s))
+    return ClientLimits(app, MESSAGE_BYTES, idle_timeout_s)
+
+
+def http_server(levels: LevelSource | str | Path, *, host: str = "127.0.0.1", port: int = 8000,
+                max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False, rewards: RewardMode = "step",
+                idle_timeout_s: float = IDLE_TIMEOUT_S, log_level: str = "warning") -> Any:
+    """The uvicorn server of ``make_app``'s app, refusing WebSocket frames over ``MESSAGE_BYTES`` (``server.run()``)."""
+    import uvicorn
+
+    app = make_app(levels, max_sessions=max_sessions, hinted=hinted, rewards=rewards, idle_timeout_s=idle_timeout_s)
+    return uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_max_size=MESSAGE_BYTES))
 
 
 def serve(levels: LevelSource | str | Path, *, host: str = "127.0.0.1", port: int = 8000,
-          max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False, rewards: RewardMode = "step") -> None:
+          max_sessions: int = DEFAULT_MAX_SESSIONS, hinted: bool = False, rewards: RewardMode = "step",
+          idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
     """Run the server until interrupted (what ``spadegym serve`` does)."""
-    import uvicorn
-
-    uvicorn.run(make_app(levels, max_sessions=max_sessions, hinted=hinted, rewards=rewards), host=host, port=port,
-                log_level="warning")
+    http_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted, rewards=rewards,
+                idle_timeout_s=idle_timeout_s).run()

@@ -18,6 +18,7 @@ def serve(
     max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent WebSocket sessions (each one sandbox worker)."),
     hinted: bool = typer.Option(False, "--hinted", help="Serve the hint arm: the hint line in each first observation."),
     rewards: str = typer.Option("step", "--rewards", help="step: each step pays the level's own reward; return: 0 until the last step, which pays the episode's return (spadegym's return is the terminal reward, not a sum)."),
+    idle_timeout: float = typer.Option(300.0, "--idle-timeout", min=1.0, help="Seconds a session may send nothing before it is ended and its worker freed."),
 ) -> None:
     """Serve levels to OpenEnv and TRL clients (OpenEnv's HTTP and WebSocket API).
 
@@ -46,4 +47,5 @@ def serve(
         count = len(levels.levels())
         err_console.print(f"serving {count} level(s) from {source} on http://{host}:{port} "
                           f"(WebSocket /ws, up to {max_sessions} sessions)", highlight=False)
-        run_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted, rewards=mode)
+        run_server(levels, host=host, port=port, max_sessions=max_sessions, hinted=hinted, rewards=mode,
+                   idle_timeout_s=idle_timeout)

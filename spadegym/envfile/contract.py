@@ -82,14 +82,27 @@ REWARD_LIMIT = 1.0
 #: The one fixed form in which a hint reaches an agent.
 HINT_PREFIX = "hint: "
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
 _OPEN_THINK = re.compile(r"<think>.*", re.DOTALL | re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{")
+_BRACE = re.compile(r"[{}]")
 
 
 def strip_thinking(reply: str) -> str:
-    """Remove ``<think>...</think>`` blocks; an unclosed ``<think>`` hides the rest."""
-    text = _THINK_BLOCK.sub("", reply)
+    """Remove ``<think>...</think>`` blocks; an unclosed ``<think>`` hides the rest.
+
+    Linear in the reply's length, whatever it holds (a reply is untrusted input: a regex
+    searching for each block's end from every ``<think>`` took seconds on a long one).
+    """
+    kept, start, opened = [], 0, -1
+    for tag in _THINK_TAG.finditer(reply):  # a block runs from a <think> to the first </think> after it
+        if opened < 0 and not tag.group(1):
+            kept.append(reply[start:tag.start()])
+            opened = tag.start()
+        elif opened >= 0 and tag.group(1):
+            start, opened = tag.end(), -1
+    kept.append(reply[start if opened < 0 else opened:])
+    text = "".join(kept)
     # A stray closing tag means the server dropped the opening one: keep what follows.
     if "</think>" in text.lower():
         text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
@@ -100,25 +113,26 @@ def extract_action(reply: str) -> str | None:
     """The content of the *last* ``\\boxed{...}`` in ``reply`` (nested braces kept).
 
     Returns None when the reply holds no complete box: a format failure that the
-    rollout counts, never a crash.
+    rollout counts, never a crash. Linear in the reply's length (braces are paired in one pass).
 
     >>> extract_action("<think>\\\\boxed{1}</think> so \\\\boxed{a} or \\\\boxed{f{x}}")
     'f{x}'
     """
     text = strip_thinking(reply)
-    found: str | None = None
-    for match in _BOXED.finditer(text):
-        depth, start = 1, match.end()
-        for i in range(start, len(text)):
-            ch = text[i]
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    found = text[start:i].strip()
-                    break
-    return found
+    starts = [box.end() for box in _BOXED.finditer(text)]  # where each box's content starts
+    if not starts:
+        return None
+    closes: dict[int, int] = {}  # the index of each brace "{" -> the "}" that closes it
+    opened: list[int] = []
+    for brace in _BRACE.finditer(text, starts[0] - 1):
+        if brace.group() == "{":
+            opened.append(brace.start())
+        elif opened:
+            closes[opened.pop()] = brace.start()
+    for start in reversed(starts):
+        if start - 1 in closes:
+            return text[start:closes[start - 1]].strip()
+    return None
 
 
 _SIMPLE_BOXES = (re.compile(r"\\boxed\{([^{}]+)\}"), re.compile(r"\\boxed\{\{([^{}]+)\}\}"),

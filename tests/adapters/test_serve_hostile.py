@@ -1,0 +1,96 @@
+"""`spadegym serve` against hostile clients: a message over the size limit is refused, a megabyte extraction bomb
+is one linear step, and sessions left idle are freed, so no client can stall or lock out the others."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+
+import httpx  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+
+from spadegym.adapters.openenv_server import MESSAGE_BYTES, http_server  # noqa: E402
+
+ENVS = Path(__file__).parents[1] / "fixtures" / "envs"
+IDLE_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """The real app (OpenEnv's, behind spadegym's limits) under uvicorn, 4 sessions, idle after 1 s."""
+    server = http_server(str(ENVS), port=0, max_sessions=4, idle_timeout_s=IDLE_S, log_level="error")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+async def ws_step(url: str, message: str) -> dict:
+    async with connect(f"ws://{url}/ws", max_size=None) as ws:
+        await ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "level_id": "number_guess"}}))
+        json.loads(await ws.recv())
+        await ws.send(json.dumps({"type": "step", "data": {"message": message}}))
+        return json.loads(await ws.recv())
+
+
+def test_a_message_over_the_size_limit_is_refused_and_the_server_serves_on(url: str) -> None:
+    with pytest.raises(ConnectionClosed) as closed:
+        asyncio.run(ws_step(url, "x" * MESSAGE_BYTES))
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
+    big = httpx.post(f"http://{url}/step", content=b"{" + b" " * MESSAGE_BYTES + b"}", timeout=30,
+                     headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "at most 1,048,576 bytes" in big.text
+    assert httpx.get(f"http://{url}/health", timeout=30).status_code == 200
+
+
+@pytest.mark.timeout(120)  # before: the quadratic regexes took hours on this reply, the event loop stalled with them
+def test_a_megabyte_extraction_bomb_is_an_ordinary_format_failure(url: str) -> None:
+    reply = asyncio.run(ws_step(url, "<think>" * 60_000 + "\\boxed{" * 60_000))
+    assert reply["type"] == "observation" and reply["data"]["done"] is False  # no action: a format reminder
+
+
+def test_a_websocket_session_that_sends_nothing_is_ended(url: str) -> None:
+    async def idle() -> None:
+        async with connect(f"ws://{url}/ws") as ws:
+            await asyncio.wait_for(ws.recv(), 30)  # ended after IDLE_S, not after 30 s
+
+    with pytest.raises(ConnectionClosed):
+        asyncio.run(idle())
+
+
+def test_http_sessions_left_idle_are_freed_for_websocket_clients(url: str) -> None:
+    for i in range(4):  # every session taken over HTTP, then never used
+        created = httpx.post(f"http://{url}/mcp", json={"jsonrpc": "2.0", "id": i, "params": {},
+                                                        "method": "openenv/session/create"}, timeout=30)
+        assert "session_id" in created.json()["result"]
+    refused = asyncio.run(ws_reset(url))
+    assert refused["type"] == "error" and "capacity" in json.dumps(refused).lower()
+    deadline = time.monotonic() + 30  # OpenEnv's reaper looks every 5 s at least
+    while (reply := asyncio.run(ws_reset(url)))["type"] == "error":
+        assert time.monotonic() < deadline, "the idle sessions were never freed"
+        time.sleep(0.5)
+    assert reply["type"] == "observation"
+
+
+async def ws_reset(url: str) -> dict:
+    async with connect(f"ws://{url}/ws") as ws:
+        try:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "level_id": "number_guess"}}))
+        except ConnectionClosed:
+            pass  # a refused session sends its error frame and closes
+        return json.loads(await ws.recv())
