@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -56,7 +57,7 @@ def eval_command(
         total = sum(len(c.seeds) for c in loaded.cases) * plays * len(agents)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err_console, transient=True) as progress:
-            task = progress.add_task(f"eval {loaded.name}", total=total)
+            task = progress.add_task(f"eval {escape(loaded.name)}", total=total)  # a suite's name is data, not markup
             try:
                 results = evaluate_suite(loaded, list(agents), plays=plays, seed=seed,
                                          rollout=RolloutConfig(concurrency=concurrency), options_for=options.get,
@@ -83,19 +84,19 @@ def eval_command(
     gates += [f"{a}: pass rate {rate:.2f} below --min-pass-rate {min_pass_rate:g}" for a, rate in low.items()]
     if gates:
         for line in gates:
-            err_console.print(f"[bold red]gate:[/] {line}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]gate:[/] {escape(line)}", highlight=False, soft_wrap=True)
         raise typer.Exit(1)
 
 
 def _print(results: dict, junit: Path | None, html: Path | None) -> None:
-    table = Table(title=f"spadegym eval {results['suite']} ({len(results['cases'])} cases)")
+    table = Table(title=escape(f"spadegym eval {results['suite']} ({len(results['cases'])} cases)"))
     table.add_column("agent")
     table.add_column("passed")
     table.add_column("pass rate")
     for spec, r in results["agents"].items():
-        table.add_row(spec, f"{r['passed']}/{len(r['cases'])}", f"{r['pass_rate']:.2f}")
+        table.add_row(escape(spec), f"{r['passed']}/{len(r['cases'])}", f"{r['pass_rate']:.2f}")
     console = Console(highlight=False)
     console.print(table)
     for label, path in (("JUnit", junit), ("Scorecard", html)):
         if path:
-            console.print(f"{label}: {path}", soft_wrap=True)
+            console.print(escape(f"{label}: {path}"), soft_wrap=True)

@@ -3,7 +3,8 @@
 JUnit: one ``<testsuite>`` per agent, one ``<testcase>`` per case (class name:
 the suite and the case's skill), a ``<failure>`` for each case not passed, so a
 CI system lists regressions natively. The scorecard puts several agents side
-by side, per skill, per cluster and per case.
+by side, per skill, per cluster and per case. Suites come from anyone: every
+text goes out made safe for its format (``text.xml_text``, ``text.safe_text``).
 """
 
 from __future__ import annotations
@@ -13,26 +14,34 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from ..text import safe_text, xml_text
+
 
 def write_junit(results: dict[str, Any], path: str | Path) -> Path:
-    root = ET.Element("testsuites", name=f"spadegym eval {results['suite']}")
+    x = xml_text
+    root = ET.Element("testsuites", name=x(f"spadegym eval {results['suite']}"))
     for spec, result in results["agents"].items():
         cases = result["cases"]
         failed = sum(not c["passed"] for c in cases.values())
-        suite = ET.SubElement(root, "testsuite", name=spec, tests=str(len(cases)), failures=str(failed),
+        suite = ET.SubElement(root, "testsuite", name=x(spec), tests=str(len(cases)), failures=str(failed),
                               errors="0", time=f"{result['seconds']:.3f}")
         for cid, c in cases.items():
-            classname = f"{results['suite']}.{c['skill'].replace(' ', '_')}"
-            node = ET.SubElement(suite, "testcase", classname=classname, name=cid, time=f"{c['seconds']:.3f}")
+            classname = x(f"{results['suite']}.{c['skill'].replace(' ', '_')}")
+            node = ET.SubElement(suite, "testcase", classname=classname, name=x(cid), time=f"{c['seconds']:.3f}")
             if not c["passed"]:
                 message = f"won {c['wins']}/{c['plays']} plays (needs {results['pass_at']:g})"
                 failure = ET.SubElement(node, "failure", message=message, type="regression")
-                failure.text = "\n".join(filter(None, [f"cluster: {c['cluster']}", c["message"],
-                                                       ("errors: " + ", ".join(c["errors"])) if c["errors"] else ""]))
+                failure.text = x("\n".join(filter(None, [f"cluster: {c['cluster']}", c["message"],
+                                                         ("errors: " + ", ".join(c["errors"])) if c["errors"] else ""])))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path
+
+
+def _h(text: str) -> str:
+    """Text for the page: control sequences out, lone surrogates replaced, then HTML-escaped."""
+    return html.escape(safe_text(str(text)))
 
 
 def _cell(passed: int, total: int) -> str:
@@ -42,13 +51,13 @@ def _cell(passed: int, total: int) -> str:
 
 
 def _table(title: str, agents: list[str], rows: list[str], cells: dict[str, dict[str, Any]]) -> str:
-    head = "".join(f"<th>{html.escape(a)}</th>" for a in agents)
+    head = "".join(f"<th>{_h(a)}</th>" for a in agents)
     body = []
     for row in rows:
         tds = "".join(_cell(cells[a][row]["passed"], cells[a][row]["cases"]) if row in cells[a] else "<td>-</td>"
                       for a in agents)
-        body.append(f"<tr><td>{html.escape(row)}</td>{tds}</tr>")
-    return f"<h2>{html.escape(title)}</h2><table><tr><th></th>{head}</tr>{''.join(body)}</table>"
+        body.append(f"<tr><td>{_h(row)}</td>{tds}</tr>")
+    return f"<h2>{_h(title)}</h2><table><tr><th></th>{head}</tr>{''.join(body)}</table>"
 
 
 def write_scorecard(results: dict[str, Any], path: str | Path) -> Path:
@@ -67,15 +76,15 @@ def write_scorecard(results: dict[str, Any], path: str | Path) -> Path:
                 continue
             mark = "pass" if c["passed"] else "FAIL"
             colour = "#d4f4d4" if c["passed"] else "#f8d0d0"
-            tds += (f'<td style="background:{colour}" title="{html.escape(c["message"])}">'
+            tds += (f'<td style="background:{colour}" title="{_h(c["message"])}">'
                     f'{mark} {c["wins"]}/{c["plays"]}</td>')
         skill = results["skills"].get(cid, "")
-        case_rows.append(f"<tr><td>{html.escape(cid)}</td><td>{html.escape(skill)}</td>{tds}</tr>")
-    heads = "".join(f"<th>{html.escape(a)}</th>" for a in agents)
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>Scorecard: {html.escape(results['suite'])}</title>
+        case_rows.append(f"<tr><td>{_h(cid)}</td><td>{_h(skill)}</td>{tds}</tr>")
+    heads = "".join(f"<th>{_h(a)}</th>" for a in agents)
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>Scorecard: {_h(results['suite'])}</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;margin-bottom:1.5em}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}</style></head><body>
-<h1>Scorecard: {html.escape(results['suite'])}</h1>
+<h1>Scorecard: {_h(results['suite'])}</h1>
 <p>{len(results['cases'])} cases; a case is passed when the agent wins at least {results['pass_at']:g} of its
 {results['plays']} play(s) per seed.</p>
 {_table("Overall", agents, ["all cases"], overall)}

@@ -27,6 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..envfile import SourceError, inspect_source, read_source
 from ..envfile.folder import ENV_FILE_BYTES, folder_files, inside, read_bytes, read_text
 from ..errors import UserError
+from ..text import safe_text
 
 FORMAT = "spadegym-suite/1"
 MANIFEST, CARD, SUMS, CASES = "manifest.json", "README.md", "SHA256SUMS", "cases"
@@ -75,6 +76,22 @@ class Case:
 _CASE = TypeAdapter(Case)
 
 
+#: A case's fields that name files of the suite: read as they are (``inside`` confines them), never shown.
+_PATHS = frozenset({"file", "original_file"})
+
+
+def _safe(value: Any, key: str = "") -> Any:
+    """A manifest's JSON with every string but a path made safe text (no control sequences, no lone
+    surrogates): names, skills, hints and messages reach agents, terminals, XML and web pages."""
+    if isinstance(value, str):
+        return value if key in _PATHS else safe_text(value)
+    if isinstance(value, list):
+        return [_safe(v, key) for v in value]
+    if isinstance(value, dict):
+        return {safe_text(k): _safe(v, k) for k, v in value.items()}
+    return value
+
+
 def _first_error(exc: Exception) -> str:
     """What is wrong, in a few words: a validation error's first field and message, else the error's text."""
     if isinstance(exc, ValidationError) and exc.errors():
@@ -98,7 +115,8 @@ class Suite:
 
     @property
     def name(self) -> str:
-        return self.manifest.get("name") or self.path.name
+        name = self.manifest.get("name")
+        return name if isinstance(name, str) and name else safe_text(self.path.name)
 
 
 def sha256(text: str) -> str:
@@ -183,7 +201,7 @@ def load_suite(path: str | Path) -> Suite:
         return _pool(path)
     # Every name the suite holds is read inside it: a regular file of bounded size, or one sentence.
     try:
-        manifest = json.loads(read_text(inside(path, MANIFEST), MANIFEST_BYTES, "a suite manifest"))
+        manifest = _safe(json.loads(read_text(inside(path, MANIFEST), MANIFEST_BYTES, "a suite manifest")))
         cases = [_CASE.validate_python(c) for c in manifest["cases"]]  # each field of its type, or one sentence
     except SourceError as exc:
         raise SuiteError(str(exc)) from None
@@ -227,7 +245,7 @@ def _pool(path: Path) -> Suite:
         raise SuiteError(f"{path} holds no {MANIFEST} and no .py environment files; pass a suite or a pool.")
     cases, sources = [], {}
     for file in files:
-        name = file.relative_to(path).with_suffix("").as_posix()
+        name = safe_text(file.relative_to(path).with_suffix("").as_posix())  # a file name may hold anything
         try:
             source = read_source(file)
             info = inspect_source(source, file.name)

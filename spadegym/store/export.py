@@ -202,7 +202,7 @@ def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: P
 
 def spade_file_name(round_: int, index: int, skill: str | None) -> str:
     """The reference's name for a generated game: ``game_{round:05d}_{index:03d}_{skill_slug}.py``."""
-    slug = re.sub(r"[^a-z0-9_]", "", (skill or "unknown").lower().replace(" ", "_")) or "unknown"
+    slug = re.sub(r"[^a-z0-9_]", "", str(skill or "unknown").lower().replace(" ", "_"))[:64] or "unknown"
     return f"game_{round_:05d}_{index:03d}_{slug}.py"
 
 
