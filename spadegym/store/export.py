@@ -35,6 +35,7 @@ from ..errors import UserError
 from ..level import FILE
 from ..validate import ValidationConfig, validate_sources
 from ..validate.verdict import STATIC
+from .card import write_card
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")
@@ -158,9 +159,7 @@ def export_run(
             whats = ("envs",) if format == "spade" else WHATS
             written = [_write(store, w, format, folder / _name(w, format), note) for w in whats]
             card_folder, tables = folder, list(whats)
-    if format == "hf":  # a Hub dataset card beside the tables (store/hub.py)
-        from .hub import write_card
-
+    if format == "hf":  # a Hub dataset card beside the tables
         write_card(card_folder, run_dir, tables)
     return written
 

@@ -1,13 +1,9 @@
-"""Dataset cards and the Hugging Face Hub: an export that explains itself, and a push of it as a dataset repo.
+"""The Hugging Face Hub: push an exported run (its tables as parquet and its dataset card) as a dataset repo.
 
-    write_card(folder, tables, source)            # README.md with YAML metadata beside the exported tables
     push_to_hub(run_dir, "me/my-levels")          # the tables as parquet files and the card, in one commit
     push_tables("me/my-suite", {"envs": rows}, source_facts(...))   # any rows shaped like a run's export
 
-The card follows the Hub's dataset card format (YAML metadata between ``---``
-lines, then Markdown): tags, size category, one config per table pointing at
-its parquet file, and a body saying what each table holds and how the run was
-made. ``push_to_hub`` writes the tables as ``data/<table>.parquet`` (the layout
+The card is store/card.py's. ``push_to_hub`` writes the tables as ``data/<table>.parquet`` (the layout
 ``datasets.load_dataset(repo, table)`` reads) and uploads them with the card
 through ``huggingface_hub`` (``HF_TOKEN``, ``HF_ENDPOINT`` as that library reads
 them). The tests push to a local stand-in of the Hub's HTTP API, not to the Hub.
@@ -20,70 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .card import TABLES, dataset_card, run_source, source_facts
 from .export import ExportError, environment_rows, episode_rows, round_rows, write_rows
 from .runstore import RunStore
 
-#: What each exported table holds, for the card.
-TABLES = {
-    "envs": "one row per valid environment: its code, hint, skill, family and knobs, lineage and latest scores",
-    "episodes": "one row per episode: the transcript as chat messages, return, success, hint arm, seed",
-    "rounds": "one row per round: the round summary (win rates, regret, designer reward, buffer, timings)",
-}
-
-
-def _size_category(rows: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
-        if rows < limit:
-            return name
-    return "n>1M"
-
-
-def dataset_card(tables: dict[str, int], source: dict[str, Any], data_files: dict[str, str] | None = None) -> str:
-    """The card's text: ``tables`` maps each exported table to its row count; ``source`` says what run made them."""
-    from huggingface_hub import DatasetCardData
-
-    configs = [{"config_name": name, "data_files": path} for name, path in (data_files or {}).items()]
-    data = DatasetCardData(pretty_name=f"spadegym {source['name']}", tags=["spadegym", "self-play",
-                           "reinforcement-learning", "synthetic-environments", "text-games"],
-                           size_categories=_size_category(max(tables.values(), default=0)),
-                           **({"configs": configs} if configs else {}))
-    lines = [f"# spadegym {source['name']}", "",
-             f"Exported by spadegym {source['version']} from a run store ({source['kind']}).", "",
-             "| table | rows | what it holds |", "|---|---|---|"]
-    lines += [f"| `{name}` | {rows:,} | {TABLES[name]} |" for name, rows in tables.items()]
-    lines += ["", "## How it was made", ""]
-    lines += [f"- {key}: `{value}`" for key, value in source["settings"].items()]
-    lines += ["", "## Notes", "",
-              "- An environment is a standalone Python file (standard library only); it is untrusted code: run it in a "
-              "sandbox (`spadegym play FILE`), never in your own process.",
-              "- A return is an episode's terminal reward, not a sum; a win (`success`) is the full reward (1.0).",
-              "- Nested values (knobs, lineage, meta) are JSON text columns.", ""]
-    return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
-
-
-def run_source(store: RunStore) -> dict[str, Any]:
-    """What the card says of the run a store holds: its name, kind, spadegym's version and main settings."""
-    config = store.config
-    keys = ("designer", "agent", "designer_reward", "rounds", "seed")
-    return source_facts(store.dir, "a self-play run", {key: config[key] for key in keys if key in config})
-
-
-def source_facts(path: Path, kind: str, settings: dict[str, Any]) -> dict[str, Any]:
-    from .. import __version__
-
-    return {"name": Path(path).resolve().name, "kind": kind, "version": __version__, "settings": settings}
-
-
-def write_card(folder: Path, run_dir: str | Path, tables: list[str], data_files: dict[str, str] | None = None) -> Path:
-    """Write ``folder/README.md``, the card of the ``tables`` exported from the run in ``run_dir``."""
-    with RunStore.open(run_dir) as store:
-        counts = {"envs": lambda: len(store.environments(valid_only=True)), "episodes": store.episode_count,
-                  "rounds": lambda: len(store.rounds())}
-        text = dataset_card({name: counts[name]() for name in tables}, run_source(store), data_files)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "README.md"
-    path.write_text(text, encoding="utf-8")
-    return path
+__all__ = ["push_tables", "push_to_hub", "source_facts"]
 
 
 def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], source: dict[str, Any], *,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import uuid
 
 import pytest
 from rich.console import Console
@@ -33,7 +34,7 @@ def test_wandb_and_trackio_get_every_round_offline(tmp_path, monkeypatch, capfd)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     pytest.importorskip("wandb")
     trackio_utils = pytest.importorskip("trackio.utils")
-    project = f"spadegym-test-{tmp_path.name}"
+    project = f"spadegym-test-{uuid.uuid4().hex[:12]}"  # trackio's folder may outlive this test (imported earlier)
     out = tmp_path / "run"
     config = RunConfig(rounds=2, report_to=["wandb", "trackio"], tracking={"project": project}, **TINY)
     run(config, out, console=Console(file=open(os.devnull, "w")), report=False)  # noqa: SIM115
