@@ -12,7 +12,7 @@ from spadegym.loop.callbacks import summary_line
 from spadegym.report import write_report
 from spadegym.store import RunStore
 
-TINY = {"envs_per_round": 8, "plays": 8, "hint_plays": 8, "group_size": 4, "skills_per_round": 2,
+TINY = {"envs_per_round": 8, "plays": 4, "hint_plays": 4, "group_size": 2, "skills_per_round": 2,
         "buffer": {"replay_fraction": 0.5, "min_fill": 4}, "heldout": {"every": 0, "levels": "easiest", "seeds": 1,
                                                                          "families": ["button_lock"]},
         "watch": {"min_levels": 3}}  # a short run proposes few levels per source
