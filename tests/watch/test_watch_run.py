@@ -38,3 +38,18 @@ def test_gaming_sources_are_flagged_by_mechanism_and_priced_out(tmp_path):
     page = write_report(tmp_path / "run").read_text(encoding="utf-8")
     assert "<h2>Reward-hacking watch</h2>" in page
     assert "<td class=text>cabinet</td><td class=text>hint_only</td>" in page
+
+
+def test_probe_plays_leave_an_honest_run_as_it_was(tmp_path):
+    # The probes play on workers of their own and draw from no generator of the run's: a run the watch never
+    # flags has the round figures it would have without them.
+    small = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 2, "heldout": {"every": 0, "seeds": 1,
+             "levels": "easiest", "families": ["button_lock"]}}
+    quiet = Console(file=open(os.devnull, "w"))  # noqa: SIM115
+    watched = run(RunConfig(rounds=2, **small), tmp_path / "a", console=quiet, report=False).summaries
+    unprobed = run(RunConfig(rounds=2, watch={"probe_seeds": 0, "price": False}, **small), tmp_path / "b",
+                   console=quiet, report=False).summaries
+    keys = ("win_rate", "win_rate_hint", "regret_mean", "designer_reward_mean", "learner", "heldout", "buffer")
+    assert [s.designer_watch["kinds"] for s in watched] == [[], []]
+    assert [[getattr(s, k) for k in keys] for s in watched] == [[getattr(s, k) for k in keys] for s in unprobed]
+    assert watched[0].diversity["new_behaviour"] is not None and unprobed[0].diversity["new_behaviour"] is None
