@@ -6,14 +6,14 @@ Evidence is plain data, kept from every round that plays the level:
   plays there ended without the hint and with it, and how many different action sequences were tried (a
   seed where different actions were played is *informative*);
 - per round, the level's win rates without and with the hint;
-- the probe plays at fixed seeds (``behaviour``) and the level it behaves like most.
+- how often its probe plays won, and the level whose probe plays it plays most like (``behaviour``).
 
 A finding is a fact about the level that a gaming designer produces on purpose and an honest
-curriculum rarely does (rules and thresholds: ``docs/`` and ``FINDINGS`` below):
+curriculum rarely does (the rules in words: docs/reward-hacking.md; the thresholds below):
 
-``no_agency``  the outcome is decided by the instance, not the actions: at fixed seeds, different
+``no_agency``  the outcome is decided by the instance, not the actions: at an instance seed, different
                actions (both arms, probes) almost never change it (within-seed share of the outcome
-               variance at most ``AGENCY_SHARE``)
+               variance at most ``AGENCY_SHARE``, seeds compared with those of the same round)
 ``noise``      the same read on the no-hint plays alone (at most ``NOISE_SHARE``): their success swings
                with the seeds a round draws, not with how the agent plays
 ``hint_only``  over two or more rounds only the hint wins: no-hint success stays at chance of a lucky
