@@ -31,7 +31,7 @@ def task_knobs(task: str) -> dict[str, list[Any]]:
         raise LevelSourceError(str(exc)) from None
 
 
-def render_level(task: str, level: int, instances: int = 64, seed: int = 0) -> Level:
+def render_level(task: str, level: int, instances: int = imported.INSTANCES, seed: int = 0) -> Level:
     """One spadegym level of a reasoning-gym task: every knob at its ``level`` (clipped)."""
     values = {name: steps[min(level, len(steps) - 1)] for name, steps in task_knobs(task).items()}
     source, skill = imported.render_task(task, values, instances=instances, seed=seed, label=f"at level {level}")
@@ -43,7 +43,7 @@ def render_level(task: str, level: int, instances: int = 64, seed: int = 0) -> L
 class ReasoningGymLevels:
     """A reasoning-gym task as a level source, one level per difficulty step (all by default)."""
 
-    def __init__(self, task: str, levels: list[int] | None = None, instances: int = 64, seed: int = 0):
+    def __init__(self, task: str, levels: list[int] | None = None, instances: int = imported.INSTANCES, seed: int = 0):
         knobs = task_knobs(task)
         top = max(len(v) for v in knobs.values()) - 1
         wanted = list(range(top + 1)) if levels is None else levels

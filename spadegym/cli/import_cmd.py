@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..families.imported import INSTANCES
 from . import app
 from .errors import UserError, err_console, user_errors
 
@@ -15,7 +16,7 @@ def import_levels(
     source: str = typer.Argument(..., help="What to import: reasoning-gym:TASK."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the environment files into."),
     levels: str = typer.Option("", "--levels", help="Difficulty levels, comma-separated (default: all)."),
-    instances: int = typer.Option(64, "--instances", min=1, help="Instances generated per level."),
+    instances: int = typer.Option(INSTANCES, "--instances", min=1, help="Instances of the task's generator a level draws from (a reset seed picks one)."),
     seed: int = typer.Option(0, "--seed", help="Seed of reasoning-gym's generator."),
 ) -> None:
     """Write a reasoning-gym task as environment files, one per difficulty level (its curriculum's knobs).
@@ -26,7 +27,7 @@ def import_levels(
 
     \b
       spadegym import reasoning-gym:basic_arithmetic --out pool/
-      spadegym import reasoning-gym:chain_sum --levels 0,2,4 --instances 128 --out pool/
+      spadegym import reasoning-gym:chain_sum --levels 0,2,4 --out pool/
     """
     from ..adapters.levels import REASONING_GYM
 

@@ -44,7 +44,7 @@ class SourceConfig(BaseModel):
 
     source: str = Field(..., description=f"{' | '.join(SOURCE_SPECS)}")
     share: float | None = Field(None, gt=0, le=1, description="Its share of the new levels it can propose (a reasoning-gym task: those of its skill); unset: the designer and the sources without a share split what the others leave equally.")
-    instances: int = Field(64, ge=1, description="reasoning-gym: instances generated into each level.")
+    instances: int = Field(100_000, ge=1, description="reasoning-gym: instances of the task's generator a level draws from (its reset seed picks one, generated on demand).")
     skill: str | None = Field(None, description="openenv: the skill the remote level trains (unset: the run's first skill).")
     hint: str | None = Field(None, description="openenv: the hint its hint arm shows (unset: none, so its regret is not measured).")
     action_key: str = Field("message", description="openenv: the action field the server expects.")

@@ -1,18 +1,18 @@
 """Imported families: a reasoning-gym task as a family whose knobs are its curriculum attributes.
 
-    family = TaskFamily("basic_arithmetic", instances=64)
+    family = TaskFamily("basic_arithmetic")
     source = family.render(family.level_knobs(2))     # every attribute at its third step
 
 A reasoning-gym task with a curriculum has attributes (``num_terms``,
 ``num_digits``, ...), each a list of levels, easiest first: exactly a built-in
 family's difficulty knobs, so the mutation designer steps them harder and
 easier the same way. The ``variant`` knob is the seed of reasoning-gym's
-generator (which instances the file holds). ``render`` generates the instances
-here, with reasoning-gym's own generator, into a standalone environment file
-(standard library only): a reset seed picks an instance, the answer goes in
-``\\boxed{}``, and it wins when it equals the reference answer after
-normalising case and spaces. reasoning-gym's own scorers (partial credit,
-numeric tolerance) do not run in the sandbox.
+generator. ``render`` writes an environment file that builds the task's
+dataset at those attributes in the sandbox: each reset seed is a fresh
+instance from reasoning-gym's generator, the answer goes in ``\\boxed{}``, and
+the return is the task's own ``score_answer`` (partial credit below 1.0, a win
+at 1.0). The file imports ``reasoning_gym``, which the gate allows and a run
+with a reasoning-gym source preloads into the sandbox's zygote.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ from .registry import Family, FamilyError
 REASONING_GYM = "reasoning-gym:"
 #: Generator seeds a level's ``variant`` knob draws from.
 VARIANTS = list(range(8))
+#: Instances a level draws from (its reset seed picks one): reasoning-gym generates each on demand.
+INSTANCES = 100_000
+#: The module a reasoning-gym file imports, which the gate must allow and the sandbox preloads.
+MODULE = "reasoning_gym"
 
 #: reasoning-gym's task categories (package names) and the SPADE skill each one trains.
 SKILL_OF_CATEGORY = {
@@ -38,33 +42,48 @@ SKILL_OF_CATEGORY = {
     "code": "Logical Deduction",
 }
 
-TEMPLATE = '''"""reasoning-gym task {task!r}{label} ({instances} instances generated with seed {seed})."""
+TEMPLATE = '''"""reasoning-gym task {task!r}{label}: a fresh instance of its generator (seed {seed}) for every reset seed."""
+
+import reasoning_gym
+from reasoning_gym import factory
+from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
 
 SKILL = {skill!r}
 DESCRIPTION = {description!r}
 FAMILY = {family!r}
 DIFFICULTY = {knobs!r}
 
-INSTANCES = {rows!r}
+TASK = {task!r}
+ATTRIBUTE_LEVELS = {attribute_levels!r}
+INSTANCES = {instances!r}
 
 
-def _normal(text):
-    return " ".join(str(text).split()).casefold()
+def _dataset():
+    curriculum = factory.create_curriculum(TASK)
+    for name, level in ATTRIBUTE_LEVELS.items():
+        curriculum.set_attr_level(name, level)
+    config = curriculum.generate_configuration(
+        {{"seed": {seed!r}, "size": INSTANCES}}, DefaultCurriculumContext(mode=RangeAttributeMode.LAST_K, k=1))
+    return reasoning_gym.create_dataset(TASK, **dict(vars(config)))
+
+
+DATASET = _dataset()
 
 
 class {class_name}:
     max_turns = 1
 
     def reset(self, seed=None):
-        self.question, self.answer = INSTANCES[(seed or 0) % len(INSTANCES)]
-        return self.question + "\\n\\nGive only the final answer in \\\\boxed{{}}.", {{}}
+        self.entry = DATASET[(seed or 0) % INSTANCES]
+        return str(self.entry["question"]) + "\\n\\nGive only the final answer in \\\\boxed{{}}.", {{}}
 
     def step(self, action):
-        won = _normal(action) == _normal(self.answer)
-        return ("Correct." if won else "Wrong."), (1.0 if won else 0.0), True, False, {{}}
+        score = min(1.0, max(0.0, float(DATASET.score_answer(action, self.entry))))
+        said = "Correct." if score >= 1.0 else ("Partly right." if score > 0 else "Wrong.")
+        return said, score, True, False, {{"score": score}}
 
     def solution(self):
-        return [self.answer]
+        return [str(self.entry["answer"])]
 '''
 
 
@@ -108,34 +127,27 @@ def imported_knobs(family: str) -> dict[str, list[Any]] | None:
         return None
 
 
-def render_task(task: str, knobs: dict[str, Any], *, instances: int = 64, seed: int = 0,
+def render_task(task: str, knobs: dict[str, Any], *, instances: int = INSTANCES, seed: int = 0,
                 label: str = "", written: dict[str, Any] | None = None) -> tuple[str, str]:
     """The environment file of ``task`` with each curriculum attribute at the value ``knobs`` gives it
     (its easiest where unset), and the skill it trains. ``written`` is the file's ``DIFFICULTY`` (default: ``knobs``)."""
-    reasoning_gym, factory = _rg()
-    from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
-
+    reasoning_gym, _factory = _rg()
     levels = task_knobs(task)
-    curriculum = factory.create_curriculum(task)
-    for name, steps in levels.items():
-        curriculum.set_attr_level(name, steps.index(knobs[name]) if name in knobs else 0)
-    config = curriculum.generate_configuration({"seed": seed, "size": instances},
-                                               DefaultCurriculumContext(mode=RangeAttributeMode.LAST_K, k=1))
-    dataset = reasoning_gym.create_dataset(task, **dict(vars(config)))
-    rows = [(str(entry["question"]), str(entry["answer"])) for entry in dataset]
+    attribute_levels = {name: steps.index(knobs[name]) if name in knobs else 0 for name, steps in levels.items()}
+    dataset = reasoning_gym.create_dataset(task, seed=seed, size=1)
     skill = SKILL_OF_CATEGORY.get(type(dataset).__module__.split(".")[1], "Logical Deduction")
     class_name = "".join(part.title() for part in task.split("_")) + "Env"
     source = TEMPLATE.format(task=task, label=f" {label}" if label else "", instances=instances, seed=seed, skill=skill,
                              description=f"reasoning-gym {task}{', ' + label if label else ''}",
                              family=f"{REASONING_GYM}{task}", knobs=dict(knobs if written is None else written),
-                             rows=rows, class_name=class_name)
+                             attribute_levels=attribute_levels, class_name=class_name)
     return source, skill
 
 
 class TaskFamily(Family):
     """A reasoning-gym task as a family: its curriculum attributes are the knobs, ``variant`` the generator seed."""
 
-    def __init__(self, task: str, instances: int = 64):
+    def __init__(self, task: str, instances: int = INSTANCES):
         levels = task_knobs(task)
         self.task, self.instances = task, instances
         _, skill = render_task(task, {}, instances=1)

@@ -18,6 +18,7 @@ sandbox directory, its cwd, so a killed owner leaves nothing in /tmp.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -98,6 +99,18 @@ def _owner_gone(sock: socket.socket, owner: int | None) -> bool:
     return any(fd == owner for fd, _event in poller.poll())
 
 
+def _preload(modules: list[str]) -> None:
+    """Import the host's trusted modules a file uses, once, single-threaded (a fork keeps only this thread)."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    for module in modules:
+        if module not in sys.modules:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - the file's own import then fails with its message
+                pass
+
+
 def main(sock_fd: int, netns: bool = False) -> None:
     # The cwd is the sandbox root, which holds every worker's scratch dir: not a library.
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
@@ -158,6 +171,7 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
             sock.sendall(b'{"ready": true}\n')
             continue
         in_fd, out_fd = fds
+        _preload(spec.get("preload", []))
         pid = os.fork()
         if pid == 0:
             sock.close()

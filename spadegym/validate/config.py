@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from ..sandbox import SandboxConfig
 
-#: The standard library an environment may import: pure computation, dates and times, text and
+#: What an environment may import: the standard library's pure computation, dates and times, text and
 #: the harmless runtime modules generated code reaches for (``sys.setrecursionlimit``, ``time``,
 #: ``logging``). Not files, processes, network, threads, code loading or serialization of code:
 #: the static check refuses those, and the sandbox contains anything that slips through.
@@ -17,6 +17,7 @@ DEFAULT_ALLOWED_IMPORTS = (
     "math", "numbers", "operator", "pprint", "queue", "random", "re", "secrets", "statistics", "string",
     "struct", "sys", "textwrap", "time", "types", "typing", "unicodedata", "uuid", "warnings", "weakref",
     "zlib", "zoneinfo",
+    "reasoning_gym",  # not the standard library: the files spadegym writes for reasoning-gym tasks use its generators and scorers
 )
 
 

@@ -72,3 +72,27 @@ def test_import_writes_a_pool_and_an_unknown_task_is_one_sentence(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"rg_{TASK}_0.py", f"rg_{TASK}_1.py"]
     with pytest.raises(LevelSourceError, match="Did you mean 'basic_arithmetic'"):
         task_knobs("basic_arithmetik")
+
+
+
+def test_partial_credit_is_the_tasks_own_score_and_every_reset_seed_is_a_fresh_instance(sandbox: Sandbox) -> None:
+    task = "word_sorting"  # its score_answer gives partial credit for a partly sorted list
+    level = render_level(task, 0, seed=5)
+    namespace: dict = {}
+    exec(compile(level.source, level.filename, "exec"), namespace)  # our own file, to know its instances here
+    dataset, score = namespace["DATASET"], factory.get_score_answer_fn(task)
+    seed = next(s for s in range(64, 200) if len(dataset[s]["answer"].split(", ")) > 2)
+    entry = dataset[seed]
+    swapped = entry["answer"].split(", ")
+    swapped[0], swapped[-1] = swapped[-1], swapped[0]  # two words out of place
+    partly = ", ".join(swapped)
+    with PlaySession(_Fixed(level), sandbox=sandbox) as session:
+        questions = {session.reset(seed=s).observation for s in (0, 1, 64, 65, 10_000)}
+        assert len(questions) == 5  # fresh instances: seed 64 is not seed 0 again
+        assert entry["question"] in session.reset(seed=seed).observation
+        right = session.step(f"\\boxed{{{entry['answer']}}}").info
+        session.reset(seed=seed)
+        partial = session.step(f"\\boxed{{{partly}}}").info
+    assert right["return"] == 1.0 and right["success"]
+    assert 0 < partial["return"] < 1 and not partial["success"]
+    assert partial["return"] == pytest.approx(score(partly, entry))

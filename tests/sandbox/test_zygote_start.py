@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from spadegym.sandbox import Sandbox
+from spadegym.sandbox import Sandbox, SandboxConfig
 
 TINY = "class TEnv:\n    def reset(self, seed=None):\n        return 'o', {}\n    def step(self, a):\n        return 'o', 0.0, True, False, {}\n"
 
@@ -30,3 +30,19 @@ def test_a_zygote_that_died_is_started_again():
         box.start()
         assert box._zygote.poll() is None
         assert box.open(TINY, "t.py").loaded.ok
+
+
+PROBE = ("import sys\n\nclass PEnv:\n    def reset(self, seed=None):\n"
+         "        return str(sorted(m for m in ('wave',) if m in sys.modules)), {}\n"
+         "    def step(self, a):\n        return 'o', 0.0, True, False, {}\n")
+
+
+def test_a_trusted_module_is_imported_by_the_zygote_once_a_file_imports_it_and_never_a_file_named_one():
+    uses_wave = "import wave\n\n" + PROBE.replace("PEnv", "NEnv")
+    with Sandbox(SandboxConfig(preload=["wave"])) as box:
+        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "[]"  # nothing before it is needed
+        assert box.open(uses_wave, "n.py").loaded.ok
+        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "['wave']"  # inherited from now on
+    with Sandbox(SandboxConfig(preload=[])) as box:  # not trusted: the file imports it itself, in its worker only
+        assert box.open(uses_wave, "n.py").loaded.ok
+        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "[]"
