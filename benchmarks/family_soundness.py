@@ -12,11 +12,13 @@ the gate's message, then how many verdicts were valid.
 from __future__ import annotations
 
 import argparse
+import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from spadegym.families import get_family, list_families
+from spadegym.families import edit_space, get_family, list_families
 from spadegym.families.registry import new_environment
+from spadegym.families.variation import held_out_variation
 from spadegym.sandbox import Sandbox
 from spadegym.validate import validate_source
 from spadegym.validate.config import ValidationConfig
@@ -27,15 +29,28 @@ def main() -> None:
     parser.add_argument("families", nargs="*")
     parser.add_argument("--seeds", type=int, default=64)
     parser.add_argument("--jobs", type=int, default=4, help="files probed at once on the one sandbox")
+    parser.add_argument("--levels", choices=("listed", "extended", "edge", "varied"), default="listed")
     args = parser.parse_args()
     fams = [get_family(n) for n in args.families] or list_families()
-    cases = [(f.name, level, seed) for f in fams for level in range(f.max_level + 1) for seed in range(args.seeds)]
+    levels = {f.name: {"listed": range(f.max_level + 1), "edge": range(f.max_level + 1),
+                       "extended": range(f.max_level + 1, f.max_extended_level + 1),
+                       "varied": range(f.max_extended_level + 1)}[args.levels] for f in fams}
+    cases = [(f.name, level, seed) for f in fams for level in levels[f.name] for seed in range(args.seeds)]
+
+    def render(name: str, level: int, seed: int) -> str:
+        family, knobs, source = new_environment(name, level, seed=seed)
+        if args.levels == "edge":
+            return family.render({**knobs, **held_out_variation()})
+        if args.levels == "varied":
+            variation = edit_space(family).random_variation(random.Random(f"{name}:{level}:{seed}"), held_out=True)
+            return family.render({**knobs, **variation})
+        return source
     start = time.perf_counter()
     with Sandbox() as box, ThreadPoolExecutor(max_workers=args.jobs) as pool:
 
         def check(case: tuple[str, int, int]):
             name, level, seed = case
-            _, _, source = new_environment(name, level, seed=seed)
+            source = render(name, level, seed)
             return case, validate_source(source, f"{name}.py", sandbox=box, config=ValidationConfig(seed=seed))
 
         bad, done = 0, {f.name: 0 for f in fams}
@@ -45,11 +60,12 @@ def main() -> None:
                 bad += 1
                 print(f"{name} level {level} seed {seed}: {verdict.failed[0].name}: {verdict.failed[0].message}",
                       flush=True)
-            if done[name] == (get_family(name).max_level + 1) * args.seeds:
-                print(f"{name}: every level at seeds 0-{args.seeds - 1} done "
+            if done[name] == len(levels[name]) * args.seeds:
+                print(f"{name}: {args.levels} levels at seeds 0-{args.seeds - 1} done "
                       f"({time.perf_counter() - start:.0f} s so far)", flush=True)
     seconds = time.perf_counter() - start
-    print(f"valid {len(cases) - bad}/{len(cases)} verdicts ({len(fams)} families, every level, seeds 0-{args.seeds - 1}); "
+    print(f"valid {len(cases) - bad}/{len(cases)} verdicts ({len(fams)} families, {args.levels} levels, "
+          f"seeds 0-{args.seeds - 1}); "
           f"{seconds:.0f} s, {len(cases) / seconds:.1f} verdicts/s")
 
 

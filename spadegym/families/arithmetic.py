@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Mathematical Reasoning"
 
@@ -207,6 +208,14 @@ class TakeAwayEnv(EpisodeCore):
                 break
         self.last = "none yet"
 
+    def shift(self, moves):
+        # A shifted start: more stones on random piles (a random move would hand the opponent a move),
+        # still a position the first player can win.
+        for _ in range(moves):
+            self.piles[self.rng.randrange(len(self.piles))] += 1
+        while self._grundy(self.piles) == 0:
+            self.piles[self.rng.randrange(len(self.piles))] += 1
+
     def _grundy(self, piles):
         g = 0
         for p in piles:
@@ -263,15 +272,39 @@ register_family(Family(
     name="button_lock", skill=SKILL, env_class=ButtonLockEnv,
     description="Reach a target number by pressing buttons whose arithmetic effects are hidden until pressed.",
     own_knobs={"buttons": [4, 5, 5, 5], "depth": [3, 3, 4, 5], "turns": [8, 8, 8, 7]},
+    extend={"buttons": Extend(1, 8), "depth": Extend(1, 7)},
+    phrases={"button lock": ("button lock", "keypad lock", "dial safe", "combination box"),
+             "display": ("display", "screen", "readout", "counter"), "target": ("target", "goal", "code", "wanted"),
+             "button": ("button", "key", "dial", "knob"), "unknown effect": ("unknown effect", "not tried", "untested", "mystery"),
+             "adds": ("adds", "plus", "increases by", "raises by"), "subtracts": ("subtracts", "minus", "decreases by", "lowers by"),
+             "multiplies by": ("multiplies by", "times", "scales by", "multiplied by"),
+             "the lock opens": ("the lock opens", "unlocked", "the safe opens", "access granted")},
+    verbs={"press": ("press", "push", "hit", "tap")},
 ))
 register_family(Family(
     name="water_jugs", skill=SKILL, env_class=WaterJugsEnv,
     description="Measure an exact amount of water with jugs whose capacities are revealed only when filled.",
     own_knobs={"jugs": [2, 2, 3, 3], "capacity": [5, 7, 9, 11], "depth": [2, 3, 4, 5], "slack": [3, 3, 2, 1]},
+    extend={"capacity": Extend(2, 15), "depth": Extend(1, 8), "slack": Extend(-1, 0)},
+    phrases={"water jugs": ("water jugs", "measuring cans", "pitchers", "bucket puzzle"),
+             "target": ("target", "goal", "wanted", "aim"), "liters": ("liters", "litres", "units", "measures"),
+             "capacity": ("capacity", "size", "holds", "volume"), "in any jug": ("in any jug", "in one jug", "in some jug", "in a single jug"),
+             "jugs hold": ("jugs hold", "levels", "contents", "amounts"), "measured": ("measured", "reached", "got", "obtained"),
+             "jug": ("jug", "can", "pitcher", "bucket")},
+    verbs={"fill": ("fill", "top up", "load", "brim"), "empty": ("empty", "drain", "dump", "clear"),
+           "pour": ("pour", "transfer", "decant", "tip"), "into": ("into", "to", "onto", "towards")},
 ))
 register_family(Family(
     name="take_away", skill=SKILL, env_class=TakeAwayEnv,
     description="Win a take-away stone game (nim with a take limit) against an opponent of hidden skill.",
     own_knobs={"piles": [2, 2, 3, 3], "stones": [7, 7, 9, 11], "max_take": [2, 3, 3, 3],
                "opponent": [0.9, 0.9, 1.0, 1.0]},
+    extend={"stones": Extend(2, 15), "max_take": Extend(1, 5)},
+    phrases={"take-away game": ("take-away game", "stone duel", "last pebble", "heap battle"),
+             "stones": ("stones", "pebbles", "tokens", "chips"), "stone": ("stone", "pebble", "token", "chip"),
+             "rule": ("rule", "how to play", "law", "rules"), "opponent": ("opponent", "rival", "other player", "adversary"),
+             "last move": ("last move", "previous move", "latest move", "recent move"),
+             "wins": ("wins", "is the winner", "takes the game", "triumphs")},
+    verbs={"take": ("take", "remove", "grab", "pull"), "from": ("from", "off", "out of", "off of"),
+           "pile": ("pile", "heap", "stack", "mound")},
 ))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Causal Inference"
 
@@ -202,15 +203,33 @@ register_family(Family(
     name="lamp_wiring", skill=SKILL, env_class=LampWiringEnv,
     description="Work out which lamps each switch toggles and reach a target lamp pattern.",
     own_knobs={"switches": [5, 6, 7, 8], "lamps": [5, 5, 6, 6], "depth": [2, 3, 4, 4], "turns": [3, 5, 5, 6]},
+    extend={"switches": Extend(1, 10), "lamps": Extend(1, 7), "depth": Extend(1, 5), "turns": Extend(1, 7)},
+    phrases={"lamp wiring": ("lamp wiring", "light panel", "switchboard", "circuit puzzle"),
+             "lamps": ("lamps", "lights", "bulbs", "lanterns"), "target": ("target", "goal", "wanted", "pattern"),
+             "switch": ("switch", "lever", "breaker", "toggle"), "toggles": ("toggles", "controls", "changes", "drives"),
+             "fewest flips": ("fewest flips", "shortest way", "least moves", "minimum changes")},
+    verbs={"flip": ("flip", "pull", "throw", "press")},
 ))
 register_family(Family(
     name="device_chain", skill=SKILL, env_class=DeviceChainEnv,
     description="Discover the hidden causal order of devices; a wrong activation breaks the chain.",
     own_knobs={"devices": [6, 6, 7, 8], "length": [2, 3, 3, 4], "slack": [4, 4, 4, 4]},
+    extend={"devices": Extend(1, 10), "length": Extend(1, 6)},
+    phrases={"device chain": ("device chain", "machine chain", "power relay", "gear train"),
+             "powered": ("powered", "running", "on", "live"), "chain": ("chain", "sequence", "line", "relay"),
+             "sputtered": ("sputtered", "failed", "stalled", "misfired"), "gate": ("gate", "door", "vault", "exit")},
+    verbs={"activate": ("activate", "start", "power", "run"), "device": ("device", "machine", "unit", "engine")},
 ))
 register_family(Family(
     name="garden_causes", skill=SKILL, env_class=GardenCausesEnv,
     description="Find which conditions make a plant grow and which stunt it, then grow it to full bloom.",
     own_knobs={"factors": [3, 3, 4, 5], "needed": [1, 1, 2, 2], "harmful": [0, 1, 1, 1],
                "growth": [2, 2, 2, 3], "slack": [4, 2, 1, 0]},
+    extend={"factors": Extend(1, 6), "needed": Extend(1, 3), "harmful": Extend(1, 2), "growth": Extend(1, 5)},
+    phrases={"garden causes": ("garden causes", "greenhouse", "plant lab", "grow room"),
+             "plant height": ("plant height", "stem size", "growth", "height"), "goal": ("goal", "target", "aim", "wanted"),
+             "full bloom": ("full bloom", "flowering", "peak", "maturity"), "wilted": ("wilted", "drooped", "shrank", "withered"),
+             "helps the plant": ("helps the plant", "is needed", "is good", "feeds it"),
+             "harms the plant": ("harms the plant", "is bad", "hurts it", "stunts it")},
+    verbs={"toggle": ("toggle", "switch", "flip", "change"), "wait": ("wait", "rest", "idle", "pass")},
 ))

@@ -10,6 +10,7 @@ import itertools
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Logical Deduction"
 
@@ -220,15 +221,41 @@ register_family(Family(
     name="code_breaker", skill=SKILL, env_class=CodeBreakerEnv, imports=("itertools",),
     description="Break a hidden colour code from exact / right-colour feedback on checked guesses.",
     own_knobs={"slots": [2, 3, 3, 4], "colors": [3, 3, 4, 4], "turns": [12, 12, 12, 12]},
+    extend={"slots": Extend(1, 5), "colors": Extend(1, 5), "turns": Extend(-1, 8)},
+    phrases={"code breaker": ("code breaker", "colour code", "secret pattern", "mastermind"),
+             "slots": ("slots", "positions", "places", "pegs"), "colours": ("colours", "colors", "paints", "hues"),
+             "current guess": ("current guess", "your guess", "attempt", "proposal"),
+             "checked": ("checked", "tried", "tested", "submitted"), "exact": ("exact", "spot on", "in place", "perfect"),
+             "right colour wrong slot": ("right colour wrong slot", "misplaced", "colour elsewhere", "wrong place"),
+             "feedback": ("feedback", "result", "response", "verdict"), "fits": ("fits", "matches", "agrees with", "suits")},
+    verbs={"set": ("set", "put", "paint", "mark"), "check": ("check", "submit", "test", "verify")},
 ))
 register_family(Family(
     name="suspect_grid", skill=SKILL, env_class=SuspectGridEnv,
     description="Eliminate suspects and weapons with clues, then accuse the remaining pair.",
     own_knobs={"suspects": [2, 3, 5, 6], "weapons": [2, 3, 4, 4], "clues": [2, 3, 4, 5],
                "turns": [12, 12, 12, 10]},
+    extend={"clues": Extend(1, 8), "turns": Extend(-1, 8)},
+    phrases={"suspect grid": ("suspect grid", "whodunit", "case file", "murder board"),
+             "suspects": ("suspects", "people", "persons of interest", "characters"),
+             "weapons": ("weapons", "tools", "objects", "instruments"), "marked": ("marked", "chosen", "noted", "selected"),
+             "has an alibi": ("has an alibi", "is cleared", "was elsewhere", "is innocent"),
+             "is untouched": ("is untouched", "is clean", "was not used", "is unused"),
+             "nothing useful": ("nothing useful", "no lead", "a dead end", "nothing new")},
+    verbs={"read": ("read", "study", "examine", "open"), "clue": ("clue", "note", "lead", "tip"),
+           "suspect": ("suspect", "name", "blame", "finger"), "weapon": ("weapon", "tool", "arm", "implement"),
+           "accuse": ("accuse", "charge", "declare", "solve")},
 ))
 register_family(Family(
     name="hidden_order", skill=SKILL, env_class=HiddenOrderEnv,
     description="Discover the hidden weight order of items by comparisons and place them lightest first.",
     own_knobs={"items": [3, 4, 4, 5], "mistakes": [1, 1, 0, 0], "turns": [8, 12, 14, 16]},
+    extend={"items": Extend(1, 8), "turns": Extend(2, 22)},
+    phrases={"hidden order": ("hidden order", "weight ranking", "balance sort", "heavy light"),
+             "items": ("items", "objects", "pieces", "things"), "item": ("item", "object", "piece", "thing"),
+             "placed so far": ("placed so far", "order so far", "ranked", "lined up"),
+             "is lighter than": ("is lighter than", "weighs less than", "is below", "is outweighed by"),
+             "mistakes allowed": ("mistakes allowed", "errors left", "spare mistakes", "lives"),
+             "lightest": ("lightest", "least heavy", "smallest weight", "lowest")},
+    verbs={"compare": ("compare", "weigh", "balance", "test"), "place": ("place", "put", "rank", "line up")},
 ))

@@ -154,6 +154,7 @@ class TaskFamily(Family):
         self.name, self.skill, self.env_class, self.imports = f"{REASONING_GYM}{task}", skill, type(None), ()
         self.description = f"reasoning-gym task {task}"
         self.own_knobs = levels
+        self.extend, self.phrases, self.verbs = {}, {}, {}  # its knobs end at the task's last level; no wordings
         self.knobs = {**levels, "variant": VARIANTS}
 
     def render(self, knobs: dict[str, Any]) -> str:

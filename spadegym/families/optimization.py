@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Optimization"
 
@@ -217,14 +218,32 @@ register_family(Family(
     name="knapsack", skill=SKILL, env_class=KnapsackEnv,
     description="Pack items whose values are hidden until inspected into a bag of limited capacity.",
     own_knobs={"items": [5, 5, 6, 8], "target_pct": [90, 90, 100, 100]},
+    extend={"items": Extend(1, 10)},
+    phrases={"knapsack": ("knapsack", "backpack", "packing", "cargo hold"), "bag": ("bag", "sack", "pouch", "hold"),
+             "weight": ("weight", "mass", "load", "heft"), "value": ("value", "worth", "price", "score"),
+             "on table": ("on table", "outside", "left out", "on the floor"), "goal": ("goal", "target", "aim", "needed"),
+             "at least": ("at least", "no less than", "minimum", "or more")},
+    verbs={"inspect": ("inspect", "examine", "appraise", "study"), "take": ("take", "pack", "load", "add"),
+           "done": ("done", "finish", "stop", "close")},
 ))
 register_family(Family(
     name="job_schedule", skill=SKILL, env_class=JobScheduleEnv,
     description="Order jobs of hidden duration so that each finishes before its deadline.",
     own_knobs={"jobs": [4, 4, 5, 6], "slack": [2, 1, 0, 0], "aid": [1, 0, 0, 0]},
+    extend={"jobs": Extend(1, 9)},
+    phrases={"job schedule": ("job schedule", "workshop queue", "deadline planner", "task line"),
+             "clock": ("clock", "time", "now", "hour"), "deadline": ("deadline", "due", "due by", "cutoff"),
+             "duration": ("duration", "length", "runtime", "time needed"), "late": ("late", "overdue", "missed", "tardy"),
+             "soonest": ("soonest", "earliest", "first", "nearest"), "finished": ("finished", "complete", "over", "closed")},
+    verbs={"run": ("run", "start", "do", "process"), "job": ("job", "task", "order", "ticket")},
 ))
 register_family(Family(
     name="fuel_route", skill=SKILL, env_class=FuelRouteEnv,
     description="Reach a destination town on limited fuel; road costs show only where you stand.",
     own_knobs={"towns": [7, 8, 9, 12], "slack": [3, 2, 1, 0]},
+    extend={"towns": Extend(2, 18)},
+    phrases={"fuel route": ("fuel route", "road trip", "gas tank", "journey"), "town": ("town", "city", "village", "stop"),
+             "destination": ("destination", "goal", "target", "endpoint"), "fuel": ("fuel", "gas", "petrol", "energy"),
+             "roads": ("roads", "routes", "ways", "highways"), "costs": ("costs", "uses", "burns", "takes")},
+    verbs={"drive to": ("drive to", "go to", "travel to", "ride to")},
 ))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Pattern Recognition"
 
@@ -213,16 +214,37 @@ register_family(Family(
     description="Find the rule of a number sequence and say its next terms one at a time.",
     own_knobs={"complexity": [1, 2, 3, 4], "shown": [5, 4, 4, 3], "terms": [2, 2, 3, 3],
                "options": [5, 5, 5, 6], "mistakes": [1, 1, 0, 0], "turns": [8, 8, 8, 8]},
+    extend={"terms": Extend(1, 6), "options": Extend(1, 9)},
+    phrases={"number sequence": ("number sequence", "series", "progression", "number chain"),
+             "sequence": ("sequence", "series", "progression", "chain"),
+             "terms still to find": ("terms still to find", "numbers missing", "left to find", "blanks left"),
+             "mistakes allowed": ("mistakes allowed", "errors left", "spare mistakes", "lives"),
+             "next number": ("next number", "following term", "next term", "coming value")},
+    verbs={"say": ("say", "answer", "guess", "write")},
 ))
 register_family(Family(
     name="rule_sorter", skill=SKILL, env_class=RuleSorterEnv,
     description="Infer a hidden acceptance rule from labelled examples and sort new objects by it.",
     own_knobs={"complexity": [1, 1, 2, 3], "examples": [8, 6, 6, 5], "items": [3, 3, 4, 6],
                "turns": [10, 10, 10, 10]},
+    extend={"examples": Extend(-1, 3), "items": Extend(1, 9)},
+    phrases={"rule sorter": ("rule sorter", "sorting machine", "hidden rule", "classifier"),
+             "example": ("example", "sample", "shown", "case"), "accepted": ("accepted", "kept", "approved", "in"),
+             "rejected": ("rejected", "discarded", "refused", "out"), "unsorted": ("unsorted", "pending", "open", "waiting"),
+             "item": ("item", "object", "piece", "thing"), "mistakes allowed": ("mistakes allowed", "errors left", "spare mistakes", "lives"),
+             "the rule accepts": ("the rule accepts", "the machine keeps", "wanted are", "the rule wants")},
+    verbs={"accept": ("accept", "keep", "approve", "admit"), "reject": ("reject", "discard", "refuse", "deny")},
 ))
 register_family(Family(
     name="motif_fill", skill=SKILL, env_class=MotifFillEnv,
     description="Complete a row of symbols that repeats a hidden motif, some tiles smudged.",
     own_knobs={"period": [2, 3, 4, 5], "alphabet": [3, 3, 4, 6], "blanks": [2, 2, 3, 3],
                "noise": [0.0, 0.1, 0.2, 0.3], "turns": [8, 8, 8, 8]},
+    extend={"period": Extend(1, 7), "blanks": Extend(1, 6), "noise": Extend(0.1, 0.5)},
+    phrases={"motif fill": ("motif fill", "tile pattern", "mosaic", "symbol row"),
+             "row": ("row", "strip", "line", "band"), "smudged": ("smudged", "hidden", "dirty", "blurred"),
+             "tiles to fill": ("tiles to fill", "blanks left", "gaps", "open tiles"), "tile": ("tile", "square", "cell", "slot"),
+             "mistakes allowed": ("mistakes allowed", "errors left", "spare mistakes", "lives"),
+             "fits": ("fits", "is right", "matches", "belongs")},
+    verbs={"place": ("place", "put", "lay", "add")},
 ))

@@ -1,9 +1,15 @@
 """The family registry: parameterized environment generators with explicit difficulty.
 
-A family is a game with knobs. Each knob lists its levels, easiest first, so a
-difficulty level is just an index into every knob (clipped to its last level).
-``render(knobs)`` writes a standalone environment file: deterministic text
-from the knob values; the instance randomness comes from the reset seed.
+A family is a game with knobs. Each difficulty knob lists its levels, easiest
+first, so a difficulty level is just an index into every knob (clipped to its
+last level); past the last listed level each knob continues as its family
+declares (``extend``), so ``level_knobs(max_level + 2)`` is two steps past the
+hardest listed level. Beside the difficulty knobs, every level has a value for
+each variation dimension (``variation.DIMENSIONS``: wording, layout, action
+names, menu order, start, reward structure, turn budget); the family declares
+its phrase and action-word tables. ``render(knobs)`` writes a standalone
+environment file: deterministic text from the knob values; the instance
+randomness comes from the reset seed. ``edits.edit_space`` lists all of it.
 
     family = get_family("button_lock")
     source = family.render(family.level_knobs(2))
@@ -20,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import core
+from .variation import CORE_PHRASES, DIMENSION_NAMES, DIMENSIONS, REPLIES, WORDINGS, Extend
 
 #: The six skills of the paper; every family trains one of them.
 SKILLS = (
@@ -31,14 +38,14 @@ SKILLS = (
     "Causal Inference",
 )
 
-#: Knobs every family has. ``reward_shaping`` is ordered (sparse is harder);
-#: ``variant`` only changes which instances the seeds draw (initial conditions).
+#: Knobs every family has: the ordered ``reward_shaping`` (sparse is harder), then the variation
+#: dimensions (``variant`` only changes which instances the seeds draw; see ``variation``).
 COMMON_KNOBS: dict[str, list[Any]] = {
     "reward_shaping": ["partial", "sparse"],
-    "variant": list(range(8)),
+    **{d.name: list(d.choices) for d in DIMENSIONS},
 }
 #: Knobs whose levels are not ordered by difficulty: ``level_knobs`` keeps their first value.
-FREE_KNOBS = ("variant",)
+FREE_KNOBS = DIMENSION_NAMES
 
 
 class FamilyError(ValueError):
@@ -55,6 +62,12 @@ class Family:
     env_class: type  # subclass of core.EpisodeCore; its source is rendered
     own_knobs: dict[str, list[Any]]  # family-specific knobs, levels easiest first
     imports: tuple[str, ...] = ()  # extra stdlib modules the class uses
+    #: How knobs continue past their last listed level (the others stay at it): open-ended difficulty.
+    extend: dict[str, Extend] = field(default_factory=dict)
+    #: Observation words and phrases -> their wordings (the listed one first), chosen by ``phrasing``.
+    phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Action words (shown wherever they appear) -> their wordings (the listed one first), chosen by ``verbs``.
+    verbs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     knobs: dict[str, list[Any]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -62,17 +75,51 @@ class Family:
             raise FamilyError(f"family {self.name!r}: skill {self.skill!r} is not one of {', '.join(SKILLS)}")
         if not self.env_class.__name__.endswith("Env"):
             raise FamilyError(f"family {self.name!r}: class {self.env_class.__name__} must end in 'Env'")
+        for table in (self.phrases, self.verbs):
+            for word, wordings in table.items():
+                if len(wordings) != WORDINGS or wordings[0] != word:
+                    raise FamilyError(f"family {self.name!r}: {word!r} needs {WORDINGS} wordings, itself first")
+        unknown = set(self.extend) - set(self.own_knobs)
+        if unknown:
+            raise FamilyError(f"family {self.name!r} extends unknown knobs {sorted(unknown)}")
         self.knobs = {**self.own_knobs, **COMMON_KNOBS}
 
     @property
     def max_level(self) -> int:
+        """The hardest listed level."""
         return max(len(v) - 1 for k, v in self.knobs.items() if k not in FREE_KNOBS)
 
+    @property
+    def ladders(self) -> dict[str, list[Any]]:
+        """The difficulty knobs' listed levels, easiest first (the variation dimensions left out)."""
+        return {k: v for k, v in self.knobs.items() if k not in FREE_KNOBS}
+
+    def ladder(self, knob: str) -> list[Any]:
+        """A knob's values, easiest first: its listed levels, then its extension past them."""
+        listed = self.knobs[knob]
+        rule = getattr(self, "extend", {}).get(knob)
+        return listed + rule.values(listed[-1]) if rule else list(listed)
+
+    @property
+    def max_extended_level(self) -> int:
+        """The level past which no knob climbs further (every extension at its limit)."""
+        return self.max_level + max((len(self.ladder(k)) - len(v) for k, v in self.ladders.items()), default=0)
+
     def level_knobs(self, level: int) -> dict[str, Any]:
-        """Every ordered knob at index ``level`` (clipped); free knobs at their first value."""
+        """Every ordered knob at index ``level`` of its ladder (clipped; past the listed levels, its
+        extension); free knobs at their first value."""
         if level < 0:
             raise FamilyError(f"level must be >= 0 (0 is easiest, {self.max_level} hardest), got {level}")
-        return {k: v[0] if k in FREE_KNOBS else v[min(level, len(v) - 1)] for k, v in self.knobs.items()}
+        out = {}
+        for k, v in self.knobs.items():
+            if k in FREE_KNOBS:
+                out[k] = v[0]
+            elif level < len(v):
+                out[k] = v[level]
+            else:
+                ladder = self.ladder(k)
+                out[k] = ladder[min(len(ladder) - 1, len(v) - 1 + max(0, level - self.max_level))]
+        return out
 
     def check_knobs(self, knobs: dict[str, Any]) -> dict[str, Any]:
         """Complete ``knobs`` with level-0 values and reject unknown knobs or values."""
@@ -84,7 +131,7 @@ class Family:
                               f"knobs: {', '.join(self.knobs)}")
         out = self.level_knobs(0)
         for name, value in knobs.items():
-            levels = self.knobs[name]
+            levels = self.knobs[name] if name in FREE_KNOBS else self.ladder(name)
             if value not in levels:
                 raise FamilyError(f"knob {name!r} of family {self.name!r} cannot be {value!r}; "
                                   f"levels: {', '.join(map(str, levels))}")
@@ -95,21 +142,29 @@ class Family:
         """The level of ``knob`` written as ``text`` (for ``--set knob=value``)."""
         if knob not in self.knobs:
             self.check_knobs({knob: None})  # raises the unknown-knob error
-        for value in self.knobs[knob]:
+        levels = self.knobs[knob] if knob in FREE_KNOBS else self.ladder(knob)
+        for value in levels:
             if str(value) == text.strip() or _same_number(value, text):
                 return value
         raise FamilyError(f"knob {knob!r} of family {self.name!r} cannot be {text!r}; "
-                          f"levels: {', '.join(map(str, self.knobs[knob]))}")
+                          f"levels: {', '.join(map(str, levels))}")
 
     def level_index(self, knobs: dict[str, Any]) -> dict[str, int]:
-        """The index of each knob value in its level list."""
+        """The index of each knob value in its ladder (past the listed levels for an extended value)."""
         full = self.check_knobs(knobs)
-        return {k: self.knobs[k].index(v) for k, v in full.items()}
+        return {k: (self.knobs[k] if k in FREE_KNOBS else self.ladder(k)).index(v) for k, v in full.items()}
+
+    def wording(self, knobs: dict[str, Any]) -> dict[str, str]:
+        """The level's words for the family's phrases and action words (and the core's), those that change."""
+        phrasing, verbs = int(knobs.get("phrasing", 0)), int(knobs.get("verbs", 0))
+        table = {word: forms[phrasing] for word, forms in {**CORE_PHRASES, **self.phrases}.items()}
+        table.update({word: forms[verbs] for word, forms in self.verbs.items()})
+        return {word: said for word, said in table.items() if said != word}
 
     def render(self, knobs: dict[str, Any]) -> str:
         """The standalone environment file for these knob values (deterministic text)."""
         values = self.check_knobs(knobs)
-        imports = sorted({"copy", "random", *self.imports})
+        imports = sorted({"copy", "random", "re", *self.imports})
         header = [
             f'"""{self.env_class.TITLE}: {self.description}',
             "",
@@ -123,6 +178,8 @@ class Family:
             f"DESCRIPTION = {self.description!r}",
             f"FAMILY = {self.name!r}",
             f"DIFFICULTY = {values!r}",
+            f"WORDING = {self.wording(values)!r}",
+            f"REPLY = {REPLIES[int(values.get('phrasing', 0))]!r}",
             "# spadegym sends the bare action; step() also reads a \\boxed{action}, as the SPADE reference sends it.",
             'ACTION_FORMAT = "plain"',
             "",
@@ -200,7 +257,8 @@ def get_family(name: str) -> Family:
 
 def new_environment(name: str, level: int | str = 0, overrides: dict[str, str] | None = None,
                     seed: int | None = None) -> tuple[Family, dict[str, Any], str]:
-    """Render one environment file: ``level`` (an index or ``"max"``), then single-knob overrides.
+    """Render one environment file: ``level`` (an index, ``"max"`` for the hardest listed one; past it,
+    the family's extension up to ``max_extended_level``), then single-knob overrides.
 
     ``overrides`` maps knob names to values as written on a command line
     (``{"size": "5"}``); ``seed`` picks the ``variant`` knob unless it is overridden.
@@ -215,8 +273,9 @@ def new_environment(name: str, level: int | str = 0, overrides: dict[str, str] |
             level = int(text)
         else:
             raise FamilyError(f"level must be a number from 0 to {family.max_level} or 'max', got {level!r}")
-    if level > family.max_level:
-        raise FamilyError(f"family {name!r} has levels 0 to {family.max_level}; got {level} (use 'max' for the hardest)")
+    if level > family.max_extended_level:
+        raise FamilyError(f"family {name!r} has levels 0 to {family.max_level} and extends to "
+                          f"{family.max_extended_level}; got {level} (use 'max' for the hardest listed level)")
     knobs = family.level_knobs(level)
     if seed is not None:
         variants = family.knobs["variant"]

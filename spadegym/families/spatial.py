@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from .core import EpisodeCore
 from .registry import Family, register_family
+from .variation import Extend
 
 SKILL = "Spatial Reasoning"
+
+#: The compass words of the grid games (moves and the observations that name them).
+_DIRECTIONS = {"go": ("go", "move", "walk", "step"), "north": ("north", "up", "northward", "upward"),
+               "south": ("south", "down", "southward", "downward"), "west": ("west", "left", "westward", "leftward"),
+               "east": ("east", "right", "eastward", "rightward")}
 
 
 class GridMazeEnv(EpisodeCore):
@@ -236,14 +242,39 @@ register_family(Family(
     description="Navigate a grid with hidden walls (only the open directions around you show) to a goal.",
     own_knobs={"size": [4, 4, 5, 6], "walls": [0.1, 0.2, 0.25, 0.3], "slack": [3, 3, 2, 2],
                "compass": [1, 1, 0, 0]},
+    extend={"size": Extend(1, 9), "walls": Extend(0.05, 0.4), "slack": Extend(-1, 0)},
+    phrases={"grid maze": ("grid maze", "hedge maze", "wall labyrinth", "corridor grid"),
+             "position": ("position", "location", "you stand at", "current cell"),
+             "goal": ("goal", "target", "finish", "destination"),
+             "open directions": ("open directions", "free ways", "unblocked sides", "passable sides"),
+             "row": ("row", "line", "rank", "y"), "column": ("column", "col", "file", "x"),
+             "wall": ("wall", "hedge", "barrier", "block")},
+    verbs=_DIRECTIONS,
 ))
 register_family(Family(
     name="key_rooms", skill=SKILL, env_class=KeyRoomsEnv,
     description="Explore connected rooms to find a hidden key, then unlock the exit door.",
     own_knobs={"rooms": [3, 5, 7, 9], "extra_passages": [1, 1, 2, 2], "slack": [6, 4, 2, 0]},
+    extend={"rooms": Extend(2, 15), "extra_passages": Extend(1, 4)},
+    phrases={"key and door": ("key and door", "locked exit", "escape rooms", "keyhunt"),
+             "passages": ("passages", "doorways", "connections", "links"),
+             "carrying": ("carrying", "holding", "inventory", "in hand"),
+             "you see": ("you see", "visible", "in sight", "spotted"),
+             "exit": ("exit", "way out", "escape", "outer"), "locked": ("locked", "shut", "bolted", "sealed")},
+    verbs={"go to": ("go to", "walk to", "move to", "enter"), "room": ("room", "chamber", "hall", "cell"),
+           "take": ("take", "grab", "pick up", "collect"), "key": ("key", "keycard", "pass", "token"),
+           "unlock": ("unlock", "open", "unbolt", "release"), "door": ("door", "gate", "portal", "hatch")},
 ))
 register_family(Family(
     name="sonar_dig", skill=SKILL, env_class=SonarDigEnv,
     description="Use distance readings to locate and dig up buried treasure with few digs.",
     own_knobs={"size": [3, 4, 5, 7], "shovels": [4, 3, 2, 1], "slack": [6, 4, 2, 0]},
+    extend={"size": Extend(1, 10)},
+    phrases={"sonar dig": ("sonar dig", "treasure hunt", "buried chest", "echo search"),
+             "field": ("field", "area", "ground", "plot"), "position": ("position", "location", "you stand at", "spot"),
+             "sonar": ("sonar", "detector", "scanner", "echo"), "treasure": ("treasure", "chest", "loot", "prize"),
+             "steps away": ("steps away", "cells off", "squares distant", "moves away"),
+             "digs left": ("digs left", "shovels left", "tries left", "attempts remaining"),
+             "row": ("row", "line", "rank", "y"), "column": ("column", "col", "file", "x")},
+    verbs={**_DIRECTIONS, "dig": ("dig", "excavate", "unearth", "probe")},
 ))

@@ -58,9 +58,8 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
     changed = True
     while changed:
         changed = False
-        for name, levels in family.knobs.items():
-            if name in FREE_KNOBS:
-                continue
+        for name in family.ladders:
+            levels = family.ladder(name)  # listed levels and the extension a search may have climbed into
             at = levels.index(current[name])
             for easier in dict.fromkeys(levels[:at]):  # easiest first; clipped ladders repeat values
                 if easier == current[name]:

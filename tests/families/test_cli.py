@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from spadegym.envfile import inspect_source
+from spadegym.families import get_family
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -31,7 +32,8 @@ def test_new_writes_the_hardest_level_with_overrides(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert str(out) in done.stdout and "spadegym validate" in done.stdout
     info = inspect_source(out.read_text())
-    assert info.difficulty == {"buttons": 5, "depth": 5, "turns": 7, "reward_shaping": "partial", "variant": 2}
+    assert info.difficulty == {**get_family("button_lock").level_knobs(0), "buttons": 5, "depth": 5, "turns": 7,
+                               "reward_shaping": "partial", "variant": 2}
     assert info.skill == "Mathematical Reasoning"
 
 
@@ -40,9 +42,9 @@ def test_new_user_errors_are_one_sentence(tmp_path: Path) -> None:
     for args, expected in [
         (("new", "grid_mase", "-o", out), "did you mean 'grid_maze'"),
         (("new", "grid_maze", "--set", "siz=3", "-o", out), "did you mean 'size'"),
-        (("new", "grid_maze", "--set", "size=9", "-o", out), "levels: 4, 4, 5, 6"),
+        (("new", "grid_maze", "--set", "size=10", "-o", out), "levels: 4, 4, 5, 6, 7, 8, 9"),
         (("new", "grid_maze", "--set", "size", "-o", out), "knob=value"),
-        (("new", "grid_maze", "--level", "7", "-o", out), "levels 0 to 3"),
+        (("new", "grid_maze", "--level", "7", "-o", out), "levels 0 to 3 and extends to 6"),
     ]:
         done = _cli(*args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)

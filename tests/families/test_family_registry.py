@@ -36,11 +36,16 @@ def test_knob_errors_name_the_knob_and_its_levels() -> None:
 def test_level_knobs_clip_and_order() -> None:
     for fam in list_families():
         easiest, hardest = fam.level_knobs(0), fam.level_knobs(fam.max_level)
-        assert fam.level_knobs(fam.max_level + 5) == hardest
+        farthest = fam.level_knobs(fam.max_extended_level)
+        assert fam.level_knobs(fam.max_extended_level + 5) == farthest != hardest  # past the extension: clipped
         assert easiest["reward_shaping"] == "partial" and hardest["reward_shaping"] == "sparse"
         assert easiest["variant"] == hardest["variant"] == 0  # free knob: not a difficulty
         assert easiest != hardest
         assert all(len(levels) >= 2 for levels in fam.knobs.values())
+        # Each step past the hardest listed level raises a knob, and no knob goes back down.
+        for level in range(fam.max_level, fam.max_extended_level):
+            lower, upper = fam.level_index(fam.level_knobs(level)), fam.level_index(fam.level_knobs(level + 1))
+            assert all(upper[k] >= lower[k] for k in fam.ladders) and upper != lower
 
 
 def test_render_is_deterministic_and_carries_metadata() -> None:
