@@ -2,12 +2,26 @@
 
 Each proposal either draws a fresh level (``new``) or edits a parent from the
 level buffer. Parents are picked by rank of the designer reward they earned
-(P ~ (1/rank)^(1/T), as in PLR/ACCEL). The edit operators change:
+(P ~ (1/rank)^(1/T), as in PLR/ACCEL). Every edit is a move in the family's
+edit space (``families.edits``), the one place that says what a level may be:
 
-- task parameters:     ``harder`` / ``easier`` move one difficulty knob one level (``harder``
-                       moves every one at once for a level the agent is done with);
-- initial conditions:  ``variant`` redraws the ``variant`` knob (which instances seeds map to);
-- reward structure:    ``reshape`` flips ``reward_shaping`` between sparse and partial.
+- task parameters:     ``harder`` / ``easier`` move one difficulty knob one step (``harder``
+                       moves every one at once for a level the agent is done with); past the
+                       hardest listed level a knob climbs into its family's extension, so the
+                       curriculum can go where no fixed pool goes (the gate still proves each
+                       level feasible);
+- structure:           ``vary`` sets one variation dimension to another training choice: the
+                       observation's wording, layout or line order, the actions' names or menu
+                       order, the start (random moves before the first observation, initial
+                       conditions), the instances (``variant``), the step cost, the turn budget;
+- recombination:       ``crossover`` takes each knob and dimension from one of two parents of
+                       the same family.
+
+Fresh draws take a random training choice of every variation dimension
+(``vary_fresh``), so levels of one family differ in what the agent reads and
+does, not only in their knobs. No proposal ever takes a held-out choice (the
+edge-case suite's slice), and no family in ``exclude`` (a run's unseen
+families) is ever proposed.
 
 With ``climb`` (a red-team search), edits only make a parent harder: one
 difficulty knob a step up, or two at once. A search's parents are levels the
@@ -15,15 +29,14 @@ target lost some plays of, and a failure rate that rises with stacked
 difficulty is a gradient toward a corner where it fails for good.
 
 Edits follow the parent's no-hint win rate (``directed``): a level the agent
-has outgrown (above ``band``, 0.6) is only made harder, one it cannot do
-(below 0.2) only easier, one inside the band either way (or as
-another variant, which keeps its difficulty). Undirected
-edits around a frontier level are symmetric, so difficulty only drifts by
-chance; directed ones climb as the agent masters levels, as ACCEL's
-complexity-adding edits do. With ``balance_families``, a family whose levels
-the agent has all outgrown or had its plays of (one above the band or
-retired, see ``BufferConfig.retire_after``, and none inside it) gets the
-skill's next slot, and a harder edit of one of those levels.
+has outgrown (above ``band``, 0.6) is made harder or varied, one it cannot do
+(below 0.2) only easier, one inside the band any way. Undirected edits around
+a frontier level are symmetric, so difficulty only drifts by chance; directed
+ones climb as the agent masters levels, as ACCEL's complexity-adding edits do.
+With ``balance_families``, a family whose levels the agent has all outgrown
+or had its plays of (one above the band or retired, see
+``BufferConfig.retire_after``, and none inside it) gets the skill's next
+slot, and a harder edit of one of those levels.
 
 How often each operator is used adapts to the designer rewards it earns: a
 gradient bandit (Sutton & Barto, 2.8) keeps a preference per operator, the
@@ -38,12 +51,14 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..families import FREE_KNOBS, Family, FamilyError, get_family, list_families
+from ..families import Family, FamilyError, get_family, list_families
+from ..families.edits import EditSpace, edit_space
 from .base import (
     Candidate,
     DesignContext,
@@ -56,10 +71,8 @@ from .base import (
     set_random_state,
 )
 
-VERSION = "mutation-1"
-OPERATORS = ("new", "harder", "easier", "variant", "reshape")
-#: Knobs that ``harder``/``easier`` leave alone (they have their own operators).
-_UNORDERED = (*FREE_KNOBS, "reward_shaping")
+VERSION = "mutation-2"
+OPERATORS = ("new", "harder", "easier", "vary", "crossover")
 
 
 class MutationConfig(BaseModel):
@@ -74,14 +87,16 @@ class MutationConfig(BaseModel):
     per_skill: bool = Field(False, description="Separate operator preferences for each skill.")
     max_attempts: int = Field(50, ge=1, description="Draws per slot before giving up on a level not proposed yet.")
     new_max_level: int = Field(0, ge=0, description="Fresh draws start at levels 0..new_max_level (ACCEL); edits climb.")
+    vary_fresh: bool = Field(True, description="Fresh draws take a random training choice of every variation dimension (wording, layout, action names, menu order, start, step cost, turn budget); off: the family as listed, in a random variant.")
     balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
     directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
-    band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder; its top is where the band reward's plateau ends.")
+    band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder ones (or a variation); its top is where the band reward's plateau ends.")
     families: list[str] | None = Field(None, description="Only these built-in families (unset: every family of the skill).")
-    fresh_uniform: bool = Field(False, description="Fresh draws take every knob at random (a search), not one of the family's levels.")
+    fresh_uniform: bool = Field(False, description="Fresh draws take every listed knob value at random (a search), not one of the family's levels.")
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
     climb: bool = Field(False, description="Edits only make a level harder, one difficulty knob a step up or two at once (a search climbing the target's failure rate; ignores ``directed``).")
     min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
+    held_out_choices: bool = Field(False, description="Also draw the variation dimensions' held-out choices (a red team probing a fixed agent); never in training, where they are the edge-case suite's slice.")
 
     @field_validator("families")
     @classmethod
@@ -100,6 +115,14 @@ class OperatorStats:
     uses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPERATORS, 0))
     reward_sum: dict[str, float] = field(default_factory=lambda: dict.fromkeys(OPERATORS, 0.0))
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OperatorStats:
+        """Stats as saved, with today's operators (a run saved with other operators keeps what still applies)."""
+        out = cls(baseline=float(data.get("baseline", 0.0)))
+        for name in ("preferences", "uses", "reward_sum"):
+            getattr(out, name).update({o: v for o, v in data.get(name, {}).items() if o in OPERATORS})
+        return out
+
 
 class MutationDesigner:
     """Proposes built-in family levels by mutating the best parents; learns which edits pay."""
@@ -107,16 +130,18 @@ class MutationDesigner:
     name = "mutation"
 
     def __init__(self, seed: int = 0, config: MutationConfig | dict[str, Any] | None = None,
-                 families: list[Family] | None = None):
+                 families: list[Family] | None = None, exclude: Sequence[str] = ()):
         self.config = MutationConfig.model_validate(config or {})
         # Its own families (an imported task's, say) instead of the built-in registry's.
         self.families = {f.name: f for f in families} if families else None
+        self.exclude = tuple(exclude)  # never these (a run's unseen families)
         self.rng = random.Random(seed)
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
         self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
         self.proposed: dict[str, int] = {}  # family -> levels proposed (family balance)
         self.visited: dict[str, list[list[float]]] = {}  # family -> knob positions of its levels proposed (novelty)
+        self._spaces: dict[str, EditSpace] = {}
 
     # -- the operator policy -------------------------------------------------
     def _scope(self, skill: str) -> str:
@@ -169,8 +194,10 @@ class MutationDesigner:
     def _families(self, skill: str) -> list[Family]:
         """The families of ``skill`` it draws from (all of its families when none trains that skill)."""
         if self.families is None:
-            return list_families(skill) or list_families()
-        return [f for f in self.families.values() if f.skill == skill] or list(self.families.values())
+            pool = [f for f in list_families() if f.name not in self.exclude]
+        else:
+            pool = [f for f in self.families.values() if f.name not in self.exclude]
+        return [f for f in pool if f.skill == skill] or pool
 
     def _family(self, name: str) -> Family:
         if self.families is None:
@@ -178,6 +205,12 @@ class MutationDesigner:
         if name not in self.families:
             raise FamilyError(f"unknown family {name!r}")
         return self.families[name]
+
+    def space(self, family: Family) -> EditSpace:
+        """The family's edit space (built once)."""
+        if family.name not in self._spaces:
+            self._spaces[family.name] = edit_space(family)
+        return self._spaces[family.name]
 
     def _level_key(self, family: str, knobs: dict[str, Any]) -> str:
         """The key of a stored level, its knobs completed the way ``render`` completes them."""
@@ -224,8 +257,7 @@ class MutationDesigner:
                 if outgrown:  # grow from the levels it has outgrown
                     pool_parents = [p for p in pool_parents if self._direction(p) > 0]
             parent = self._pick_parent(pool_parents) if pool_parents else None
-            edits = {} if parent is None else _climbs(self._family(parent.family), parent.knobs) if self.config.climb \
-                else _edits(self._family(parent.family), parent.knobs, self._direction(parent))
+            edits = {} if parent is None else self._edits(parent, pool_parents or parents, outgrown=bool(outgrown))
             allowed = ("new", *(o for o in OPERATORS if edits.get(o)))
             if outgrown and len(allowed) > 1:
                 allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
@@ -233,31 +265,61 @@ class MutationDesigner:
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
-                if self.config.fresh_uniform:
-                    draws = [{k: self.rng.choice(v) for k, v in family.knobs.items()}
-                             for _ in range(self.config.novelty_draws)]
-                    knobs = max(draws, key=lambda d: self.novelty(family, d))  # the first of equals
-                else:
-                    knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
-                    knobs["variant"] = self.rng.choice(family.knobs["variant"])
+                knobs = self._fresh(family)
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}
             else:
                 family = self._family(parent.family)
-                patch = self.rng.choice(edits[op])
+                other, patch = self.rng.choice(edits[op])
                 start = family.check_knobs(parent.knobs)
                 knobs = {**start, **patch}
-                lineage = Lineage(parents=[parent.env_id], operator=op, designer=VERSION, depth=parent.depth + 1)
+                lineage = Lineage(parents=[parent.env_id, *([other] if other else [])], operator=op, designer=VERSION,
+                                  depth=parent.depth + 1)
                 detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
             if _key(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
                 continue
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
         return None
 
+    def _fresh(self, family: Family) -> dict[str, Any]:
+        """A fresh level: one of the family's easiest levels (or, with ``fresh_uniform``, the most novel of
+        ``novelty_draws`` uniform draws of its listed knob values), in a random variation."""
+        space, held_out = self.space(family), self.config.held_out_choices
+        if self.config.fresh_uniform:
+            draws = [{**{k: self.rng.choice(v.listed) for k, v in space.knobs.items()},
+                      **self._variation(space, held_out)} for _ in range(self.config.novelty_draws)]
+            return max(draws, key=lambda d: self.novelty(family, d))  # the first of equals
+        knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
+        return {**knobs, **self._variation(space, held_out)}
+
+    def _variation(self, space: EditSpace, held_out: bool) -> dict[str, Any]:
+        if self.config.vary_fresh:
+            return space.random_variation(self.rng, held_out=held_out)
+        return {"variant": self.rng.choice(space.allowed("variant"))} if "variant" in space.dimensions else {}
+
+    def _edits(self, parent: LevelSummary, siblings: list[LevelSummary],
+               outgrown: bool) -> dict[str, list[tuple[str | None, dict[str, Any]]]]:
+        """Per operator, the edits it can make of ``parent``: (second parent's id or None, patch)."""
+        family = self._family(parent.family or "")
+        space = self.space(family)
+        knobs = family.check_knobs(parent.knobs)
+        if self.config.climb:
+            return {"harder": [(None, patch) for patch in _climbs(space, knobs)]}
+        direction = self._direction(parent)
+        out = {op: [(None, patch) for patch in patches]
+               for op, patches in _edits(space, knobs, direction, self.config.held_out_choices).items()}
+        if outgrown:  # the slot went to a family the agent has outgrown: a harder level of it
+            return {"harder": out["harder"]}
+        if direction >= 0:
+            mates = [p for p in siblings if p.family == parent.family and p.env_id != parent.env_id]
+            out["crossover"] = [(mate.env_id, patch) for mate in mates
+                                for patch in [_crossover(self.rng, knobs, family.check_knobs(mate.knobs))] if patch]
+        return out
+
     def novelty(self, family: Family, knobs: dict[str, Any]) -> float:
         """Distance (mean over difficulty knobs, each scaled to [0, 1]) to the nearest level of the
         family proposed so far; 1 when it has none."""
-        point = _position(family, knobs)
+        point = _position(self.space(family), knobs)
         return min((sum(abs(a - b) for a, b in zip(point, seen)) / max(1, len(point))
                     for seen in self.visited.get(family.name, [])), default=1.0)
 
@@ -265,7 +327,7 @@ class MutationDesigner:
                    probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
         self.serial += 1
         self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
-        self.visited.setdefault(family.name, []).append(_position(family, knobs))
+        self.visited.setdefault(family.name, []).append(_position(self.space(family), knobs))
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
@@ -289,7 +351,7 @@ class MutationDesigner:
         return out
 
     def _direction(self, parent: LevelSummary) -> int:
-        """+1: only harder edits; -1: only easier; 0: either (the parent is in the band, or undirected).
+        """+1: only harder edits (or a variation); -1: only easier; 0: any (in the band, or undirected).
 
         A retired parent (it has had its plays) counts as outgrown unless it is below the band.
         """
@@ -318,14 +380,14 @@ class MutationDesigner:
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
             set_random_state(self.rng, state["rng"])
-        self.stats = {s: OperatorStats(**st) for s, st in state.get("stats", {}).items()}
+        self.stats = {s: OperatorStats.from_dict(st) for s, st in state.get("stats", {}).items()}
         self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
         self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}
         self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
 
 
-
-def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[str, list[dict[str, Any]]]:
+def _edits(space: EditSpace, knobs: dict[str, Any], direction: int = 0,
+           held_out: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Every edit (a patch of knob values) each operator can make to this level, in ``direction`` (0: any).
 
     Inside the band (0) ``harder`` and ``easier`` move one difficulty knob one step, to
@@ -333,49 +395,45 @@ def _edits(family: Family, knobs: dict[str, Any], direction: int = 0) -> dict[st
     of (+1), ``harder`` moves every difficulty knob one step at once: one step
     per knob took a family from its easiest level to the next in 4-5 edits, each
     waiting for plays, so runs trained on the easiest levels (mean difficulty
-    0.1 of 1) long after the learner had stopped gaining there.
+    0.1 of 1) long after the learner had stopped gaining there. ``vary`` keeps the
+    difficulty: worth it for a level in the band or outgrown, never for one too hard.
     """
-    full = family.check_knobs(knobs)
-    edits: dict[str, list[dict[str, Any]]] = {o: [] for o in OPERATORS if o != "new"}
+    edits: dict[str, list[dict[str, Any]]] = {"harder": [], "easier": [], "vary": []}
     level_up: dict[str, Any] = {}
-    for name, levels in family.knobs.items():
-        i = levels.index(full[name])
-        if name == "variant":
-            if direction == 0:  # same difficulty: only worth it for a level still in the band
-                edits["variant"] += [{name: v} for v in levels if v != full[name]]
-        elif name == "reward_shaping":  # ordered easiest first, like every difficulty knob
-            edits["reshape"] += [{name: v} for j, v in enumerate(levels)
-                                 if v != full[name] and direction * (j - i) >= 0]
-        elif name not in _UNORDERED:
-            # Neighbouring levels may repeat a value (clipped ladders): step to the next distinct one.
-            up = next((v for v in levels[i + 1:] if v != full[name]), None)
-            down = next((v for v in reversed(levels[:i]) if v != full[name]), None)
-            if up is not None and direction >= 0:
-                edits["harder"].append({name: up})
-                level_up[name] = up
-            if down is not None and direction <= 0:
-                edits["easier"].append({name: down})
+    for step in space.steps(knobs, held_out=held_out):
+        if step.kind == "harder" and direction >= 0:
+            edits["harder"].append(step.patch())
+            level_up.update(step.patch())
+        elif step.kind == "easier" and direction <= 0:
+            edits["easier"].append(step.patch())
+        elif step.kind not in ("harder", "easier") and direction >= 0:
+            edits["vary"].append(step.patch())
     if direction > 0 and level_up:
         edits["harder"] = [level_up]
     return edits
 
 
-def _climbs(family: Family, knobs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _climbs(space: EditSpace, knobs: dict[str, Any]) -> list[dict[str, Any]]:
     """The ``harder`` edits of a search: every difficulty knob one step up, alone or with one other."""
-    ups = _edits(family, knobs)["harder"]
-    pairs = [{**a, **b} for i, a in enumerate(ups) for b in ups[i + 1:]]
-    return {"harder": ups + pairs}
+    ups = [s.patch() for s in space.steps(knobs) if s.kind == "harder"]
+    return ups + [{**a, **b} for i, a in enumerate(ups) for b in ups[i + 1:]]
 
 
-def _position(family: Family, knobs: dict[str, Any]) -> list[float]:
-    """Where a level sits on each difficulty knob: its value's rank among the knob's distinct values, in [0, 1]."""
-    full = family.check_knobs(knobs)
+def _crossover(rng: random.Random, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The patch that turns ``a`` into a uniform crossover of ``a`` and ``b`` (each value from either); {} if
+    the child is ``a``."""
+    return {k: b[k] for k in a if a[k] != b.get(k, a[k]) and rng.random() < 0.5}
+
+
+def _position(space: EditSpace | Family, knobs: dict[str, Any]) -> list[float]:
+    """Where a level sits on each difficulty knob: its value's rank among the knob's distinct listed values
+    (past them, above 1), so 0 is the easiest and 1 the hardest listed value."""
+    space = space if isinstance(space, EditSpace) else edit_space(space)
+    full = space.check(knobs, held_out=True)
     out = []
-    for name, levels in family.knobs.items():
-        if name in FREE_KNOBS:
-            continue
-        distinct = list(dict.fromkeys(levels))
-        out.append(distinct.index(full[name]) / max(1, len(distinct) - 1))
+    for name, knob in space.knobs.items():
+        listed = list(dict.fromkeys(knob.listed))
+        out.append(knob.values.index(full[name]) / max(1, len(listed) - 1))
     return out
 
 

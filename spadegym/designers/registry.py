@@ -35,7 +35,8 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
     ``llm_designer`` (an LLMDesignerConfig or a dict) and ``validator``. The
     mutation designer reads ``mutation`` (a MutationConfig or a dict). The
     ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide);
-    ``uniform`` and ``staged`` read ``families`` (only these).
+    ``uniform`` and ``staged`` read ``families`` (only these); the mutation designer and the samplers
+    read ``exclude_families`` (never these: the run's unseen families).
     """
     spec = spec.strip()
     if is_import_path(spec):  # your own: built as Class(seed=seed), must implement Designer
@@ -59,7 +60,8 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
         raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
                               "use it with spadegym run, or give make_designer rounds=N.")
     if spec in SAMPLER_SPECS:  # non-adaptive baselines
-        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"), families=options.get("families"))
+        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"), families=options.get("families"),
+                               exclude=options.get("exclude_families") or ())
     names = ["mutation", *SAMPLER_SPECS]
     near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \
         difflib.get_close_matches(spec.split(":")[0], ["openai"], n=1, cutoff=0.6)
@@ -70,7 +72,7 @@ def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
 def _mutation(seed: int, options: dict[str, Any]) -> Designer:
     from .mutation import MutationDesigner
 
-    return MutationDesigner(seed=seed, config=options.get("mutation"))
+    return MutationDesigner(seed=seed, config=options.get("mutation"), exclude=options.get("exclude_families") or ())
 
 
 def _hf(path: str, seed: int, options: dict[str, Any]) -> Designer:

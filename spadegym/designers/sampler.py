@@ -1,6 +1,7 @@
 """Non-adaptive designers: the baselines the adaptive curriculum is measured against.
 
-``uniform``     fresh uniform draws over every family, level and variant (domain randomisation)
+``uniform``     fresh uniform draws over every family's listed knob values and the training choices of
+                every variation dimension (domain randomisation over the training edit space)
 ``fixed:easy``  a fixed pool: every family at its easiest level
 ``fixed:all``   a fixed pool: every family at every level (the paper's fixed-environment baseline)
 ``staged``      a hand-written schedule: every family at level 0 in the first stage of the run, then
@@ -15,18 +16,22 @@ as ``baseline_overrides`` does). None of them learns from its rewards.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from ..families import list_families
+from ..families.edits import edit_space
 from .base import Candidate, DesignContext, Level, Lineage, Params, random_state, set_random_state
 
 SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
 VERSION = "sampler-1"
 
 
-def _pool(kind: str) -> list[tuple[str, dict[str, Any]]]:
+def _pool(kind: str, exclude: Sequence[str] = ()) -> list[tuple[str, dict[str, Any]]]:
     pool = []
     for family in list_families():
+        if family.name in exclude:
+            continue
         levels = [0] if kind == "easy" else range(family.max_level + 1)
         pool.extend((family.name, family.level_knobs(level)) for level in levels)
     return pool
@@ -36,15 +41,16 @@ class SamplerDesigner:
     """Proposes built-in family levels without looking at the agent."""
 
     def __init__(self, spec: str = "uniform", seed: int = 0, rounds: int | None = None,
-                 families: list[str] | None = None):
+                 families: list[str] | None = None, exclude: Sequence[str] = ()):
         if spec not in SAMPLER_SPECS:
             raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(SAMPLER_SPECS)}")
         if spec == "staged" and not rounds:
             raise ValueError("the staged sampler needs the run's number of rounds to lay out its stages")
         self.name, self.spec, self.rounds = spec, spec, rounds
         self.families = families  # only these built-in families (None: all)
+        self.exclude = tuple(exclude)  # never these (the run's unseen families)
         self.rng = random.Random(seed)
-        self.pool = _pool(spec.split(":")[1]) if spec.startswith("fixed:") else []
+        self.pool = _pool(spec.split(":")[1], self.exclude) if spec.startswith("fixed:") else []
         self.cursor = 0  # next pool item to propose (fixed pools)
         self.serial = 0
 
@@ -60,14 +66,15 @@ class SamplerDesigner:
         return [self._candidate(name, knobs) for name, knobs in items]
 
     def _families(self, skill: str) -> list[Any]:
-        families = list_families(skill) or list_families()
+        families = [f for f in (list_families(skill) or list_families()) if f.name not in self.exclude]
         return [f for f in families if not self.families or f.name in self.families] or families
 
     def _draw(self, skill: str) -> tuple[str, dict[str, Any]]:
-        families = self._families(skill)
-        family = self.rng.choice(families)
-        knobs = {k: self.rng.choice(v) for k, v in family.knobs.items()}
-        return family.name, knobs
+        # Every listed knob value and every training choice of each variation dimension (never the held-out ones).
+        family = self.rng.choice(self._families(skill))
+        space = edit_space(family)
+        knobs = {k: self.rng.choice(v.listed) for k, v in space.knobs.items()}
+        return family.name, {**knobs, **space.random_variation(self.rng)}
 
     def _staged(self, skill: str, round_: int) -> tuple[str, dict[str, Any]]:
         """A family of the skill at this round's stage level, in a fresh variant."""
@@ -106,8 +113,9 @@ def pool_overrides(size: int) -> dict[str, Any]:
             "balance": "none", "retire_after": 0}
 
 
-def baseline_overrides(spec: str) -> dict[str, Any]:
-    """Buffer settings that make the loop play a sampler's levels as its baseline intends (a pure function of the spec)."""
+def baseline_overrides(spec: str, exclude: Sequence[str] = ()) -> dict[str, Any]:
+    """Buffer settings that make the loop play a sampler's levels as its baseline intends (a pure function of the
+    spec and the families left out)."""
     if spec.startswith("fixed:"):
-        return pool_overrides(len(_pool(spec.split(":")[1])))
+        return pool_overrides(len(_pool(spec.split(":")[1], exclude)))
     return {"replay_fraction": 0.0}

@@ -8,7 +8,8 @@ import json
 from spadegym.designers import make_designer
 from spadegym.designers.base import Candidate, DesignContext, Designer, Feedback, LevelSummary
 from spadegym.designers.mutation import OPERATORS, MutationDesigner, OperatorStats
-from spadegym.families import get_family
+from spadegym.families import FREE_KNOBS, get_family
+from spadegym.families.variation import dimension, in_training_slice
 from spadegym.sandbox import Sandbox
 from spadegym.validate import validate_source
 
@@ -34,7 +35,7 @@ def test_fresh_proposals_are_new_levels_of_the_skill_unique_and_valid(sandbox: S
     for c in cands:
         assert c.skill == SKILL and get_family(c.family).skill == SKILL and c.hint is None
         assert c.lineage.operator == "new" and c.lineage.depth == 0 and c.lineage.parents == []
-        assert c.lineage.designer.startswith("mutation")
+        assert c.lineage.designer.startswith("mutation") and in_training_slice(c.knobs)
         verdict = validate_source(c.source, f"{c.candidate_id}.py", sandbox=sandbox)
         assert verdict.valid, verdict.feedback()
 
@@ -52,18 +53,21 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
         assert c.lineage.depth == 1 and c.family == parent.family
         changed = {k for k in c.knobs if c.knobs[k] != parent.knobs[k]}
         assert changed == set(c.meta["edit"]) and c.meta["from"] == {k: parent.knobs[k] for k in changed}
-        ladders = get_family(c.family).knobs
-        steps = {k: ladders[k].index(c.knobs[k]) - ladders[k].index(parent.knobs[k]) for k in changed}
+        family = get_family(c.family)
+        steps = {k: family.level_index(c.knobs)[k] - family.level_index(parent.knobs)[k] for k in changed}
         if c.lineage.operator == "harder":
-            assert all(d > 0 for d in steps.values())
+            assert all(d > 0 for d in steps.values()) and changed <= set(family.ladders)
             # A level above the band (0.9 wins) moves every difficulty knob; others move one.
             assert len(changed) > 1 if parent.win_rate > 0.6 else len(changed) == 1
         elif c.lineage.operator == "easier":
             assert len(changed) == 1 and all(d < 0 for d in steps.values())
-        elif c.lineage.operator == "reshape":
-            assert changed == {"reward_shaping"}
-        else:
-            assert c.lineage.operator == "variant" and changed == {"variant"}
+        elif c.lineage.operator == "vary":  # one variation dimension, to a training choice
+            (name,) = changed
+            assert name in FREE_KNOBS and c.knobs[name] in dimension(name).training
+        else:  # each knob from one of the two parents
+            assert c.lineage.operator == "crossover" and len(c.lineage.parents) == 2
+            mate = by_id[c.lineage.parents[1]]
+            assert all(c.knobs[k] == mate.knobs[k] for k in changed)
     # No proposal repeats a parent or another proposal of the batch.
     keys = [_key(c) for c in children]
     assert len(set(keys)) == len(keys)
@@ -149,9 +153,9 @@ def test_edits_follow_the_parent_win_rate() -> None:
         designer.stats["global"] = OperatorStats(preferences={o: (-9.0 if o == "new" else 0.0) for o in OPERATORS})
         parent = LevelSummary("p", family.skill, win_rate, 1.0, 0.0, 1.0, family="grid_maze", knobs=knobs,
                               source=family.render(knobs))
-        cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=12, parents=[parent] * 3)))
+        cands = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=24, parents=[parent] * 3)))
         return [difficulty_index(c.family, c.knobs) for c in cands if c.family == "grid_maze"
-                and c.lineage.operator != "new"]
+                and c.lineage.operator in ("harder", "easier")]
 
     outgrown, hopeless, frontier = children(0.95), children(0.05), children(0.5)
     assert outgrown and min(outgrown) >= middle and max(outgrown) > middle
@@ -160,13 +164,17 @@ def test_edits_follow_the_parent_win_rate() -> None:
     assert min(children(0.95, directed=False)) < middle  # undirected edits also go down
 
 
-def test_a_level_outside_the_band_gets_no_same_difficulty_edits() -> None:
+def test_a_level_too_hard_gets_no_same_difficulty_edits_and_no_held_out_choice() -> None:
     from spadegym.designers.mutation import _edits
+    from spadegym.families import edit_space
 
-    family = get_family("grid_maze")
-    knobs = family.level_knobs(1)
-    assert _edits(family, knobs, 0)["variant"]  # in the band a new variant is worth a try
-    assert not _edits(family, knobs, 1)["variant"] and not _edits(family, knobs, -1)["variant"]
+    space = edit_space("grid_maze")
+    knobs = get_family("grid_maze").level_knobs(1)
+    assert _edits(space, knobs, 0)["vary"] and _edits(space, knobs, 1)["vary"]  # in or above the band: worth a try
+    assert not _edits(space, knobs, -1)["vary"]
+    varied = [{**knobs, **patch} for patch in _edits(space, knobs, 0)["vary"]]
+    assert all(in_training_slice(k) for k in varied)
+    assert {"phrasing", "layout", "verbs", "menu", "start"} <= {k for patch in _edits(space, knobs, 0)["vary"] for k in patch}
 
 
 def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> None:
@@ -174,7 +182,7 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
 
     family = get_family("grid_maze")
     others = [f.name for f in list_families(SKILL) if f.name != family.name]
-    designer = MutationDesigner(seed=2)
+    designer = MutationDesigner(seed=2, config={"vary_fresh": False})  # fresh levels differ only in their variant
     designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
     taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
                           knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
@@ -211,7 +219,7 @@ def test_a_retired_level_in_the_band_makes_its_family_climb() -> None:
         designer = MutationDesigner(seed=seed)
         designer.proposed = {"grid_maze": 0, "key_rooms": 0, "sonar_dig": 9}
         (cand,) = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=1, parents=[stalled, *others])))
-        assert cand.family == "sonar_dig" and cand.lineage.operator in ("harder", "reshape")
+        assert cand.family == "sonar_dig" and cand.lineage.operator == "harder"
         assert difficulty_index("sonar_dig", cand.knobs) > 0
     hard = LevelSummary("sonar", SKILL, 0.05, 0.9, 0.85, 0.1, family="sonar_dig", knobs=knobs, retired=True)
     assert MutationDesigner()._direction(hard) == -1  # retired but too hard: still only easier
