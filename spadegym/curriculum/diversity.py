@@ -14,7 +14,13 @@ machinery, which would otherwise make 18 different games look like 4):
 
 Code is compared on its text; a level's play on a transcript (observations and
 actions), which tells apart levels whose code differs only in a knob that
-changes nothing the agent sees.
+changes nothing the agent sees. A level's identity is both: the headline
+figure (``pool``, ``new``, and the collapse flag) uses the elementwise product
+of the code and transcript kernels (``identity``), so two levels count as one
+only when they share their code *and* play alike: a knob vector that renders
+near-identical code but plays differently (another wording, layout or size)
+is another level, and so is different code that plays the same game only if
+its transcripts differ.
 """
 
 from __future__ import annotations
@@ -78,9 +84,17 @@ def per_item(items: Sequence[Grams]) -> float | None:
     return round(vendi(similarity(items)) / len(items), 4) if items else None
 
 
-def collapsed(code_per_item: float | None, size: int) -> bool:
-    """Whether a pool of ``size`` levels with this code diversity per level has collapsed."""
-    return code_per_item is not None and size >= COLLAPSE_MIN_SIZE and code_per_item < COLLAPSE_THRESHOLD
+def identity(code: Sequence[Grams], play: Sequence[Grams]) -> float | None:
+    """Vendi score per item over the product of the code and transcript kernels (a level's identity is its
+    code and its behaviour); None for none."""
+    if not code:
+        return None
+    return round(vendi(similarity(code) * similarity(play)) / len(code), 4)
+
+
+def collapsed(per_item: float | None, size: int) -> bool:
+    """Whether a pool of ``size`` levels with this diversity per level has collapsed."""
+    return per_item is not None and size >= COLLAPSE_MIN_SIZE and per_item < COLLAPSE_THRESHOLD
 
 
 def transcript_text(observations: Sequence[str], actions: Sequence[str | None]) -> str:
@@ -107,8 +121,8 @@ class PoolDiversity:
         self.play.setdefault(env_id, ngrams(transcript))
 
     def summary(self, new: Mapping[str, str], pool: Mapping[str, str]) -> dict[str, float | bool | None]:
-        """Vendi score per level of the round's new levels and of the pool (each: env id -> source code), over code
-        and transcripts."""
+        """Vendi score per level of the round's new levels and of the pool (each: env id -> source code): by identity
+        (code and transcript, the levels that have both), by code, by transcript."""
         named = {**new, **pool}
         self.code = {i: self.code[i] if i in self.code else ngrams(source) for i, source in named.items()}
         for env_id in named.keys() - self.play.keys():
@@ -120,9 +134,14 @@ class PoolDiversity:
         def score(grams: dict[str, Grams], ids: Iterable[str]) -> float | None:
             return per_item([grams[i] for i in ids if i in grams])
 
-        pool_code = score(self.code, pool)
+        def both(ids: Iterable[str]) -> float | None:
+            kept = [i for i in ids if i in self.code and i in self.play]
+            return identity([self.code[i] for i in kept], [self.play[i] for i in kept])
+
+        pool_identity = both(pool)
         return {
+            "new": both(new), "pool": pool_identity,
             "new_code": score(self.code, new), "new_play": score(self.play, new),
-            "pool_code": pool_code, "pool_play": score(self.play, pool),
-            "collapsed": collapsed(pool_code, len(pool)),
+            "pool_code": score(self.code, pool), "pool_play": score(self.play, pool),
+            "collapsed": collapsed(pool_identity, len(pool)),
         }

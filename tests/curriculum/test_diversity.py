@@ -48,3 +48,30 @@ def test_pool_diversity_scores_new_levels_and_the_pool_and_forgets_levels_that_l
     assert pool.play["e3"] == ngrams("the store's first play of e3")  # not seen played here: read from the store
     pool.summary({}, {"e1": sources["e1"]})
     assert set(pool.code) == set(pool.play) == {"e1"}
+
+
+def test_a_level_is_its_code_and_its_play_so_varied_renders_of_one_family_count_as_more_levels(sandbox):
+    import random
+
+    from spadegym.curriculum.diversity import identity
+    from spadegym.families import edit_space
+
+    maze, space, rng = get_family("grid_maze"), edit_space("grid_maze"), random.Random(0)
+    knob_only = [{**maze.level_knobs(i % 4), "variant": i % 8} for i in range(12)]
+    varied = [{**k, **space.random_variation(rng)} for k in knob_only]
+
+    def first_observations(levels):
+        out = []
+        for knobs in levels:
+            handle = sandbox.open(maze.render(knobs), "maze.py")
+            try:
+                out.append(ngrams(handle.reset(seed=1).value["observation"]))
+            finally:
+                handle.close()
+        return out
+
+    code_a, code_b = [ngrams(maze.render(k)) for k in knob_only], [ngrams(maze.render(k)) for k in varied]
+    plain, shifted = identity(code_a, first_observations(knob_only)), identity(code_b, first_observations(varied))
+    assert shifted > plain and shifted > per_item(code_b)  # what it plays sets a varied level apart
+    copies = [ngrams("same game")] * 4
+    assert identity(copies, copies) == pytest.approx(0.25, abs=1e-3)  # copies are one level
