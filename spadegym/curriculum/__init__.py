@@ -1,5 +1,5 @@
 """The curriculum machinery: the level buffer and replay scheduling."""
 
-from .buffer import BufferConfig, BufferState, LevelBuffer, LevelRecord
+from .buffer import BufferConfig, BufferState, LevelBuffer, LevelRecord, learning_progress
 
-__all__ = ["BufferConfig", "BufferState", "LevelBuffer", "LevelRecord"]
+__all__ = ["BufferConfig", "BufferState", "LevelBuffer", "LevelRecord", "learning_progress"]

@@ -12,6 +12,14 @@ played least so far, then to a level by that group's own distribution.
 A level played ``retire_after`` times leaves replay (it is replayed again only
 when no other level is left): the curriculum moves on from a level the learner
 has had its share of, whether or not it masters it.
+
+A level's score is the designer reward it earned (``replay_score =
+"designer_reward"``), or its no-hint learning progress (``"learning_progress"``,
+PLR's positive value loss without a critic: the mean over a round's no-hint
+plays of ``max(return - V, 0)``, with ``V`` the level's no-hint win rate before
+the round, its skill's running win rate for a new level). A level scores high
+while the agent wins it more often than it used to; one it always wins, or
+never, scores 0.
 """
 
 from __future__ import annotations
@@ -42,6 +50,12 @@ class BufferConfig(BaseModel):
     balance: str = Field("family", pattern="^(none|family|skill)$", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
     window: int = Field(3, ge=1, description="A level's score, win rates and regret are means over its last N plays: one play draws few instance seeds (2 by default), so its win rate swings by +-0.3.")
     retire_after: int = Field(6, ge=0, description="A level leaves replay after this many plays (0: never); it stays a parent, so the designer makes its family a harder level. A learner stalls on a level long before it masters it.")
+    replay_score: str = Field("designer_reward", pattern="^(designer_reward|learning_progress)$", description="What ranks levels for replay (and as parents): designer_reward (the designer reward each earned) or learning_progress (no-hint positive value loss: how much better the agent did than its win rate before).")
+
+
+def learning_progress(returns: Sequence[float], value: float) -> float:
+    """PLR's positive value loss with the level's prior win rate as the value: mean of ``max(return - value, 0)``."""
+    return float(np.mean([max(r - value, 0.0) for r in returns])) if returns else 0.0
 
 
 @dataclass

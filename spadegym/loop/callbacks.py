@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..store.record import RoundSummary
+from .heldout import SHORT_NAMES
 from .tensorboard import ScalarBoard
 
 
@@ -192,7 +193,10 @@ def summary_line(s: RoundSummary) -> str:
 
     held = f"  heldout {s.heldout['heldout_success']:.2f}/{f(s.heldout.get('heldout_success_hint'))}" \
         if "heldout_success" in s.heldout else ""
-    pool = s.diversity.get("pool_code")
+    others = list((s.heldout.get("heldout_by_suite") or {}).items())[1:]  # the first suite is the figure above
+    if others:
+        held += " (" + " ".join(f"{SHORT_NAMES.get(name, name)} {value:.2f}" for name, value in others) + ")"
+    pool = s.diversity.get("pool", s.diversity.get("pool_code"))  # a level's identity: its code and its play
     div = "" if pool is None else f"  diversity {pool:.2f}" + (" (pool collapsed)" if s.diversity.get("collapsed") else "")
     return (f"round {s.round:>3}  valid {s.valid}/{s.proposals}  played {s.played} "
             f"(replay {s.replayed})  win {f(s.win_rate)}  hint {f(s.win_rate_hint)}  "

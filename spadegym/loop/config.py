@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -42,16 +42,49 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 
 class HeldoutConfig(BaseModel):
-    """The fixed held-out suite: instances of the built-in families at every level, unseen seeds."""
+    """The held-out suites: what the agent is measured on and never trained on (see ``loop.heldout``)."""
 
     model_config = {"extra": "forbid"}
 
-    every: int = Field(4, ge=0, description="Evaluate every N rounds (0: only at the end).")
-    seeds: int = Field(4, ge=1, description="Held-out seeds per family level.")
-    levels: str = Field("all", pattern="^(all|ends|easiest)$", description="all: every level; ends: lowest and highest only; easiest: level 0.")
+    suites: list[str] | None = Field(None, description="Suites to measure, the first one also with the hint and per family: in_distribution, frontier (past the hardest listed levels), edge_cases (held-out wording, layout, action names, start), unseen_families, path (the files of heldout.path). Unset: path alone when heldout.path is set, else the four built-in suites.")
+    every: int = Field(4, ge=0, description="Evaluate the first suite every N rounds (0: only at the end).")
+    suites_every: int = Field(12, ge=0, description="Evaluate every suite at the end of every N rounds (0: only at the end); every suite is measured at the last round.")
+    seeds: int = Field(4, ge=1, description="Held-out seeds per suite level.")
+    levels: str = Field("all", pattern="^(all|ends|easiest)$", description="Listed levels of the built-in suites (the frontier suite is always one and two steps past the hardest): all; ends: lowest and highest only; easiest: level 0.")
     families: list[str] = Field(default_factory=list, description="Only these families (empty: all); a slow agent (an LLM on a CPU) is measured on a few.")
-    hint: bool = Field(True, description="Also measure held-out success with the hint (hint arm).")
+    unseen_families: list[str] | Literal["rotate"] = Field("rotate", description="Families held out of every designer's training and measured as the unseen_families suite: rotate (one per skill, chosen by the run's seed), a list of names, or [] (train on every family).")
+    path: str | None = Field(None, description="A folder (or file) of environment files measured as the held-out suite 'path': a run on your own pool or source measured on your own held-out tasks.")
+    hint: bool = Field(True, description="Also measure the first suite's success with the hint (hint arm).")
     seed: int | None = Field(None, description="Seeds the held-out instances and the agent's sampling on them; unset: the run's seed. Give several runs one value to score them on the same instances.")
+
+    @field_validator("suites")
+    @classmethod
+    def _known_suites(cls, value: list[str] | None) -> list[str] | None:
+        from .heldout import check_suites
+
+        if value is not None and not value:
+            raise ValueError("name at least one suite (or leave it unset for the default suites)")
+        return None if value is None else check_suites(value)
+
+    @model_validator(mode="after")
+    def _path_named(self) -> HeldoutConfig:
+        if self.suites and "path" in self.suites and not self.path:
+            raise ValueError("the suite 'path' measures the files of heldout.path: set heldout.path to a folder")
+        return self
+
+    def suite_names(self) -> list[str]:
+        """The suites measured, in order (the defaults resolved)."""
+        from .heldout import BUILT_IN_SUITES
+
+        if self.suites is not None:
+            return list(self.suites)
+        return ["path"] if self.path else list(BUILT_IN_SUITES)
+
+    def unseen(self, seed: int) -> list[str]:
+        """The families held out of training in a run of ``seed``."""
+        from .heldout import unseen_families
+
+        return unseen_families(self.unseen_families, seed)
 
 
 class LLMRoleConfig(BaseModel):
@@ -131,9 +164,13 @@ class RunConfig(BaseModel):
     def _known_families(cls, value: HeldoutConfig) -> HeldoutConfig:
         from ..families import get_family
 
-        for name in value.families:
+        for name in [*value.families, *([] if value.unseen_families == "rotate" else value.unseen_families)]:
             get_family(name)  # an unknown name raises with the nearest known one
         return value
+
+    def training_exclusions(self) -> list[str]:
+        """The built-in families no designer of this run may train on (``heldout.unseen_families``)."""
+        return self.heldout.unseen(self.seed)
 
     @field_validator("designer_reward")
     @classmethod
@@ -157,7 +194,7 @@ class RunConfig(BaseModel):
                                  "--pool DIR (or pool.path = \"DIR\")")
             intended = pool_overrides(len(pool_files(self.pool.path)))
         elif self.designer in SAMPLER_SPECS:
-            intended = baseline_overrides(self.designer)
+            intended = baseline_overrides(self.designer, exclude=self.training_exclusions())
         if intended:
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:

@@ -105,6 +105,7 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     if config.designer != "pool":
         designer = make_designer(config.designer, seed=config.seed, validator=validator, corpus=config.corpus, llm=llm,
                                  validation=config.validation, rounds=config.rounds, mutation=config.mutation,
+                                 exclude_families=config.training_exclusions(),
                                  llm_designer=config.llm_designer, **(hf if config.designer.startswith("hf:") else {}))
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
         designer = pool_designer(pool_files(config.pool.path), then=designer)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent, Checkpointed, LearningAgent
-from ..curriculum import BufferState, LevelBuffer, LevelRecord
+from ..curriculum import BufferState, LevelBuffer, LevelRecord, learning_progress
 from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
 from ..designers.judge import Judge, Proposal, share
@@ -55,7 +55,7 @@ from ..watch import Watch
 from . import steps
 from .callbacks import PhaseProgress, ProgressMeter
 from .config import RunConfig
-from .heldout import HeldoutEnv, build_suite, evaluate, heldout_plays
+from .heldout import HeldoutEnv, build_suites, due_suites, evaluate, heldout_plays
 
 SKILL_EMA_ALPHA = 0.1
 
@@ -104,7 +104,11 @@ class SelfPlay:
         self.state = LoopState()
         self.diversity = PoolDiversity(first_play=self._first_play)  # n-grams of the pool's code and first plays
         self.watch = Watch(config.watch, config.seed)  # is the designer gaming its reward? (spadegym.watch)
-        self.suite: list[HeldoutEnv] = build_suite(config.heldout.levels, config.heldout.families)
+        held = config.heldout
+        self.suite: list[HeldoutEnv] = build_suites(held.suite_names(), levels=held.levels, families=held.families,
+                                                    unseen=config.training_exclusions(), path=held.path)
+        # The suites that hold levels (heldout.families may leave one empty), in the order asked for.
+        self.suites = [name for name in held.suite_names() if any(h.suite == name for h in self.suite)]
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
@@ -294,8 +298,11 @@ class SelfPlay:
         """The buffer keeps the new levels and this round's scores; the skills' win-rate EMAs move."""
         for p in record.new:
             self.buffer.add(LevelRecord.of(p.name, p.candidate.level, n), p.candidate.level)
+        scores = dict(record.rewards)
+        if self.config.buffer.replay_score == "learning_progress":  # replay by no-hint positive value loss
+            scores = self._learning_progress(record, levels)
         for env_id, s in record.stats.items():
-            self.buffer.record_play(env_id, n, record.rewards[env_id], s.win_rate, s.win_rate_hint, s.regret)
+            self.buffer.record_play(env_id, n, scores[env_id], s.win_rate, s.win_rate_hint, s.regret)
         by_skill: dict[str, list[float]] = defaultdict(list)
         for env_id, s in record.stats.items():
             by_skill[levels[env_id].info.skill or "unknown"].append(s.win_rate)
@@ -303,19 +310,34 @@ class SelfPlay:
             old = self.state.skill_ema.get(skill, float(np.mean(rates)))
             self.state.skill_ema[skill] = (1 - SKILL_EMA_ALPHA) * old + SKILL_EMA_ALPHA * float(np.mean(rates))
 
+    def _learning_progress(self, record: RoundRecord, levels: dict[str, Level]) -> dict[str, float]:
+        """Each played level's no-hint learning progress (see ``curriculum.buffer``); read before ``record_play``."""
+        returns: dict[str, list[float]] = defaultdict(list)
+        for ep in record.episodes:
+            if ep.scored and not ep.hinted:
+                returns[ep.env_id].append(ep.ret)
+        kept = self.buffer.state.levels
+        out = {}
+        for env_id in record.stats:
+            level = kept.get(env_id)
+            prior = level.win_rate if level is not None and level.times_played else \
+                self.state.skill_ema.get(levels[env_id].info.skill or "unknown", 0.5)
+            out[env_id] = learning_progress(returns[env_id], prior)
+        return out
+
     def heldout(self, n: int) -> tuple[dict[str, Any], list[Episode]]:
-        """The held-out suite's figures and episodes, in rounds that evaluate (else nothing)."""
-        every = self.config.heldout.every
-        last = n + 1 >= self.config.rounds
-        if not (last or (every and n % every == 0)):
-            return {}, []
+        """The held-out suites' figures and episodes, in rounds that evaluate (else nothing)."""
         held = self.config.heldout
+        due = set(due_suites(self.suites, n, self.config.rounds, held.every, held.suites_every))
+        if not due:
+            return {}, []
         seed = self.config.seed if held.seed is None else held.seed
+        suite = [h for h in self.suite if h.suite in due]
         # A learner evaluates on its own random stream, so evaluation never shifts its training.
         with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
-            total = len(heldout_plays(self.suite, seeds=held.seeds, seed=seed, hint=held.hint))
-            return self._await(evaluate(self.agent, self.host, self.suite, seeds=held.seeds, seed=seed,
-                                        hint=held.hint, rollout=self.config.rollout,
+            total = len(heldout_plays(suite, seeds=held.seeds, seed=seed, hint=held.hint, primary=self.suites[0]))
+            return self._await(evaluate(self.agent, self.host, suite, seeds=held.seeds, seed=seed,
+                                        hint=held.hint, rollout=self.config.rollout, primary=self.suites[0],
                                         on_episode=self._meter(n, "heldout", total)))
 
     def _meter(self, n: int, phase: str, total: int) -> ProgressMeter | None:

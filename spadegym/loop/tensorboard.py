@@ -31,7 +31,7 @@ _SECTIONS = {
 #: Nested summary dicts whose keys become ``<section>/<key>``.
 _NESTED = {"timings": "timing", "learner": "learner", "buffer": "buffer", "refusals": "refusals",
            "skill_mix": "skill_mix", "episode_failures": "failures", "heldout_by_family": "heldout",
-           "heldout_by_level": "heldout_level", "designer_watch": "designer_watch"}
+           "heldout_by_level": "heldout_level", "heldout_by_suite": "heldout_suite", "designer_watch": "designer_watch"}
 
 
 def _number(value: Any) -> float | None:

@@ -118,8 +118,10 @@ class RunData:
         return [scalar] if scalar else self.summary_dict_series("difficulty_mean")
 
     def diversity(self) -> list[Series]:
-        """Vendi score per level of each round's new levels and of the pool, over code and transcripts."""
-        labels = (("new_code", "new levels, code"), ("new_play", "new levels, transcripts"),
+        """Vendi score per level of each round's new levels and of the pool: by identity (code and transcript),
+        over code, over transcripts."""
+        labels = (("new", "new levels, code and play"), ("pool", "pool, code and play"),
+                  ("new_code", "new levels, code"), ("new_play", "new levels, transcripts"),
                   ("pool_code", "pool, code"), ("pool_play", "pool, transcripts"))
         found = (self.summary_series(f"diversity.{key}", label) for key, label in labels)
         return [s for s in found if s is not None]

@@ -34,7 +34,7 @@ KNOWN_ROUND_KEYS = (
     "seconds",
 )
 
-DICT_ROUND_KEYS = ("refusals", "skill_mix", "heldout_by_family")
+DICT_ROUND_KEYS = ("refusals", "skill_mix", "heldout_by_family", "heldout_by_suite")
 Transcripts = Callable[[str], list[dict[str, Any]]]  # env_id -> sample episodes
 
 CSS = """
@@ -135,6 +135,8 @@ def _overview(data: RunData) -> str:
     ):
         if isinstance(last.get(key), (int, float)):
             cards.append((f"{last[key]:.3f}", label))
+    for suite, value in _last_by_suite(data).items():
+        cards.append((f"{value:.3f}", f"held-out: {suite.replace('_', ' ')}"))
     html = (
         '<div class="cards">'
         + "".join(f'<div class="card"><b>{escape(v)}</b><span>{escape(k)}</span></div>' for v, k in cards)
@@ -156,6 +158,16 @@ def _overview(data: RunData) -> str:
     return html
 
 
+def _last_by_suite(data: RunData) -> dict[str, float]:
+    """Each held-out suite's latest figure (suites other than the first are measured less often)."""
+    out: dict[str, float] = {}
+    for summary in data.summaries:
+        for suite, value in (summary.get("heldout_by_suite") or {}).items():
+            if isinstance(value, (int, float)):
+                out[suite] = value
+    return out
+
+
 def _learning(data: RunData) -> str | None:
     figures = []
     series = data.win_rates()
@@ -169,6 +181,10 @@ def _learning(data: RunData) -> str | None:
     overall = data.summary_series("heldout_success", "held-out success")
     if overall:
         figures.append(("Held-out success", plots.lines([overall], "success rate", unit_range=True)))
+    by_suite = data.summary_dict_series("heldout_by_suite")
+    if by_suite:
+        figures.append(("Held-out success by suite (in distribution, frontier, edge cases, unseen families, "
+                        "your files)", plots.lines(by_suite, "success rate", unit_range=True)))
     by_family = data.summary_dict_series("heldout_by_family")
     if by_family:
         figures.append(

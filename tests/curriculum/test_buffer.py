@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from spadegym.curriculum import BufferConfig, BufferState, LevelBuffer, LevelRecord
 
@@ -140,3 +141,12 @@ def test_a_level_that_had_its_plays_leaves_replay_until_nothing_else_is_left():
     assert sorted(buf.sample_replay(3, 2, rng)) == ["alpha0", "alpha1", "alpha2"]  # the round stays full
     never = LevelBuffer(BufferConfig(retire_after=0), buf.state)
     assert not never.retired(buf.state.levels["alpha0"])
+
+
+def test_learning_progress_scores_a_level_the_agent_now_wins_more_often_than_before():
+    from spadegym.curriculum import learning_progress
+
+    assert learning_progress([1.0, 1.0, 0.0, 1.0], value=0.25) == pytest.approx(0.5625)  # wins above the old rate
+    assert learning_progress([1.0] * 4, value=1.0) == 0.0  # mastered: nothing left to learn
+    assert learning_progress([0.0] * 4, value=0.3) == 0.0  # still never won
+    assert learning_progress([], value=0.5) == 0.0
