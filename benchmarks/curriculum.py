@@ -1,35 +1,48 @@
-"""Does the adaptive curriculum beat fixed pools? Equal agent-episode budgets, one held-out suite.
+"""Does the adaptive curriculum beat fixed pools where no arm trained? Equal budgets, four held-out suites.
 
 Arms (each a full self-play run of the real loop; only the designer and the
 buffer settings differ):
 
-  adaptive_blend   mutation designer, blend reward (the paper's deployed reward)
+  adaptive_blend   mutation designer, blend reward (the paper's deployed reward): the default run
   adaptive_regret  mutation designer, hint regret only
-  uniform          fresh uniform draws over the families' levels (domain randomisation)
-  fixed_easy       a fixed pool: every family at its easiest level
-  fixed_all        a fixed pool: every family at every level (the paper's fixed baseline)
+  adaptive_lp      the default run, replay by no-hint learning progress (buffer.replay_score)
+  uniform          fresh uniform draws over the families' listed levels and training variations
+  fixed_easy       a fixed pool: every training family at its easiest level
+  fixed_all        a fixed pool: every training family at every listed level (the paper's fixed baseline)
   staged           a hand-written schedule: level 0 of every family, then level 1, ... in equal
                    shares of the rounds (a reference: it knows the levels and the budget up front)
 
 Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
-episodes, then the learner is scored on the held-out suite (every family at
-every level, seeds never trained on) without the hint. Every run is scored on
-the same instances (``--heldout-seed``), so arms and seeds differ only in the
-learner that plays them.
+episodes, then the learner is scored without the hint on the held-out suites
+(``spadegym.loop.heldout``): in_distribution (the training families' listed
+levels: what fixed_all trains on), frontier (one and two steps past each
+family's hardest listed level), edge_cases (the listed levels with the
+held-out slice of every variation dimension) and unseen_families (one family
+per skill that no arm trains on, rotated over seeds). Every run of one seed is
+scored on the same instances (``--heldout-seed``), so the arms of a seed differ
+only in the learner that plays them; the random agent is scored on the same
+instances (``random_by_suite``).
 
-    python benchmarks/curriculum.py --jobs 2         # 3 seeds x 6 arms x 36 rounds, two runs at once (~1 h)
-    python benchmarks/curriculum.py --json --seeds 3 --rounds 20
+For each suite the benchmark prints each arm's mean and per-seed success, the
+ratio of the adaptive arm (``adaptive_blend``, or the first adaptive arm run)
+over the best fixed pool of that suite, and the paired 95% interval of their
+difference over seeds (t with n-1 degrees of freedom); for the unseen families
+also the adaptive arm against random play.
+
+    python benchmarks/curriculum.py --json --seeds 5                      # the study (3 arms x 5 seeds x 36 rounds)
+    python benchmarks/curriculum.py --seeds 2 --rounds 12 --arms adaptive_blend,fixed_all   # a quick screen
     python benchmarks/curriculum.py --arms adaptive_blend,fixed_all --curve-every 6   # and sample efficiency
 
 Sample efficiency (``--curve-every N``): the adaptive arms are also scored on
-the held-out suite every N rounds, and the benchmark prints the share of the
-episode budget each needed to reach the best fixed pool's final held-out
-success (None for a seed that never reached it).
+the in-distribution suite every N rounds, and the benchmark prints the share of
+the episode budget each needed to reach the best fixed pool's final figure
+(None for a seed that never reached it).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import tempfile
@@ -44,48 +57,74 @@ from rich.table import Table
 
 from spadegym.designers.sampler import baseline_overrides
 from spadegym.loop import RunConfig, run
+from spadegym.loop.heldout import BUILT_IN_SUITES
 
 ARMS = {
     "adaptive_blend": {"designer": "mutation", "designer_reward": "blend"},
     "adaptive_regret": {"designer": "mutation", "designer_reward": "regret"},
+    "adaptive_lp": {"designer": "mutation", "designer_reward": "blend", "buffer": {"replay_score": "learning_progress"}},
     "uniform": {"designer": "uniform"},
     "fixed_easy": {"designer": "fixed:easy"},
     "fixed_all": {"designer": "fixed:all"},
     "staged": {"designer": "staged"},
 }
+DEFAULT_ARMS = ("adaptive_blend", "fixed_all", "fixed_easy")
 FIXED = ("fixed_easy", "fixed_all")
-ADAPTIVE = ("adaptive_blend", "adaptive_regret")
+ADAPTIVE = ("adaptive_blend", "adaptive_regret", "adaptive_lp")
+SUITES = BUILT_IN_SUITES
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (1.96 past the table).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+HELDOUT_SEED = 4242  # one set of held-out instances for every arm of a seed
 
 
-HELDOUT_SEED = 4242  # one set of held-out instances for every arm and seed
+def heldout_settings(seeds: int, heldout_seed: int, every: int = 0) -> dict[str, Any]:
+    """Every built-in suite at the end (the first one also every ``every`` rounds), on fixed instances."""
+    return {"suites": list(SUITES), "every": every, "suites_every": 0, "seeds": seeds, "seed": heldout_seed}
 
 
-def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 64,
+def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 32,
             sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED, curve_every: int = 0) -> dict:
-    settings = apply_sets({**ARMS[name], "buffer": {}}, sets or {})  # --set applies to every arm
+    settings = apply_sets({"buffer": {}, **json.loads(json.dumps(ARMS[name]))}, sets or {})  # --set: every arm
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
         intended = baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     every = curve_every if name in ADAPTIVE else 0  # only the adaptive arms' curves are read
-    config = RunConfig(seed=seed, rounds=rounds, heldout={"every": every, "seeds": heldout_seeds, "seed": heldout_seed},
+    config = RunConfig(seed=seed, rounds=rounds, heldout=heldout_settings(heldout_seeds, heldout_seed, every),
                        **settings)
     quiet = Console(file=open("/dev/null", "w"))  # noqa: SIM115 - the run prints per round
     started = time.perf_counter()
     result = run(config, workdir / f"{name}-{seed}", console=quiet, report=False)
     final = result.summaries[-1].to_dict()
-    curve, episodes = [], 0  # (training episodes so far, held-out success) at each evaluation
+    curve, episodes = [], 0  # (training episodes so far, in-distribution held-out success) at each evaluation
     for summary in result.summaries:
         episodes += summary.episodes
         if summary.heldout.get("heldout_success") is not None:
             curve.append((episodes, summary.heldout["heldout_success"]))
-    return {"curve": curve, "heldout": final["heldout_success"], "heldout_hint": final.get("heldout_success_hint"),
-            "heldout_hard": final.get("heldout_success_hard"), "by_level": final.get("heldout_by_level", {}),
-            "episodes": sum(s.episodes for s in result.summaries),
-            # Vendi score per level of the final pool (code) and of the levels added over the run (mean).
-            "diversity_pool": final.get("diversity", {}).get("pool_code"),
-            "diversity_new": _mean([s.diversity.get("new_code") for s in result.summaries]),
+    pool = [s.diversity.get("pool") for s in result.summaries]
+    return {"curve": curve, "suites": final.get("heldout_by_suite", {}), "heldout_hint": final.get("heldout_success_hint"),
+            "by_level": final.get("heldout_by_level", {}), "episodes": sum(s.episodes for s in result.summaries),
+            # Vendi score per level (identity: code and play) of the pool, over the run and at its end.
+            "diversity_pool_mean": _mean(pool), "diversity_pool_min": _min(pool), "diversity_pool_final": pool[-1],
+            "diversity_code_final": final.get("diversity", {}).get("pool_code"),
             "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
+            "difficulty_new_max": max((s.difficulty_new_mean or 0.0 for s in result.summaries), default=0.0),
             "seconds": time.perf_counter() - started}
+
+
+def random_suites(seed: int, heldout_seeds: int = 32, heldout_seed: int = HELDOUT_SEED) -> dict[str, float]:
+    """The random agent's success on a seed's suites (the same instances the arms of that seed play)."""
+    from spadegym.agents import make_agent
+    from spadegym.loop.heldout import build_suites, evaluate
+    from spadegym.sandbox import Sandbox
+
+    config = RunConfig(seed=seed, heldout=heldout_settings(heldout_seeds, heldout_seed))
+    suite = build_suites(SUITES, unseen=config.training_exclusions())
+    with Sandbox(config.sandbox) as box:
+        result, _ = asyncio.run(evaluate(make_agent("random", seed=seed), box, suite, seeds=heldout_seeds,
+                                         seed=heldout_seed, hint=False, rollout=config.rollout))
+    return result["heldout_by_suite"]
 
 
 def parse_sets(items: list[str]) -> dict[str, Any]:
@@ -111,6 +150,18 @@ def apply_sets(settings: dict[str, Any], sets: dict[str, Any]) -> dict[str, Any]
     return settings
 
 
+def paired(a: list[float], b: list[float]) -> dict[str, Any]:
+    """The mean of ``a - b`` over paired seeds and its 95% t interval (None with one seed)."""
+    d = np.array(a) - np.array(b)
+    out: dict[str, Any] = {"mean": round(float(d.mean()), 4), "per_seed": [round(float(x), 4) for x in d]}
+    if len(d) > 1:
+        df = len(d) - 1
+        t = T95.get(df) or next((v for k, v in sorted(T95.items()) if k >= df), 1.96)
+        half = t * float(d.std(ddof=1)) / np.sqrt(len(d))
+        out["ci95"] = [round(float(d.mean()) - half, 4), round(float(d.mean()) + half, 4)]
+    return out
+
+
 def sample_efficiency(runs: list[dict], target: float) -> dict[str, Any]:
     """Per run, the share of its episode budget at the first evaluation whose held-out success reached
     ``target`` (None: never reached)."""
@@ -120,19 +171,69 @@ def sample_efficiency(runs: list[dict], target: float) -> dict[str, Any]:
             "reached": sum(s is not None for s in shares)}
 
 
+def summarize(results: dict[str, list[dict]], randoms: list[dict[str, float]]) -> dict[str, Any]:
+    """Per suite: each arm's figures, the adaptive arm over the best fixed pool, and against random play."""
+    table: dict[str, Any] = {}
+    for arm, rs in results.items():
+        table[arm] = {
+            "suites": {s: {"mean": round(float(np.mean([r["suites"].get(s, 0.0) for r in rs])), 4),
+                           "per_seed": [round(r["suites"].get(s, 0.0), 4) for r in rs]} for s in SUITES},
+            "heldout_hint": _mean([r["heldout_hint"] for r in rs]),
+            "diversity_pool_mean": _mean([r["diversity_pool_mean"] for r in rs]),
+            "diversity_pool_min": _mean([r["diversity_pool_min"] for r in rs]),
+            "diversity_pool_final": _mean([r["diversity_pool_final"] for r in rs]),
+            "diversity_code_final": _mean([r["diversity_code_final"] for r in rs]),
+            "collapsed_rounds": sum(r["collapsed_rounds"] for r in rs),
+            "difficulty_new_max": _mean([r["difficulty_new_max"] for r in rs]),
+            "episodes": int(np.mean([r["episodes"] for r in rs])),
+        }
+    adaptive = next((a for a in ADAPTIVE if a in table), None)
+    out: dict[str, Any] = {"arms": table, "adaptive_arm": adaptive,
+                           "random_by_suite": {s: _mean([r.get(s) for r in randoms]) for s in SUITES} if randoms else {},
+                           "ratio_by_suite": {}, "paired_by_suite": {}, "best_fixed_by_suite": {}}
+    fixed = [a for a in FIXED if a in table]
+    for suite in SUITES:
+        if adaptive is None or not fixed:
+            break
+        best = max(fixed, key=lambda a: table[a]["suites"][suite]["mean"])
+        top, base = table[adaptive]["suites"][suite], table[best]["suites"][suite]
+        out["best_fixed_by_suite"][suite] = best
+        out["ratio_by_suite"][suite] = round(top["mean"] / base["mean"], 4) if base["mean"] else None
+        out["paired_by_suite"][suite] = paired(top["per_seed"], base["per_seed"])
+    if adaptive is not None and randoms:
+        out["adaptive_minus_random"] = {s: paired(table[adaptive]["suites"][s]["per_seed"], [r.get(s, 0.0) for r in randoms])
+                                        for s in SUITES}
+    ratios = out["ratio_by_suite"]
+    if ratios:
+        shift = [ratios.get("frontier"), ratios.get("edge_cases")]
+        unseen = out.get("adaptive_minus_random", {}).get("unseen_families", {})
+        out["goals"] = {
+            "frontier_edge_ratio": round(float(np.mean(shift)), 4) if None not in shift else None,  # goal >= 1.3
+            "in_distribution_ratio": ratios.get("in_distribution"),  # goal >= 1.0
+            "unseen_above_random": (unseen.get("ci95") or [0])[0] > 0 if unseen else None,  # interval above 0
+        }
+        out["ratio_adaptive_over_best_fixed"] = ratios.get("in_distribution")  # the old single figure
+    return out
+
+
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return round(float(np.mean(values)), 4) if values else None
 
 
+def _min(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(float(min(values)), 4) if values else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=36, help="Rounds per arm (36: the default run's budget).")
-    parser.add_argument("--arms", default=",".join(ARMS))
-    # 16 seeds (1,152 episodes) left +-0.013 of sampling noise per run, as large as the gaps between
-    # arms; 64 halve it for ~25 s per run.
-    parser.add_argument("--heldout-seeds", type=int, default=64, help="Unseen seeds per held-out level.")
+    parser.add_argument("--arms", default=",".join(DEFAULT_ARMS), help=f"Comma-separated, of: {', '.join(ARMS)}.")
+    # 32 seeds per level: 1,536 instances in the suites of 48 levels (about +-0.012 of sampling noise per run), on
+    # instances shared by the arms of a seed, so paired differences carry less.
+    parser.add_argument("--heldout-seeds", type=int, default=32, help="Unseen seeds per held-out level.")
     parser.add_argument("--heldout-seed", type=int, default=HELDOUT_SEED,
                         help="Seeds the held-out instances, the same for every arm and run seed.")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -140,63 +241,70 @@ def main() -> int:
                         help="A run setting for every arm, e.g. buffer.replay_fraction=0.75 (value read as JSON).")
     parser.add_argument("--jobs", type=int, default=1, help="Arm runs at once, each in its own process (one per core).")
     parser.add_argument("--curve-every", type=int, default=0,
-                        help="Score the adaptive arms on the held-out suite every N rounds too, for sample efficiency.")
+                        help="Score the adaptive arms on the in-distribution suite every N rounds too (sample efficiency).")
+    parser.add_argument("--no-random", action="store_true", help="Skip scoring the random agent on the suites.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sets = parse_sets(args.set)
     arms = args.arms.split(",")
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        parser.error(f"unknown arm {unknown[0]!r}; arms: {', '.join(ARMS)}")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     results: dict[str, list[dict]] = {a: [] for a in arms}
     console = Console(stderr=True)
-    jobs = [(arm, seed) for seed in range(args.first_seed, args.first_seed + args.seeds) for arm in arms]
+    jobs = [(arm, seed) for seed in seeds for arm in arms]
     with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp, \
             ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets,
                                args.heldout_seed, args.curve_every): (arm, seed)
                    for arm, seed in jobs}
-        done = {}
+        if not args.no_random:
+            futures.update({pool.submit(random_suites, seed, args.heldout_seeds, args.heldout_seed): ("random", seed)
+                            for seed in seeds})
+        done: dict[tuple[str, int], Any] = {}
         for future in as_completed(futures):
             (arm, seed), r = futures[future], future.result()
             done[(arm, seed)] = r
-            console.print(f"{arm:16s} seed {seed}: held-out {r['heldout']:.3f} "
-                          f"(hint {r['heldout_hint']:.3f})  {r['episodes']} episodes  {r['seconds']:.0f}s")
+            figures = r if arm == "random" else r["suites"]
+            timing = "" if arm == "random" else f"  {r['episodes']} episodes  {r['seconds']:.0f}s"
+            console.print(f"{arm:16s} seed {seed}: " + " ".join(f"{s} {v:.3f}" for s, v in figures.items()) + timing)
         for arm, seed in jobs:  # per_seed lists stay in seed order
             results[arm].append(done[(arm, seed)])
-    table = {}
-    for arm, rs in results.items():
-        values = [r["heldout"] for r in rs]
-        table[arm] = {"mean": round(float(np.mean(values)), 4), "spread": round(float(np.std(values)), 4),
-                      "per_seed": [round(v, 4) for v in values],
-                      "hard_mean": round(float(np.mean([r["heldout_hard"] or 0 for r in rs])), 4),
-                      "by_level": {level: round(float(np.mean([r["by_level"].get(level, 0.0) for r in rs])), 4)
-                                   for level in rs[0]["by_level"]},
-                      "diversity_pool": _mean([r["diversity_pool"] for r in rs]),
-                      "diversity_new": _mean([r["diversity_new"] for r in rs]),
-                      "collapsed_rounds": sum(r["collapsed_rounds"] for r in rs),
-                      "episodes": int(np.mean([r["episodes"] for r in rs]))}
-    best_fixed = max((table[a]["mean"] for a in FIXED if a in table), default=None)
-    best_adaptive = max((table[a]["mean"] for a in ADAPTIVE if a in table), default=None)
-    ratio = (best_adaptive / best_fixed) if best_fixed and best_adaptive is not None else None
-    out = {"arms": table, "ratio_adaptive_over_best_fixed": None if ratio is None else round(ratio, 4),
-           "episodes_per_arm": int(np.mean([t["episodes"] for t in table.values()])),
-           "rounds": args.rounds, "seeds": args.seeds, "heldout_seed": args.heldout_seed}
+        randoms = [done[("random", seed)] for seed in seeds if ("random", seed) in done]
+    out = summarize(results, randoms)
+    out.update({"episodes_per_arm": int(np.mean([t["episodes"] for t in out["arms"].values()])),
+                "rounds": args.rounds, "seeds": args.seeds, "first_seed": args.first_seed,
+                "heldout_seed": args.heldout_seed, "heldout_seeds": args.heldout_seeds, "sets": sets})
+    best_fixed = out["arms"][out["best_fixed_by_suite"]["in_distribution"]]["suites"]["in_distribution"]["mean"] \
+        if out.get("best_fixed_by_suite") else None
     if args.curve_every and best_fixed is not None:
         out["sample_efficiency"] = {arm: sample_efficiency(results[arm], best_fixed) for arm in ADAPTIVE
                                     if arm in results}
     if args.json:
         print(json.dumps(out))
-    else:
-        t = Table("arm", "held-out success (no hint)", "spread", "by level", "hard levels", "per seed",
-                  "pool diversity", "episodes")
-        for arm, row in table.items():
-            t.add_row(arm, f"{row['mean']:.3f}", f"{row['spread']:.3f}",
-                      " ".join(f"{v:.2f}" for v in row["by_level"].values()), f"{row['hard_mean']:.3f}",
-                      " ".join(f"{v:.3f}" for v in row["per_seed"]),
-                      "-" if row["diversity_pool"] is None else f"{row['diversity_pool']:.2f}", str(row["episodes"]))
-        Console().print(t)
-        print(f"ratio adaptive / best fixed: {out['ratio_adaptive_over_best_fixed']}")
-        for arm, eff in out.get("sample_efficiency", {}).items():
-            print(f"{arm}: share of the budget to reach the best fixed pool's final {eff['target']:.3f}: "
-                  f"{eff['per_seed']} (mean over seeds that reached it: {eff['mean_reached']})")
+        return 0
+    t = Table("arm", *SUITES, "in-dist. hint", "pool diversity (mean, min)", "collapsed rounds", "episodes")
+    rows = [*out["arms"].items()]
+    for arm, row in rows:
+        t.add_row(arm, *(f"{row['suites'][s]['mean']:.3f} ({' '.join(f'{v:.2f}' for v in row['suites'][s]['per_seed'])})"
+                         for s in SUITES),
+                  "-" if row["heldout_hint"] is None else f"{row['heldout_hint']:.3f}",
+                  f"{row['diversity_pool_mean']} {row['diversity_pool_min']}", str(row["collapsed_rounds"]),
+                  str(row["episodes"]))
+    if out["random_by_suite"]:
+        t.add_row("random agent", *(f"{out['random_by_suite'][s]:.3f}" for s in SUITES), "", "", "", "")
+    Console().print(t)
+    for suite in SUITES:
+        if suite in out["ratio_by_suite"]:
+            p = out["paired_by_suite"][suite]
+            print(f"{suite}: {out['adaptive_arm']} / best fixed ({out['best_fixed_by_suite'][suite]}) = "
+                  f"{out['ratio_by_suite'][suite]}; difference {p['mean']:+.3f}, 95% interval {p.get('ci95')}")
+    if "goals" in out:
+        print(f"goals: {out['goals']}")
+    for arm, eff in out.get("sample_efficiency", {}).items():
+        print(f"{arm}: share of the budget to reach the best fixed pool's final {eff['target']:.3f}: "
+              f"{eff['per_seed']} (mean over seeds that reached it: {eff['mean_reached']})")
     return 0
 
 
