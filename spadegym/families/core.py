@@ -157,14 +157,15 @@ class EpisodeCore:
         return {name: shown[name] for name in names}
 
     def shift(self, moves):
-        # Shifted initial conditions: ``moves`` random legal moves that do not end the episode.
+        # Shifted initial conditions: ``moves`` random legal moves that do not end the episode (tried in a
+        # random order, each on a copy first).
         for _ in range(moves):
-            quiet = []
-            for action in self.actions():
+            options = list(self.actions())
+            self.rng.shuffle(options)
+            for action in options:
                 if self._copy().apply(action)[2] is None:
-                    quiet.append(action)
-            if quiet:
-                self.apply(self.rng.choice(quiet))
+                    self.apply(action)
+                    break
 
     def _copy(self):
         # A deep copy whose generator is copied through its state (deepcopy walks its 625 numbers one by one).
