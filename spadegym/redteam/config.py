@@ -20,8 +20,11 @@ from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..validate import ValidationConfig
 
-#: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum.
-SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01, "climb": True}
+#: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum. Its
+#: fresh levels keep the families' listed wording, layout and menu (``vary_fresh``): a search of the variation
+#: space is a choice of its own.
+SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01, "climb": True,
+                   "vary_fresh": False}
 
 
 class RedTeamConfig(BaseModel):
