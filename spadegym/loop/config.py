@@ -46,13 +46,13 @@ class HeldoutConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    suites: list[str] | None = Field(None, description="Suites to measure, the first one also with the hint and per family: in_distribution, frontier (past the hardest listed levels), edge_cases (held-out wording, layout, action names, start), unseen_families, path (the files of heldout.path). Unset: path alone when heldout.path is set, else the four built-in suites.")
+    suites: list[str] | None = Field(None, description="Suites to measure, the first one also with the hint and per family: in_distribution, frontier (past the hardest listed levels), edge_cases (held-out wording, layout, action names, start), unseen_families, path (the files of heldout.path). Unset: path alone when heldout.path is set, in_distribution alone when heldout.families is (a slow agent measured on a few), else the four built-in suites.")
     every: int = Field(4, ge=0, description="Evaluate the first suite every N rounds (0: only at the end).")
     suites_every: int = Field(12, ge=0, description="Evaluate every suite at the end of every N rounds (0: only at the end); every suite is measured at the last round.")
     seeds: int = Field(4, ge=1, description="Held-out seeds per suite level.")
     levels: str = Field("all", pattern="^(all|ends|easiest)$", description="Listed levels of the built-in suites (the frontier suite is always one and two steps past the hardest): all; ends: lowest and highest only; easiest: level 0.")
     families: list[str] = Field(default_factory=list, description="Only these families (empty: all); a slow agent (an LLM on a CPU) is measured on a few.")
-    unseen_families: list[str] | Literal["rotate"] = Field("rotate", description="Families held out of every designer's training and measured as the unseen_families suite: rotate (one per skill, chosen by the run's seed), a list of names, or [] (train on every family).")
+    unseen_families: list[str] | Literal["rotate"] = Field("rotate", description="Families held out of every designer's training and measured as the unseen_families suite: rotate (one per skill, chosen by the run's seed among the families heldout.families does not name), a list of names, or [] (train on every family).")
     path: str | None = Field(None, description="A folder (or file) of environment files measured as the held-out suite 'path': a run on your own pool or source measured on your own held-out tasks.")
     hint: bool = Field(True, description="Also measure the first suite's success with the hint (hint arm).")
     seed: int | None = Field(None, description="Seeds the held-out instances and the agent's sampling on them; unset: the run's seed. Give several runs one value to score them on the same instances.")
@@ -78,13 +78,13 @@ class HeldoutConfig(BaseModel):
 
         if self.suites is not None:
             return list(self.suites)
-        return ["path"] if self.path else list(BUILT_IN_SUITES)
+        return ["path"] if self.path else ["in_distribution"] if self.families else list(BUILT_IN_SUITES)
 
     def unseen(self, seed: int) -> list[str]:
-        """The families held out of training in a run of ``seed``."""
+        """The families held out of training in a run of ``seed`` (never one ``families`` names, under rotate)."""
         from .heldout import unseen_families
 
-        return unseen_families(self.unseen_families, seed)
+        return unseen_families(self.unseen_families, seed, keep=self.families)
 
 
 class LLMRoleConfig(BaseModel):

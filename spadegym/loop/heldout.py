@@ -66,13 +66,14 @@ def check_suites(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def unseen_families(choice: str | Sequence[str], seed: int) -> list[str]:
+def unseen_families(choice: str | Sequence[str], seed: int, keep: Sequence[str] = ()) -> list[str]:
     """The families held out of training: ``"rotate"`` holds out one per skill, the ``seed``-th (mod the
-    skill's count) of its families by name, so each seed holds out others; a list names them; [] none."""
+    skill's count) of its families by name that ``keep`` does not name, so each seed holds out others; a list
+    names them; [] none."""
     if isinstance(choice, str):
         out = []
         for skill in SKILLS:
-            names = sorted(f.name for f in list_families(skill))
+            names = sorted(f.name for f in list_families(skill) if f.name not in keep)
             if names:
                 out.append(names[seed % len(names)])
         return out
