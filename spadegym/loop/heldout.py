@@ -32,10 +32,11 @@ import numpy as np
 
 from ..agents.base import Agent
 from ..errors import UserError
+from ..executor import EnvHost, FileHost
 from ..families import SKILLS, difficulty_index, get_family, list_families
 from ..families.variation import held_out_variation
-from ..rollout import EnvSpec, Episode, Play, RolloutConfig, derive_seed, run_episodes
-from ..sandbox import Sandbox
+from ..level import Level
+from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 
 BUILT_IN_SUITES = ("in_distribution", "frontier", "edge_cases", "unseen_families")
 SUITES = (*BUILT_IN_SUITES, "path")
@@ -52,7 +53,7 @@ class HeldoutEnv:
     family: str | None
     level: int
     difficulty: float
-    spec: EnvSpec
+    spec: Level
     suite: str = "in_distribution"
 
 
@@ -103,7 +104,7 @@ def build_suite(levels: str = "all", families: list[str] | None = None, *, suite
                 knobs.update(held_out_variation())
             tag = "" if suite == "in_distribution" else f"{suite}-"
             env_id = f"heldout-{tag}{family.name}-L{level}"
-            spec = EnvSpec(env_id, family.render(knobs), f"{env_id}.py")
+            spec = Level(family.render(knobs))
             out.append(HeldoutEnv(env_id, family.name, level, difficulty_index(family.name, knobs) or 0.0, spec, suite))
     return out
 
@@ -122,7 +123,7 @@ def path_suite(path: str | Path) -> list[HeldoutEnv]:
             raise UserError(f"heldout.path: {exc}") from None
         name = file.relative_to(root).with_suffix("").as_posix() if root.is_dir() else file.stem
         env_id = f"heldout-path-{name.replace('/', '-')}"
-        out.append(HeldoutEnv(env_id, None, 0, 0.0, EnvSpec(env_id, source, file.name), "path"))
+        out.append(HeldoutEnv(env_id, None, 0, 0.0, Level(source), "path"))
     return out
 
 
@@ -150,7 +151,7 @@ def heldout_plays(suite: list[HeldoutEnv], *, seeds: int, seed: int, hint: bool,
             for h in suite for i in range(seeds) for arm in ((False, True) if hint and h.suite == primary else (False,))]
 
 
-async def evaluate(agent: Agent, sandbox: Sandbox, suite: list[HeldoutEnv], *, seeds: int, seed: int,
+async def evaluate(agent: Agent, sandbox: EnvHost | FileHost, suite: list[HeldoutEnv], *, seeds: int, seed: int,
                    hint: bool = True, rollout: RolloutConfig | None = None, primary: str | None = None,
                    on_episode: Callable[[Episode], None] | None = None) -> tuple[dict[str, Any], list[Episode]]:
     """Success rates without the hint on every suite present, and for the ``primary`` suite (default: the first
