@@ -32,6 +32,7 @@ also the adaptive arm against random play.
     python benchmarks/curriculum.py --json --seeds 5                      # the study (3 arms x 5 seeds x 36 rounds)
     python benchmarks/curriculum.py --seeds 2 --rounds 12 --arms adaptive_blend,fixed_all   # a quick screen
     python benchmarks/curriculum.py --arms adaptive_blend,fixed_all --curve-every 6   # and sample efficiency
+    python benchmarks/curriculum.py --json --seeds 2 --results study/    # later --seeds 5 runs only the seeds not kept
 
 Sample efficiency (``--curve-every N``): the adaptive arms are also scored on
 the in-distribution suite every N rounds, and the benchmark prints the share of
@@ -243,6 +244,9 @@ def main() -> int:
     parser.add_argument("--curve-every", type=int, default=0,
                         help="Score the adaptive arms on the in-distribution suite every N rounds too (sample efficiency).")
     parser.add_argument("--no-random", action="store_true", help="Skip scoring the random agent on the suites.")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="A folder that keeps each finished run's figures (ARM-SEED.json) and reuses those already "
+                             "there: a long study can be run a few seeds at a time and summed up at the end.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sets = parse_sets(args.set)
@@ -254,18 +258,33 @@ def main() -> int:
     results: dict[str, list[dict]] = {a: [] for a in arms}
     console = Console(stderr=True)
     jobs = [(arm, seed) for seed in seeds for arm in arms]
+    done: dict[tuple[str, int], Any] = {}
+    if args.results:
+        args.results.mkdir(parents=True, exist_ok=True)
+        study = {"rounds": args.rounds, "heldout_seeds": args.heldout_seeds, "heldout_seed": args.heldout_seed,
+                 "sets": sets}
+        kept_study = args.results / "study.json"
+        if kept_study.is_file() and json.loads(kept_study.read_text()) != study:
+            parser.error(f"{args.results} holds runs of other settings ({kept_study.read_text()}): "
+                         "name a fresh --results folder or the same settings")
+        kept_study.write_text(json.dumps(study))
+        for arm, seed in [*jobs, *[("random", s) for s in seeds]]:
+            kept = args.results / f"{arm}-{seed}.json"
+            if kept.is_file():
+                done[(arm, seed)] = json.loads(kept.read_text())
     with tempfile.TemporaryDirectory(prefix="spadegym-curriculum-") as tmp, \
             ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(run_arm, arm, seed, args.rounds, Path(tmp), args.heldout_seeds, sets,
                                args.heldout_seed, args.curve_every): (arm, seed)
-                   for arm, seed in jobs}
+                   for arm, seed in jobs if (arm, seed) not in done}
         if not args.no_random:
             futures.update({pool.submit(random_suites, seed, args.heldout_seeds, args.heldout_seed): ("random", seed)
-                            for seed in seeds})
-        done: dict[tuple[str, int], Any] = {}
+                            for seed in seeds if ("random", seed) not in done})
         for future in as_completed(futures):
             (arm, seed), r = futures[future], future.result()
             done[(arm, seed)] = r
+            if args.results:
+                (args.results / f"{arm}-{seed}.json").write_text(json.dumps(r))
             figures = r if arm == "random" else r["suites"]
             timing = "" if arm == "random" else f"  {r['episodes']} episodes  {r['seconds']:.0f}s"
             console.print(f"{arm:16s} seed {seed}: " + " ".join(f"{s} {v:.3f}" for s, v in figures.items()) + timing)
