@@ -43,10 +43,12 @@ class EnvHandle:
     the replacement reloads the same source before the next reset.
 
     ``share`` > 1: the instance may live in a worker with up to ``share`` instances of the same file
-    (``Sandbox.open``), each loaded in its own slot (own module namespace, own module-level ``random``),
-    so the episodes they play are the ones they would be in workers of their own; one worker wakes
-    once a turn for all of them. What ends the worker (a timeout, a crash, its memory limit) ends
-    the episodes it hosts.
+    (``Sandbox.open``), each loaded in its own slot (own module namespace, own module-level ``random``);
+    one worker wakes once a turn for all of them, with the memory and CPU limits of ``share`` workers.
+    A slot does not separate what the process shares (other modules' attributes, the decimal context),
+    so ``Sandbox.open`` grants it only for a file ``sharing`` vouches for (a built-in family's rendering,
+    tested to play the same either way). What ends the worker (a timeout, a crash, its memory limit) ends the episodes
+    it hosts, each failing with that cause's category.
 
     Budgets (``budget``): each request has ``step_timeout_s``; an episode (from one reset to
     the next) has ``episode_budget_s`` of sandbox time in all; and an owner may
@@ -78,7 +80,7 @@ class EnvHandle:
                              filename=self.filename, max_turns=self.max_turns, **self._where())
         outcome = gather([p])[0]
         if not outcome.ok:
-            self.worker.end(f"loading the file in it failed: {outcome.message}")
+            self.worker.end(f"loading the file in it failed: {outcome.message}", outcome.status)
         elif outcome.value["max_turns"] is not None:  # the host caps turns, whatever the file declares
             outcome.value["max_turns"] = min(outcome.value["max_turns"], self.sandbox.config.max_episode_turns)
         return outcome

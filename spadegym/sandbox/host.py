@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import hardening, protocol
+from . import hardening, protocol, sharing
 from .config import TIERS, SandboxConfig
 from .directories import make_root, remove_tree, sweep_abandoned
 from .handle import EnvHandle
@@ -135,8 +135,10 @@ class Sandbox:
                     self._ready = True
                     return
 
-    def spawn(self, preload: list[str] | None = None) -> Worker:
-        """Fork a new confined worker from the zygote (after it imports ``preload``, trusted modules the file uses)."""
+    def spawn(self, share: int = 1, preload: list[str] | None = None) -> Worker:
+        """Fork a new confined worker from the zygote (after it imports ``preload``, trusted modules the file uses);
+        one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
+        budget is one worker's)."""
         with self._lock:
             if self._zygote is None or self._zygote.poll() is not None:
                 self._start_zygote()
@@ -145,7 +147,9 @@ class Sandbox:
             to_w_r, to_w_w = os.pipe()
             from_w_r, from_w_w = os.pipe()
             uid = None if self._uid_base is None else self._uid_base + self._slots % hardening.UID_BLOCK
-            spec = {"config": self.config.model_dump(), "scratch": scratch, "uid": uid, "preload": preload or []}
+            limits = self.config if share <= 1 else self.config.model_copy(update={
+                "memory_mb": self.config.memory_mb * share, "cpu_seconds": self.config.cpu_seconds * share})
+            spec = {"config": limits.model_dump(), "scratch": scratch, "uid": uid, "preload": preload or []}
             assert self._sock is not None
             try:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
@@ -208,8 +212,10 @@ class Sandbox:
         """Load an environment in a fresh worker; check ``handle.loaded`` for the outcome.
 
         ``deadline`` (a ``time.perf_counter()`` value): no request on this handle outlives it.
-        ``share`` > 1: its worker may host up to that many instances of the same file (see ``EnvHandle``).
+        ``share`` > 1: its worker may host up to that many instances of the same file (see ``EnvHandle``),
+        when the file is one ``sharing`` vouches for; any other file gets a worker of its own.
         """
+        share = share if share > 1 and sharing.may_share(source) else 1
         return EnvHandle(self, source, filename, max_turns, deadline=deadline, share=share)
 
     def place(self, source: str, filename: str, max_turns: int | None, share: int) -> tuple[Worker, int]:
@@ -228,7 +234,7 @@ class Sandbox:
                     tenancy.hosted += 1
                     tenancy.guests += 1
                     return workers[0], tenancy.hosted - 1
-        worker = self.spawn(_preloads(source, tuple(self.config.preload)))
+        worker = self.spawn(share, _preloads(source, tuple(self.config.preload)))
         if share > 1:
             worker.shared = True
             with self._lock:

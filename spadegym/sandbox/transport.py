@@ -72,6 +72,7 @@ class Worker:
         self.outbox = bytearray()  # requests its pipe has not taken yet, written by ``gather`` all at once
         self.shared = False  # it hosts instances of several handles (its file's episodes share it)
         self.ended_by = ""  # why it was ended, for the requests it can no longer answer
+        self.ended_as = protocol.CRASH  # the category of what ended it, which those requests fail with
 
     def send(self, op: str, timeout: float, cap: float = math.inf, why: str = "", budget: Budget | None = None,
              **args: Any) -> Request:
@@ -90,7 +91,7 @@ class Worker:
             return pending
         if timeout <= 0:  # no time left for it (its episode's budget, its caller's deadline)
             pending.begin(now)
-            self.end(f"{op} had no time left")
+            self.end(f"{op} had no time left", protocol.TIMEOUT)
             pending.outcome = _done(pending, _timed_out(pending, now))
             return pending
         try:
@@ -106,13 +107,14 @@ class Worker:
         return pending
 
     def gone(self, op: str) -> protocol.Outcome:
-        """The failure of a request to a worker that had already ended."""
+        """The failure of a request to a worker that had already ended: in the category of what ended it."""
         why = f" ({self.ended_by})" if self.ended_by else ""
-        return protocol.failure(protocol.CRASH, f"the worker process had already ended{why}; {op} was not answered")
+        return protocol.failure(self.ended_as, f"the worker process had already ended{why}; {op} was not answered")
 
-    def end(self, why: str) -> None:
-        """Kill the worker; the requests still queued behind the one that ended it fail, saying why."""
-        self.ended_by = self.ended_by or why
+    def end(self, why: str, cause: str = protocol.CRASH) -> None:
+        """Kill the worker; the requests still queued behind the one that ended it fail with its ``cause``, saying why."""
+        if not self.ended_by:
+            self.ended_by, self.ended_as = why, cause if cause != protocol.OK else protocol.CRASH
         self.kill()
         while self.inflight:
             p = self.inflight.popleft()
@@ -229,7 +231,7 @@ def _fail_head(worker: Worker, failure: Callable[[Request], protocol.Outcome]) -
     """The request the worker works on failed in a way that ends the worker: so do the ones behind it."""
     p = worker.inflight.popleft()
     p.outcome = _done(p, failure(p))
-    worker.end(_cause(p))
+    worker.end(_cause(p), p.outcome.status)
 
 
 def _cause(p: Request) -> str:
@@ -260,7 +262,7 @@ def _take_replies(worker: Worker) -> None:
         now = time.perf_counter()
         p.outcome = _finish(p, line, extra=bool(worker._buf) and not worker.inflight)
         if not worker.alive:
-            worker.end(_cause(p))
+            worker.end(_cause(p), p.outcome.status)
         elif worker.inflight:
             worker.inflight[0].begin(now)
 

@@ -289,6 +289,7 @@ class _Slots:
     Each slot has its own module namespace (``load`` runs the file for it) and its own module-level
     ``random``, swapped in by rebinding the module's functions (copying a generator's state costs more
     than a step): episodes sharing a worker draw the numbers they would draw in workers of their own.
+    The rest of the process is shared, which is why only a family's rendering shares a worker.
     """
 
     def __init__(self) -> None:

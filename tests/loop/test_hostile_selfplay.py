@@ -78,7 +78,8 @@ def test_selfplay_survives_a_designer_that_proposes_every_hostile_fixture(tmp_pa
         proposals = reopened.proposals()
         assert len(proposals) == len(FIXTURES)
         valid = {p["candidate"]["candidate_id"] for p in proposals if p["valid"]}
-        assert valid == {"fixture-deep_tool_call", "fixture-surrogates", "fixture-terminal_escapes"}
+        assert valid == {"fixture-deep_tool_call", "fixture-surrogates", "fixture-terminal_escapes",
+                         "fixture-shared_decimal_context", "fixture-shared_neighbours"}
         episodes = reopened.episodes(split="train")
         assert episodes and {e["env_id"] for e in episodes} == {p["env_id"] for p in proposals if p["valid"]}
         text = str(episodes) + str(proposals)

@@ -602,8 +602,8 @@ def test_a_host_killed_by_sigterm_leaves_no_sandbox_directory(tmp_path: Path) ->
 
 
 FIXTURES = sorted(p.stem for p in HOSTILE.glob("*.py"))
-#: Fixtures the gate accepts: hostile text, deep structures from honest code.
-VALID = {"deep_tool_call", "surrogates", "terminal_escapes"}
+#: Fixtures the gate accepts: hostile text, deep structures from honest code, files that read what a process shares.
+VALID = {"deep_tool_call", "surrogates", "terminal_escapes", "shared_decimal_context", "shared_neighbours"}
 #: Fixtures that fill host memory wherever no layer contains them: run only where one does.
 CONTAINED_BY = {"memfd_fill": ("seccomp",)}
 VERDICT_BUDGET_S = 2.0

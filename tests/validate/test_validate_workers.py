@@ -15,10 +15,10 @@ def _spawns(sandbox, monkeypatch, source: str, config: ValidationConfig | None =
     count = 0
     spawn = sandbox.spawn
 
-    def counted():
+    def counted(*args, **kwargs):
         nonlocal count
         count += 1
-        return spawn()
+        return spawn(*args, **kwargs)
 
     monkeypatch.setattr(sandbox, "spawn", counted)
     verdict = validate_source(source, "vault.py", sandbox=sandbox, config=config)

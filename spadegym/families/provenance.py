@@ -1,0 +1,43 @@
+"""Which built-in family, if any, rendered a source: the text must be exactly its rendering.
+
+    rendering_family(source)   # "grid_maze", or None for any file the families did not write
+
+Episodes of one file may share a sandbox worker only when the file is a family's rendering
+(``sandbox.sharing``; this module vouches for them when the families are imported): the
+families' code is the project's, and a test plays every family shared and alone and finds the
+same episodes. Any other file could reach state the process shares (other modules'
+attributes, the decimal context, its neighbours' objects), so it gets a worker per episode.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from ..sandbox import sharing
+from .registry import FamilyError, get_family
+
+_NAME = re.compile(r"^FAMILY = (.+)$", re.MULTILINE)
+_KNOBS = re.compile(r"^DIFFICULTY = (.+)$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=256)  # a round opens the same few sources again and again
+def rendering_family(source: str) -> str | None:
+    """The name of the family whose ``render`` gives exactly ``source`` (its FAMILY and DIFFICULTY), else None."""
+    name, knobs = _NAME.search(source), _KNOBS.search(source)
+    if name is None or knobs is None:
+        return None
+    try:
+        family = get_family(ast.literal_eval(name.group(1)))
+        rendered = family.render(ast.literal_eval(knobs.group(1)))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, FamilyError):
+        return None
+    return family.name if rendered == source else None
+
+
+def _is_rendering(source: str) -> bool:
+    return rendering_family(source) is not None
+
+
+sharing.vouch(_is_rendering)
