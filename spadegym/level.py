@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import urllib.parse
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .envfile import EnvFileInfo, inspect_source, normalized_code_hash
 
@@ -55,6 +56,29 @@ class Params:
     knobs: dict[str, Any] = field(default_factory=dict)
 
 
+#: The schemes an OpenEnv server's base URL may have (its WebSocket is reached at the matching ws scheme).
+URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def server_url(url: str) -> str:
+    """An OpenEnv server's base URL, without trailing slashes; a ValueError in one sentence for anything else.
+
+    A host alone (``127.0.0.1:8000``) means http; a scheme, host or port that no connection can use is refused
+    here, where the run's configuration is read, rather than found out as a failed episode.
+    """
+    url = url.strip().rstrip("/")
+    full = url if "://" in url else f"http://{url}"
+    try:
+        parts = urllib.parse.urlsplit(full)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise ValueError(f"{url[:200]!r} is not a URL ({exc}); give the server's base URL, e.g. http://127.0.0.1:8000") from None
+    if parts.scheme not in URL_SCHEMES or not parts.hostname or any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError(f"{url[:200]!r} is not an OpenEnv server's URL; give its base URL with a scheme among "
+                         f"{', '.join(URL_SCHEMES)} and a host, e.g. http://127.0.0.1:8000")
+    return url
+
+
 class RemoteOptions(BaseModel):
     """How to talk to an OpenEnv server (a remote level's settings beside its URL)."""
 
@@ -71,8 +95,10 @@ class Remote(RemoteOptions):
 
     url: str = Field(..., min_length=1, description="The server's base URL (http://host:port).")
 
-    def model_post_init(self, context: Any) -> None:
-        object.__setattr__(self, "url", self.url.strip().rstrip("/"))
+    @field_validator("url")
+    @classmethod
+    def _server_url(cls, value: str) -> str:
+        return server_url(value)
 
     def settings(self) -> dict[str, Any]:
         """The settings as plain JSON (what the store writes)."""

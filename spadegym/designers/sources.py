@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from ..envfile.reference import unsupported_source
 from ..errors import UserError
@@ -56,6 +56,25 @@ class SourceConfig(BaseModel):
     def remote(self) -> bool:
         """Whether it names a remote level (played over the wire, not in the sandbox)."""
         return self.source.strip().startswith(OPENENV)
+
+    @model_validator(mode="after")
+    def _remote_settings(self) -> SourceConfig:
+        """A remote level's URL and settings are checked where the configuration is read (one sentence each)."""
+        if self.remote:
+            try:
+                self.remote_level_settings()
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                field = "the URL" if error["loc"] == ("url",) else ".".join(map(str, error["loc"]))
+                raise ValueError(f"{field}: {str(error['msg']).removeprefix('Value error, ')}") from None
+        return self
+
+    def remote_level_settings(self) -> Any:
+        """The ``level.Remote`` this source names (for an ``openenv:URL`` source)."""
+        from ..level import Remote
+
+        return Remote(url=self.source.strip()[len(OPENENV):], action_key=self.action_key, send_reply=self.send_reply,
+                      reset_args=self.reset_args, max_turns=self.max_turns)
 
     @field_validator("skill")
     @classmethod
@@ -106,11 +125,10 @@ def _part(config: SourceConfig, share: float, *, seed: int, skills: list[str], m
         designer.name = family.name  # type: ignore[misc] - each part reports under its source's name
         return SourcePart(family.name, designer, share, frozenset({family.skill}), lists_actions=False)
     if config.remote:
-        from ..level import Level, Remote
+        from ..level import Level
         from .remote import RemoteLevelDesigner
 
-        remote = Remote(url=spec[len(OPENENV):].strip(), action_key=config.action_key, send_reply=config.send_reply,
-                        reset_args=config.reset_args, max_turns=config.max_turns)
+        remote = config.remote_level_settings()
         level = Level(remote=remote, skill=config.skill or (skills or ["Logical Deduction"])[0], hint=config.hint)
         return SourcePart(f"{OPENENV}{remote.url}", RemoteLevelDesigner([level]), share)
     from .pool import PoolDesigner, pool_files

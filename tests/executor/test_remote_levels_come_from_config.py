@@ -118,3 +118,16 @@ def test_malformed_settings_of_a_configured_remote_level_are_one_sentence() -> N
     assert "\n" not in str(caught.value)
     with pytest.raises(UserError, match=r"'sources\.0\.reset_args'"):
         load_config(overrides={"sources": [{"source": "openenv:http://127.0.0.1:8000", "reset_args": ["level"]}]})
+
+
+@pytest.mark.parametrize("url", ["", "ftp://127.0.0.1:8000", "http://127.0.0.1:99999", "http://[::1", "http://127.0.0.1:9\x00",
+                                 "http://a host"])
+def test_a_configured_remote_level_url_no_connection_can_use_is_one_sentence(url: str) -> None:
+    with pytest.raises(UserError, match=r"'sources\.0' the URL: ") as caught:
+        load_config(overrides={"sources": [{"source": f"openenv:{url}"}]})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_configured_remote_level_url_may_leave_out_http_and_trailing_slashes() -> None:
+    config = load_config(overrides={"sources": [{"source": "openenv: 127.0.0.1:8000/ "}]})
+    assert config.sources[0].remote_level_settings().url == "127.0.0.1:8000"
