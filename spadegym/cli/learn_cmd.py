@@ -18,6 +18,7 @@ def collect_envs(paths: list[Path]) -> dict[str, Any]:
     """FILE or DIR arguments (folders searched recursively, e.g. a SPADE pool) -> {file stem: Level}."""
     from ..envfile import SourceError, inspect_source, read_source
     from ..level import Level
+    from ..text import safe_text
     from ..validate.gate import expand_paths
 
     try:
@@ -27,7 +28,10 @@ def collect_envs(paths: list[Path]) -> dict[str, Any]:
     envs: dict[str, Any] = {}
     for file in files:
         source = read_source(file)
-        inspect_source(source, str(file))  # one sentence for a file that is no environment
+        try:
+            inspect_source(source, str(file))
+        except SourceError as exc:  # one sentence, naming the file, for a file that is no environment
+            raise UserError(f"{safe_text(str(file))}: {exc}") from None
         if file.stem in envs:
             raise UserError(f"two environment files are named '{file.stem}.py'; rename one so that each name is unique.")
         envs[file.stem] = Level(source)

@@ -94,6 +94,6 @@ def read_source(path: str | Path) -> str:
 def read_text(path: str | Path, limit: int, what: str = "file") -> str:
     """``read_bytes`` as UTF-8 text."""
     try:
-        return read_bytes(path, limit, what).decode("utf-8")
+        return read_bytes(path, limit, what).decode("utf-8-sig")  # Python accepts a leading byte-order mark
     except UnicodeDecodeError:
         raise SourceError(f"{path}: not UTF-8 text; save {what} as UTF-8.") from None

@@ -38,6 +38,12 @@ POOL_SEEDS = (0, 1, 2, 3)
 _FAMILY = re.compile(r"^FAMILY = ['\"]([\w-]+)['\"]", re.M)  # rendered family files name their family
 
 
+def _named(exc: SourceError, file: Path) -> str:
+    """``exc``'s sentence, naming ``file`` when it does not already."""
+    text = str(exc)
+    return text if text.startswith(str(file)) else f"{safe_text(str(file))}: {text}"
+
+
 class SuiteError(UserError):
     """A suite or pool directory that cannot be used (missing, altered, malformed)."""
 
@@ -247,10 +253,10 @@ def _pool(path: Path) -> Suite:
     for file in files:
         name = safe_text(file.relative_to(path).with_suffix("").as_posix())  # a file name may hold anything
         try:
-            source = read_source(file)
+            source = read_source(file)  # its errors name the file
             info = inspect_source(source, file.name)
         except SourceError as exc:
-            raise SuiteError(str(exc)) from None
+            raise SuiteError(_named(exc, file)) from None
         family = _FAMILY.search(source)
         case = Case(id=name, file=file.relative_to(path).as_posix(), skill=info.skill or "unknown",
                     seeds=list(POOL_SEEDS), family=family.group(1) if family else None,

@@ -106,3 +106,24 @@ def test_eval_of_a_suite_whose_case_is_a_fifo_ends_in_one_sentence(tmp_path: Pat
     proc = subprocess.run([sys.executable, "-m", "spadegym", "eval", str(path), "--agent", "random"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pool_file_that_is_no_environment_is_one_sentence_naming_it(tmp_path: Path) -> None:
+    from spadegym.cli.learn_cmd import collect_envs
+    from spadegym.errors import UserError
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "a.py").write_text(SOURCE)
+    (pool / "empty.py").write_text("")
+    with pytest.raises(SuiteError, match=r"empty\.py: No environment class found"):
+        load_suite(pool)
+    with pytest.raises(UserError, match=r"empty\.py: No environment class found"):
+        collect_envs([pool])
+
+
+def test_a_pool_file_with_a_byte_order_mark_is_read_as_python_reads_it(tmp_path: Path) -> None:
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "a.py").write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
+    assert load_suite(pool).sources["a"] == SOURCE
