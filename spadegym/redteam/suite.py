@@ -35,6 +35,8 @@ MANIFEST, CARD, SUMS, CASES = "manifest.json", "README.md", "SHA256SUMS", "cases
 MANIFEST_BYTES = 64 << 20
 #: Seeds of the cases of a plain pool directory (a suite's manifest fixes its own).
 POOL_SEEDS = (0, 1, 2, 3)
+#: The most seeds one case may ask eval to play (a suite's case has a few; a manifest may not ask for unbounded work).
+CASE_SEEDS = 4096
 _FAMILY = re.compile(r"^FAMILY = ['\"]([\w-]+)['\"]", re.M)  # rendered family files name their family
 
 
@@ -209,6 +211,7 @@ def load_suite(path: str | Path) -> Suite:
     try:
         manifest = _safe(json.loads(read_text(inside(path, MANIFEST), MANIFEST_BYTES, "a suite manifest")))
         cases = [_CASE.validate_python(c) for c in manifest["cases"]]  # each field of its type, or one sentence
+        _check_manifest(manifest, cases)
     except SourceError as exc:
         raise SuiteError(str(exc)) from None
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -222,6 +225,20 @@ def load_suite(path: str | Path) -> Suite:
         except SourceError as exc:
             raise SuiteError(f"case {case.id}: {exc}") from None
     return Suite(path, manifest, cases, sources)
+
+
+def _check_manifest(manifest: dict[str, Any], cases: list[Case]) -> None:
+    """What eval relies on beyond each case's types: a pass mark it can compare, unique ids, bounded work."""
+    pass_at = manifest.get("pass_at", 0.5)
+    if isinstance(pass_at, bool) or not isinstance(pass_at, (int, float)) or not 0 < pass_at <= 1:
+        raise ValueError(f"pass_at: {str(pass_at)[:40]!r} is not a share of plays above 0 and at most 1")
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise ValueError(f"cases: the id {case.id[:80]!r} is listed twice")
+        seen.add(case.id)
+        if len(case.seeds) > CASE_SEEDS:
+            raise ValueError(f"cases: {case.id[:80]!r} lists {len(case.seeds):,} seeds, more than {CASE_SEEDS:,}")
 
 
 def _check_sums(path: Path) -> None:

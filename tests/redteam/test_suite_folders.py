@@ -127,3 +127,24 @@ def test_a_pool_file_with_a_byte_order_mark_is_read_as_python_reads_it(tmp_path:
     pool.mkdir()
     (pool / "a.py").write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
     assert load_suite(pool).sources["a"] == SOURCE
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"pass_at": "x"}, "pass_at"), ({"pass_at": float("nan")}, "pass_at"), ({"pass_at": 0}, "pass_at"),
+    ({"seeds": list(range(5000))}, "seeds, more than"), ({"twice": True}, "listed twice"),
+])
+def test_a_manifest_that_asks_for_what_eval_cannot_do_is_one_sentence(tmp_path: Path, change: dict,
+                                                                     says: str) -> None:
+    path = suite(tmp_path)
+    manifest = json.loads((path / MANIFEST).read_text())
+    if "pass_at" in change:
+        manifest["pass_at"] = change["pass_at"]
+    if "seeds" in change:
+        manifest["cases"][0]["seeds"] = change["seeds"]
+    if "twice" in change:
+        manifest["cases"] *= 2
+    (path / MANIFEST).write_text(json.dumps(manifest))
+    (path / SUMS).unlink()
+    with pytest.raises(SuiteError, match=says) as caught:
+        load_suite(path)
+    assert "\n" not in str(caught.value)
