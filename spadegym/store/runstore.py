@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..envfile.contract import is_success
 from ..errors import UserError
 from ..figures import finite_or_none
@@ -531,7 +533,13 @@ _LINEAGE = {f.name for f in dataclasses.fields(Lineage)}
 
 def level_of(row: dict[str, Any]) -> Level:
     """The level an environments row (as ``RunStore.environment`` returns it) holds."""
-    remote = Remote(**row["remote"]) if row["kind"] != FILE else None
+    try:
+        remote = Remote.model_validate(row["remote"]) if row["kind"] != FILE else None
+    except ValidationError as exc:  # a store altered by hand: one sentence
+        first = exc.errors()[0]
+        why = f"{'.'.join(map(str, first['loc'])) or 'its settings'}: {first['msg']}"[:200]
+        raise StoreError(f"level {row.get('env_id')!r} in the store is a remote level whose settings are malformed "
+                         f"({why}); the run directory was altered, so start a new run.") from None
     return Level(None if remote is not None else row["source"], skill=row.get("skill") or "", hint=row.get("hint"),
                  params=Params(row.get("family"), dict(row.get("knobs") or {})),
                  lineage=Lineage(**{k: v for k, v in (row.get("lineage") or {}).items() if k in _LINEAGE}),

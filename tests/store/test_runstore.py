@@ -187,3 +187,22 @@ def test_synthetic_run_reads_back_consistently(tmp_path):
         assert store.episode_count(round=n, split="train") == summary["episodes"]
         assert {s["round"] for s in store.scores()} == {1, 2, 3}
     assert store.load_state("buffer")["round"] == 3
+
+
+@pytest.mark.parametrize("settings", ['{"url": "ftp://x"}', '{"url": "http://127.0.0.1:9", "max_turns": "many"}', "null"])
+def test_a_remote_level_altered_in_the_store_is_one_sentence(tmp_path, settings):
+    from spadegym.level import Remote
+    from spadegym.store.runstore import level_of
+
+    store = _store(tmp_path)
+    with store.round(1) as tx:
+        tx.add_environment("e1", Level(remote=Remote(url="http://127.0.0.1:9"), skill="Optimization"))
+        tx.finish({})
+    store.close()
+    db = sqlite3.connect(tmp_path / "run" / DB_NAME)
+    db.execute("UPDATE environments SET remote = ? WHERE env_id = 'e1'", (settings,))
+    db.commit()
+    db.close()
+    with RunStore.open(tmp_path / "run") as reopened, pytest.raises(StoreError, match="'e1' .* malformed") as caught:
+        level_of(reopened.environment("e1"))
+    assert "\n" not in str(caught.value)
