@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ..envfile import SourceError, read_source
+from ..envfile.folder import folder_files
 from ..envfile.reference import unsupported_source
+from ..level import FILE
 from ..store import DB_NAME, RunStore, StoreError
 from .level import Level, LevelSourceError
 
@@ -51,7 +53,10 @@ class PoolLevels:
         files: list[Path] = []
         for path in map(Path, paths):
             if path.is_dir():
-                found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+                try:  # read as if hostile: a link out of the folder, a FIFO or a device is refused
+                    found = [p for p in folder_files(path) if p.parent == path and not p.name.startswith("_")]
+                except SourceError as exc:
+                    raise LevelSourceError(str(exc)) from None
                 if not found:
                     raise LevelSourceError(f"{path}: no environment files (*.py) in this folder.")
                 files += found
@@ -91,7 +96,8 @@ class RunLevels:
         try:
             with RunStore.open(self.run_dir) as store:
                 buffer = (store.load_state("buffer") or {}).get("levels", {})
-                rows = {row["env_id"]: row for row in store.environments(valid_only=True)}
+                # Remote levels (a run's openenv: sources) are played at their own servers, never served from here.
+                rows = {row["env_id"]: row for row in store.environments(valid_only=True) if row["kind"] == FILE}
         except sqlite3.OperationalError as exc:  # the run is writing: one retry is enough under WAL
             raise LevelSourceError(f"{self.run_dir}: the run store is busy ({exc}); try again.") from None
         ids = [env_id for env_id, rec in buffer.items()

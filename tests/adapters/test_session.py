@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from spadegym.adapters import LevelSourceError, PlaySession, PoolLevels, RunLevels, SessionError, open_levels
 from spadegym.curriculum.buffer import BufferState, LevelRecord
-from spadegym.level import Level, Params
+from spadegym.level import Level, Params, Remote
 from spadegym.rollout.runner import FORMAT_REMINDER
 from spadegym.sandbox import Sandbox, SandboxConfig
 from spadegym.store import RunStore
@@ -111,9 +112,15 @@ def test_a_run_directory_is_read_live_new_levels_come_and_retired_ones_go(tmp_pa
     levels = open_levels(tmp_path / "run")
     assert isinstance(levels, RunLevels)
     assert sorted(level.level_id for level in levels.levels()) == ["lvl-a", "lvl-b"]
+    with store.round(2) as tx:  # a remote level of the run (an openenv: source) is played at its server, not here
+        tx.add_environment("remote", Level(remote=Remote(url="http://127.0.0.1:9"), skill="Logical Deduction"))
+        buffer.levels["remote"] = LevelRecord("remote", "Logical Deduction", "remote", 2)
+        tx.save_state("buffer", buffer.to_dict())
+        tx.finish({"round": 2})
+    assert sorted(level.level_id for level in levels.levels()) == ["lvl-a", "lvl-b"]
     buffer.levels["lvl-a"].times_played = 2  # retired: it leaves replay, and the adapters with it
     buffer.levels["lvl-b"].score = 0.9
-    _round(store, 2, {"lvl-c": "c"}, buffer)
+    _round(store, 3, {"lvl-c": "c"}, buffer)
     now = {level.level_id: level for level in levels.levels()}
     assert sorted(now) == ["lvl-b", "lvl-c"]
     assert now["lvl-b"].weight > now["lvl-c"].weight and now["lvl-c"].hint == "pick c"
@@ -126,3 +133,22 @@ def test_a_run_directory_is_read_live_new_levels_come_and_retired_ones_go(tmp_pa
 def test_a_folder_without_environment_files_is_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(LevelSourceError, match="no environment files"):
         open_levels(tmp_path)
+
+
+def test_a_pool_folder_that_serve_reads_is_read_as_if_hostile(tmp_path):
+    """A link out of the folder is refused (serve played the linked file); a link that stays inside is a level."""
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    source = sorted((Path(__file__).parents[1] / "fixtures" / "envs").glob("*.py"))[0].read_text()
+    (pool / "a.py").write_text(source)
+    (tmp_path / "outside.py").write_text(source)
+    (pool / "b.py").symlink_to(tmp_path / "outside.py")
+    with pytest.raises(LevelSourceError, match="b.py leads outside"):
+        PoolLevels([pool])
+    (pool / "b.py").unlink()
+    os.mkfifo(pool / "c.py")
+    with pytest.raises(LevelSourceError, match="c.py is not a regular file"):
+        PoolLevels([pool])
+    (pool / "c.py").unlink()
+    (pool / "d.py").symlink_to(pool / "a.py")
+    assert [level.level_id for level in PoolLevels([pool]).levels()] == ["a", "d"]
