@@ -99,16 +99,39 @@ def _owner_gone(sock: socket.socket, owner: int | None) -> bool:
     return any(fd == owner for fd, _event in poller.poll())
 
 
+def _address_space() -> int:
+    """This process's address space in bytes (what RLIMIT_AS bounds)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+#: Address space the preloaded modules added to the zygote, so to every worker forked after them.
+_preloaded_bytes = 0
+
+
 def _preload(modules: list[str]) -> None:
     """Import the host's trusted modules a file uses, once, single-threaded (a fork keeps only this thread)."""
+    global _preloaded_bytes
+    missing = [m for m in modules if m not in sys.modules]
+    if not missing:
+        return
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
-    for module in modules:
-        if module not in sys.modules:
-            try:
-                importlib.import_module(module)
-            except Exception:  # noqa: BLE001 - the file's own import then fails with its message
-                pass
+    before = _address_space()
+    for module in missing:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - the file's own import then fails with its message
+            pass
+    _preloaded_bytes += max(0, _address_space() - before)
+
+
+def _with_preloads(spec: dict) -> dict:
+    """The worker's limits with the preloaded modules' address space added to ``memory_mb``: they are the zygote's,
+    so a file gets the same budget whether or not another file made the zygote import them first."""
+    if _preloaded_bytes:
+        spec["config"]["memory_mb"] += -(-_preloaded_bytes // (1 << 20))
+    return spec
 
 
 def main(sock_fd: int, netns: bool = False) -> None:
@@ -177,7 +200,7 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
             sock.close()
             if owner is not None:
                 os.close(owner)
-            _run_worker(spec, in_fd, out_fd, zygote)
+            _run_worker(_with_preloads(spec), in_fd, out_fd, zygote)
         os.close(in_fd)
         os.close(out_fd)
         children.add(pid)

@@ -46,3 +46,18 @@ def test_a_trusted_module_is_imported_by_the_zygote_once_a_file_imports_it_and_n
     with Sandbox(SandboxConfig(preload=[])) as box:  # not trusted: the file imports it itself, in its worker only
         assert box.open(uses_wave, "n.py").loaded.ok
         assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "[]"
+
+
+ALLOCATES = ("class MEnv:\n    def reset(self, seed=None):\n        block = bytearray(120 << 20)\n"
+             "        return str(len(block) >> 20), {}\n    def step(self, a):\n        return 'o', 0.0, True, False, {}\n")
+
+
+def test_a_file_gets_the_same_memory_budget_whether_or_not_another_made_the_zygote_preload_a_module():
+    """The preloaded modules' address space is the zygote's: it was charged to every later worker's memory_mb
+    (numpy's 84 MB took a 120 MB allocation from fitting in 192 MB to a MemoryError)."""
+    uses_numpy = "import numpy\n\n" + TINY
+    with Sandbox(SandboxConfig(memory_mb=192, preload=["numpy"])) as box:
+        assert box.open(ALLOCATES, "m.py").reset(seed=0).value["observation"] == "120"
+        assert box.open(uses_numpy, "n.py").loaded.ok
+        after = box.open(ALLOCATES, "m.py").reset(seed=0)
+        assert after.ok and after.value["observation"] == "120", after.message
