@@ -181,6 +181,15 @@ class RunConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _preload_imported_tasks(self) -> RunConfig:
+        """A reasoning-gym source's files import reasoning_gym: the sandbox's zygote imports it once, not each worker."""
+        from ..families.imported import MODULE, REASONING_GYM
+
+        if any(s.source.strip().startswith(REASONING_GYM) for s in self.sources) and MODULE not in self.sandbox.preload:
+            self.sandbox = self.sandbox.model_copy(update={"preload": [*self.sandbox.preload, MODULE]})
+        return self
+
+    @model_validator(mode="after")
     def _baseline_buffer(self) -> RunConfig:
         """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
         whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""

@@ -32,7 +32,7 @@ class SandboxConfig(BaseModel):
     scratch_inodes: int = Field(4096, ge=16, description="Most files and directories a worker may create in its private scratch tmpfs (namespaces tier).")
     recycle_after: int = Field(64, ge=1, description="Episodes served by one environment instance before its worker slot is replaced.")
     episodes_per_worker: int = Field(8, ge=1, le=64, description="Episodes of one file a worker serves at once when playing rounds, for files a built-in family rendered (other files get a worker per episode); each in its own slot (own instance, module namespace and random; one wake-up a turn for all), with memory_mb and cpu_seconds once per instance; what ends the worker ends them all, each with its cause. 1: a worker per episode.")
-    preload: list[str] = Field(["reasoning_gym"], description="Trusted modules the zygote imports once, the first time a file that imports one is placed, so that its workers start warm instead of each importing it (a file chooses only among these).")
+    preload: list[str] = Field(default_factory=list, description="Trusted modules the zygote imports when it starts, before any worker, so that files importing them start warm and every worker sees the same modules (a run adds reasoning_gym for its reasoning-gym sources).")
     min_tier: str | None = Field(None, description=f"Refuse to run below this isolation tier (one of {', '.join(TIERS)}).")
     seccomp: bool = Field(True, description="Install the seccomp filter when the kernel allows it.")
     landlock: bool = Field(True, description="Restrict the file system with Landlock when the kernel allows it.")

@@ -14,10 +14,8 @@ because of environment code.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
 import select
 import socket
 import subprocess
@@ -48,12 +46,6 @@ _BOOT = ("import sys; sys.path.insert(0, sys.stdin.readline().rstrip('\\n')); "
 # The zygote leaves the terminal's process group (Ctrl-C is the host's) but stays in
 # its session: a session of its own is a scheduling group of its own (autogroup).
 _OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True}
-
-
-@functools.lru_cache(maxsize=256)
-def _preloads(source: str, trusted: tuple[str, ...]) -> list[str]:
-    """The trusted modules ``source`` imports (a word match: a false match only imports a trusted module once)."""
-    return [m for m in trusted if re.search(rf"^\s*(?:import|from)\s+{re.escape(m)}\b", source, re.MULTILINE)]
 
 
 class SandboxError(RuntimeError):
@@ -101,6 +93,8 @@ class Sandbox:
         args = [sys.executable, "-B", "-c", _BOOT, str(zygote_end.fileno())]
         if self.report.layers.get("netns"):
             args.append("--netns")
+        if self.config.preload:
+            args += ["--preload", ",".join(self.config.preload)]
         self._zygote = subprocess.Popen(
             args,
             pass_fds=[zygote_end.fileno()], env=WORKER_ENVIRON, cwd=self._root, stdin=subprocess.PIPE,
@@ -135,9 +129,8 @@ class Sandbox:
                     self._ready = True
                     return
 
-    def spawn(self, share: int = 1, preload: list[str] | None = None) -> Worker:
-        """Fork a new confined worker from the zygote (after it imports ``preload``, trusted modules the file uses);
-        one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
+    def spawn(self, share: int = 1) -> Worker:
+        """Fork a new confined worker from the zygote; one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
         budget is one worker's)."""
         with self._lock:
             if self._zygote is None or self._zygote.poll() is not None:
@@ -149,7 +142,7 @@ class Sandbox:
             uid = None if self._uid_base is None else self._uid_base + self._slots % hardening.UID_BLOCK
             limits = self.config if share <= 1 else self.config.model_copy(update={
                 "memory_mb": self.config.memory_mb * share, "cpu_seconds": self.config.cpu_seconds * share})
-            spec = {"config": limits.model_dump(), "scratch": scratch, "uid": uid, "preload": preload or []}
+            spec = {"config": limits.model_dump(), "scratch": scratch, "uid": uid}
             assert self._sock is not None
             try:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
@@ -234,7 +227,7 @@ class Sandbox:
                     tenancy.hosted += 1
                     tenancy.guests += 1
                     return workers[0], tenancy.hosted - 1
-        worker = self.spawn(share, _preloads(source, tuple(self.config.preload)))
+        worker = self.spawn(share)
         if share > 1:
             worker.shared = True
             with self._lock:

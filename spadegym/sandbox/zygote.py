@@ -110,7 +110,8 @@ _preloaded_bytes = 0
 
 
 def _preload(modules: list[str]) -> None:
-    """Import the host's trusted modules a file uses, once, single-threaded (a fork keeps only this thread)."""
+    """Import the configuration's trusted modules before any worker, single-threaded (a fork keeps only this thread):
+    every worker of the sandbox starts with the same modules, whatever the files before it imported."""
     global _preloaded_bytes
     missing = [m for m in modules if m not in sys.modules]
     if not missing:
@@ -128,15 +129,16 @@ def _preload(modules: list[str]) -> None:
 
 def _with_preloads(spec: dict) -> dict:
     """The worker's limits with the preloaded modules' address space added to ``memory_mb``: they are the zygote's,
-    so a file gets the same budget whether or not another file made the zygote import them first."""
+    so a file gets the same budget whether or not the configuration preloads them."""
     if _preloaded_bytes:
         spec["config"]["memory_mb"] += -(-_preloaded_bytes // (1 << 20))
     return spec
 
 
-def main(sock_fd: int, netns: bool = False) -> None:
+def main(sock_fd: int, netns: bool = False, preload: list[str] | None = None) -> None:
     # The cwd is the sandbox root, which holds every worker's scratch dir: not a library.
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    _preload(preload or [])
     if netns:
         try:
             hardening.enter_private_network()
@@ -194,7 +196,6 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
             sock.sendall(b'{"ready": true}\n')
             continue
         in_fd, out_fd = fds
-        _preload(spec.get("preload", []))
         pid = os.fork()
         if pid == 0:
             sock.close()
@@ -224,11 +225,12 @@ def _clean_up(children: set[int]) -> None:
 
 
 def main_from_argv(argv: list[str]) -> None:
-    """``FD [--netns]``; stdin (which told the bootstrap where spadegym lives) becomes /dev/null."""
+    """``FD [--netns] [--preload a,b]``; stdin (which told the bootstrap where spadegym lives) becomes /dev/null."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    main(int(argv[0]), netns="--netns" in argv[1:])
+    preload = argv[argv.index("--preload") + 1].split(",") if "--preload" in argv else []
+    main(int(argv[0]), netns="--netns" in argv[1:], preload=preload)
 
 
 if __name__ == "__main__":

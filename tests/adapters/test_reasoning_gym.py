@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,17 @@ from reasoning_gym import factory  # noqa: E402
 
 from spadegym.adapters import LevelSourceError, PlaySession, open_levels  # noqa: E402
 from spadegym.adapters.reasoning_gym_levels import ReasoningGymLevels, render_level, task_knobs  # noqa: E402
-from spadegym.sandbox import Sandbox  # noqa: E402
+from spadegym.sandbox import Sandbox, SandboxConfig  # noqa: E402
 from spadegym.validate import validate_source  # noqa: E402
 
 TASK = "basic_arithmetic"
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    """A sandbox whose zygote imports reasoning_gym once, as a run with a reasoning-gym source has."""
+    with Sandbox(SandboxConfig(preload=["reasoning_gym"])) as box:
+        yield box
 
 
 def test_curriculum_attributes_are_the_knobs_and_a_level_sets_each_to_its_step() -> None:

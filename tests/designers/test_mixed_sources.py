@@ -168,3 +168,10 @@ def test_a_reasoning_gym_source_climbs_its_knobs_as_the_agent_outgrows_its_level
     hardest = {n: max(difficulty_index(r["family"], r["knobs"]) for r in rg if r["round"] == n) for n in (0, 1, 2)}
     assert hardest[0] == 0.0 < hardest[1] < hardest[2]  # one step up every round, as a family's levels climb
     assert {r["lineage"]["operator"] for r in rg if r["round"] > 0} == {"harder"}
+
+
+def test_a_run_with_a_reasoning_gym_source_preloads_it_into_the_sandbox_and_one_without_does_not() -> None:
+    from spadegym.loop import RunConfig
+
+    assert RunConfig(sources=[{"source": "reasoning-gym:chain_sum"}]).sandbox.preload == ["reasoning_gym"]
+    assert RunConfig().sandbox.preload == []

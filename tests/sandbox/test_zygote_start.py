@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from spadegym.sandbox import Sandbox, SandboxConfig
 
 TINY = "class TEnv:\n    def reset(self, seed=None):\n        return 'o', {}\n    def step(self, a):\n        return 'o', 0.0, True, False, {}\n"
@@ -37,13 +39,11 @@ PROBE = ("import sys\n\nclass PEnv:\n    def reset(self, seed=None):\n"
          "    def step(self, a):\n        return 'o', 0.0, True, False, {}\n")
 
 
-def test_a_trusted_module_is_imported_by_the_zygote_once_a_file_imports_it_and_never_a_file_named_one():
+def test_a_configured_module_is_in_every_worker_from_the_start_and_a_file_never_adds_one_for_the_next():
     uses_wave = "import wave\n\n" + PROBE.replace("PEnv", "NEnv")
-    with Sandbox(SandboxConfig(preload=["wave"])) as box:
-        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "[]"  # nothing before it is needed
-        assert box.open(uses_wave, "n.py").loaded.ok
-        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "['wave']"  # inherited from now on
-    with Sandbox(SandboxConfig(preload=[])) as box:  # not trusted: the file imports it itself, in its worker only
+    with Sandbox(SandboxConfig(preload=["wave"])) as box:  # the same before and after any file
+        assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "['wave']"
+    with Sandbox(SandboxConfig(preload=[])) as box:  # a file's import stays in its own worker
         assert box.open(uses_wave, "n.py").loaded.ok
         assert box.open(PROBE, "p.py").reset(seed=0).value["observation"] == "[]"
 
@@ -52,12 +52,10 @@ ALLOCATES = ("class MEnv:\n    def reset(self, seed=None):\n        block = byte
              "        return str(len(block) >> 20), {}\n    def step(self, a):\n        return 'o', 0.0, True, False, {}\n")
 
 
-def test_a_file_gets_the_same_memory_budget_whether_or_not_another_made_the_zygote_preload_a_module():
-    """The preloaded modules' address space is the zygote's: it was charged to every later worker's memory_mb
-    (numpy's 84 MB took a 120 MB allocation from fitting in 192 MB to a MemoryError)."""
-    uses_numpy = "import numpy\n\n" + TINY
-    with Sandbox(SandboxConfig(memory_mb=192, preload=["numpy"])) as box:
-        assert box.open(ALLOCATES, "m.py").reset(seed=0).value["observation"] == "120"
-        assert box.open(uses_numpy, "n.py").loaded.ok
-        after = box.open(ALLOCATES, "m.py").reset(seed=0)
-        assert after.ok and after.value["observation"] == "120", after.message
+def test_a_file_gets_the_same_memory_budget_whether_or_not_the_zygote_preloads_a_module():
+    """The preloaded modules' address space is the zygote's, not charged to a worker's memory_mb."""
+    pytest.importorskip("reasoning_gym")
+    for preload in ([], ["reasoning_gym"]):  # 165 MB of address space in the zygote
+        with Sandbox(SandboxConfig(memory_mb=192, preload=preload)) as box:
+            fits = box.open(ALLOCATES, "m.py").reset(seed=0)
+            assert fits.ok and fits.value["observation"] == "120", (preload, fits.message)
