@@ -65,7 +65,7 @@ def pool_rate(spec: str, count: int, sandbox) -> dict:
     from spadegym.designers.registry import make_designer
 
     with tempfile.TemporaryDirectory() as out:
-        summary = design(make_designer(spec, seed=0, sandbox=sandbox), count, None, out, sandbox)
+        summary = design(make_designer(spec, seed=0), count, None, out, sandbox)  # pool_rate: mutation and samplers
     return {"designer": spec, "proposals": summary.proposals, "valid": summary.valid,
             "refused": summary.refused, "seconds": round(summary.seconds, 2),
             "proposals_per_second": round(summary.proposals_per_second, 2)}

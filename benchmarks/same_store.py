@@ -76,12 +76,14 @@ def store_rows(db_path: Path) -> dict[str, list[dict[str, Any]]]:
     return content
 
 
-def dump(tree: Path, out: Path) -> None:
+def dump(tree: Path, out: Path, only: list[str] | None = None) -> None:
     env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "PYTHONHASHSEED": "0"}
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(FIXTURES, Path(tmp) / "pool")  # a relative path: the same in every tree's runs
         for name, args in SCENARIOS.items():
+            if only and name not in only:
+                continue
             run_dir = Path(tmp) / name
             command = [sys.executable, "-m", "spadegym", *args, "--out", str(run_dir)]
             if args[0] == "run":
@@ -138,12 +140,13 @@ def main() -> None:
     run = commands.add_parser("dump", help="run the scenarios with a tree's spadegym and write their stores")
     run.add_argument("--tree", type=Path, default=Path("."), help="the source tree whose spadegym runs")
     run.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    run.add_argument("--scenario", action="append", choices=list(SCENARIOS), help="only these (repeatable)")
     diff = commands.add_parser("compare", help="compare two dumps table by table")
     diff.add_argument("before", type=Path)
     diff.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "dump":
-        dump(args.tree, args.out)
+        dump(args.tree, args.out, args.scenario)
     else:
         raise SystemExit(compare(args.before, args.after))
 

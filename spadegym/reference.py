@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from .specs import Spec
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -44,6 +46,8 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 
 def _type_text(annotation: Any) -> str:
+    if annotation is Spec:  # written as text, parsed by its role's registry
+        return "str"
     if annotation is type(None):
         return "None"
     if isinstance(annotation, type) and not typing.get_args(annotation):
@@ -109,11 +113,12 @@ def sections(model: type[BaseModel], prefix: str = "", defaults: BaseModel | Non
     found = []
     for name, field in model.model_fields.items():
         listed = typing.get_origin(field.annotation) is list
-        for nested in _models_in(field.annotation):
+        kinds = _models_in(field.annotation)
+        for nested in kinds:
             value = getattr(defaults, name) if defaults is not None else _default(field)
             value = value if isinstance(value, nested) else None
-            found.append(Section(f"{prefix}{name}", listed, " ".join((field.description or "").split()),
-                                 nested, value))
+            lead = nested.__doc__ if len(kinds) > 1 else field.description  # a section of several kinds: each its own
+            found.append(Section(f"{prefix}{name}", listed, " ".join((lead or "").split()), nested, value))
             if not listed:
                 found += sections(nested, f"{prefix}{name}.", value)
     return found
@@ -188,8 +193,7 @@ def describe(config: BaseModel, prefix: str = "") -> list[tuple[str, Any, str]]:
             for i, item in enumerate(value):
                 rows += describe(item, f"{prefix}{name}[{i}].")
         else:
-            rows.append((f"{prefix}{name}", value.model_dump(mode="json") if isinstance(value, BaseModel)
-                         else value, description))
+            rows.append((f"{prefix}{name}", str(value) if isinstance(value, Spec) else value, description))
     return rows
 
 

@@ -1,140 +1,125 @@
 """Agent specs -> agents: ``random``, ``human``, ``scripted:FILE``, ``learner[:DIR]``, ``openai:MODEL[@URL]``,
-``hf:PATH`` (a local Hugging Face model or GGUF file that trains with TRL).
+``hf:PATH`` (a local Hugging Face model or GGUF file that trains with TRL), or your own ``package.module:Class``.
 
     agent = make_agent("openai:qwen3-8b@http://127.0.0.1:8000/v1", temperature=0.6, concurrency=64)
     agent = make_agent("scripted:tests/solutions/maze.txt")
 
-Options are checked against what the kind accepts; a bad spec or option is one
-sentence (``AgentSpecError``) with the nearest known name.
+Each kind takes the options its model declares and no other (``AGENTS``): a bad
+spec or option is one sentence (``AgentSpecError``) with the nearest known name.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable
+import functools
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from ..errors import UserError
-from ..plugins import import_object, is_import_path
+from ..plugins import import_object
+from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
 from .base import Agent
-
-#: Spec forms, as the error messages and `--help` show them.
-SPEC_FORMS = {
-    "random": "random",
-    "human": "human",
-    "scripted": "scripted:FILE",
-    "learner": "learner[:DIR]",
-    "openai": "openai:MODEL[@BASE_URL]",
-    "own": "package.module:Class",
-    "hf": "hf:PATH",
-}
+from .openai_config import OpenAIAgentConfig
 
 
 class AgentSpecError(UserError, ValueError):
     """An agent spec or option that cannot be used (the message is one sentence)."""
 
 
-def _no_argument(kind: str, argument: str) -> None:
-    if argument:
-        raise AgentSpecError(f"agent '{kind}' takes no argument (got '{kind}:{argument}'); write just '{kind}'.")
+class HumanOptions(BaseModel):
+    model_config = {"extra": "forbid", "arbitrary_types_allowed": True}
+
+    input_stream: Any = Field(None, description="Where replies are read from (default: stdin).")
+    console: Any = Field(None, description="Where observations are shown (default: the terminal).")
 
 
-def _no_options(kind: str, options: dict[str, Any]) -> None:
-    if options:
-        names = ", ".join(sorted(options))
-        raise AgentSpecError(f"agent '{kind}' takes no options (got {names}).")
+@functools.cache
+def learner_options() -> type[BaseModel]:
+    """The learner's options (its model loads on first use)."""
+    from .learner.agent import LearnerConfig
+
+    return create_model("LearnerOptions", __config__={"extra": "forbid"},
+                        config=(LearnerConfig | None, Field(None, description="The learner's model and optimiser.")))
 
 
-def _random(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+@functools.cache
+def openai_options() -> type[BaseModel]:
+    """The LLM agent's options: its endpoint's settings (the spec names the model, and its URL wins) and how it
+    plays (the client loads on first use)."""
+    from ..llm.client import EndpointConfig
+
+    return create_model("OpenAIOptions", __base__=OpenAIAgentConfig, **{
+        name: (field.annotation, field) for name, field in EndpointConfig.model_fields.items() if name != "model"})
+
+
+class HFOptions(BaseModel):
+    model_config = {"extra": "forbid", "arbitrary_types_allowed": True}
+
+    train: Any = Field(None, description="How the model samples and learns (TrainConfig or its fields).")
+    policies: Any = Field(None, description="The run's shared policies (same path = shared weights).")
+
+
+class AnyOptions(BaseModel):
+    """Your own agent's options: whatever its class takes."""
+
+    model_config = {"extra": "allow"}
+
+
+def _random(spec: Spec, seed: int, options: NoOptions) -> Agent:
     from .random_agent import RandomAgent
 
-    _no_argument("random", argument)
-    _no_options("random", options)
     return RandomAgent(seed=seed)
 
 
-def _human(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+def _human(spec: Spec, seed: int, options: HumanOptions) -> Agent:
     from .human import HumanAgent
 
-    _no_argument("human", argument)
-    return HumanAgent(**options)
+    return HumanAgent(input_stream=options.input_stream, console=options.console)
 
 
-def _scripted(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+def _scripted(spec: Spec, seed: int, options: NoOptions) -> Agent:
     from .scripted import ScriptedAgent, ScriptError
 
-    if not argument:
-        raise AgentSpecError("agent 'scripted' needs a file: write scripted:FILE (one action per line).")
-    _no_options("scripted", options)
     try:
-        return ScriptedAgent.from_file(argument)
+        return ScriptedAgent.from_file(spec.argument)
     except ScriptError as exc:
         raise AgentSpecError(str(exc)) from None
 
 
-def _learner(argument: str, seed: int, options: dict[str, Any]) -> Agent:
-    config = options.pop("config", None)  # a LearnerConfig or a dict of its fields (a run's ``learner`` section)
-    _no_options("learner", options)
+def _learner(spec: Spec, seed: int, options: Any) -> Agent:
     try:
         from .learner import make_learner
     except ImportError as exc:
         raise AgentSpecError(f"the built-in learner is not available in this installation ({exc}).") from None
     try:
-        return make_learner(argument or None, seed, config)
+        return make_learner(spec.argument or None, seed, options.config)
     except (OSError, ValueError) as exc:  # CheckpointError is a ValueError
         message = str(exc).rstrip(".")
-        raise AgentSpecError(f"cannot load the learner from '{argument}': {message}.") from None
+        raise AgentSpecError(f"cannot load the learner from '{spec.argument}': {message}.") from None
 
 
-def _openai(argument: str, seed: int, options: dict[str, Any]) -> Agent:
+def _openai(spec: Spec, seed: int, options: BaseModel) -> Agent:
     from ..llm import EndpointConfig, parse_spec
-    from .openai_agent import OpenAIAgent, OpenAIAgentConfig
+    from .openai_agent import OpenAIAgent
 
     try:
-        model, url = parse_spec(f"openai:{argument}")
+        model, url = parse_spec(spec.text)
     except ValueError as exc:
         raise AgentSpecError(str(exc)) from None
-    endpoint_fields = set(EndpointConfig.model_fields)
-    agent_fields = set(OpenAIAgentConfig.model_fields)
-    unknown = sorted(set(options) - endpoint_fields - agent_fields - {"model", "base_url"})
-    if unknown:
-        known = sorted((endpoint_fields | agent_fields) - {"model", "base_url"})
-        near = difflib.get_close_matches(unknown[0], known, n=1)
-        tip = f"; did you mean '{near[0]}'?" if near else f"; known options: {', '.join(known)}."
-        raise AgentSpecError(f"unknown option '{unknown[0]}' for agent 'openai'{tip}")
-    endpoint_args = {k: v for k, v in options.items() if k in endpoint_fields and k not in ("model", "base_url")}
-    agent_args = {k: v for k, v in options.items() if k in agent_fields}
-    url = url or options.get("base_url")  # the spec's @URL wins over a configured one
+    values = options.model_dump(exclude_unset=True)
+    playing = {k: v for k, v in values.items() if k in OpenAIAgentConfig.model_fields}
+    endpoint = {k: v for k, v in values.items() if k not in playing}
+    if url:  # the spec's @URL wins over a configured one
+        endpoint["base_url"] = url
+    elif endpoint.get("base_url") is None:
+        endpoint.pop("base_url", None)
     try:
-        endpoint = EndpointConfig(model=model, **({"base_url": url} if url else {}), **endpoint_args)
-        config = OpenAIAgentConfig(**agent_args)
+        return OpenAIAgent(EndpointConfig(model=model, **endpoint), OpenAIAgentConfig(**playing))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise AgentSpecError(f"agent option '{field}' is invalid: {first['msg']}.") from None
-    return OpenAIAgent(endpoint, config)
+        raise AgentSpecError(option_error("agent 'openai'", exc, openai_options())) from None
 
 
-def _own(spec: str, seed: int, options: dict[str, Any]) -> Agent:
-    try:
-        cls = import_object(spec, "agent")
-    except ValueError as exc:
-        raise AgentSpecError(str(exc)) from None
-    agent = cls(seed=seed, **options)
-    if not isinstance(agent, Agent):
-        raise AgentSpecError(f"agent '{spec}' does not implement the Agent protocol (name, keeps_history, "
-                             "needs_valid_actions, lockstep, act, end_episodes, aclose); see spadegym.rollout.agent.")
-    return agent
-
-
-def _hf(argument: str, seed: int, options: dict[str, Any]) -> Agent:
-    if not argument:
-        raise AgentSpecError("agent 'hf' needs a model: write hf:PATH (a Hugging Face model directory or a .gguf file).")
-    unknown = sorted(set(options) - {"train", "policies"})
-    if unknown:
-        raise AgentSpecError(f"unknown option '{unknown[0]}' for agent 'hf'; it takes train (the [train] settings).")
+def _hf(spec: Spec, seed: int, options: HFOptions) -> Agent:
     try:
         from ..train import PolicyPool, train_config
         from .hf import HFAgent
@@ -142,37 +127,58 @@ def _hf(argument: str, seed: int, options: dict[str, Any]) -> Agent:
         raise AgentSpecError(f"agent 'hf' needs the training extra ({exc}); install it with "
                              "pip install 'spadegym[train]'.") from None
     try:
-        config = train_config(options.get("train"))
+        config = train_config(options.train)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise AgentSpecError(f"train setting '{'.'.join(str(p) for p in first['loc'])}' is invalid: {first['msg']}.") from None
-    pool = options.get("policies") or PolicyPool(config, seed)
-    return HFAgent(pool.get(argument), config)
+    pool = options.policies or PolicyPool(config, seed)
+    return HFAgent(pool.get(spec.argument), config)
 
 
-_FACTORIES: dict[str, Callable[[str, int, dict[str, Any]], Agent]] = {
-    "random": _random, "human": _human, "scripted": _scripted, "learner": _learner, "openai": _openai,
-    "hf": _hf,
-}
+def _own(spec: Spec, seed: int, options: AnyOptions) -> Agent:
+    try:
+        cls = import_object(spec.text, "agent")
+    except ValueError as exc:
+        raise AgentSpecError(str(exc)) from None
+    agent = cls(seed=seed, **(options.model_extra or {}))
+    if not isinstance(agent, Agent):
+        raise AgentSpecError(f"agent '{spec}' does not implement the Agent protocol (name, keeps_history, "
+                             "needs_valid_actions, lockstep, act, end_episodes, aclose); see spadegym.rollout.agent.")
+    return agent
+
+
+def _played(config: Any) -> dict[str, Any]:
+    """How the LLM agent plays, where the config says (a search's target plays as configured by default)."""
+    played = getattr(config, "openai_agent", None)
+    return played.model_dump() if played is not None else {}
+
+
+AGENTS: Registry[Agent] = Registry("agent", [
+    Kind("random", "random", _random),
+    Kind("human", "human", _human, HumanOptions),
+    Kind("scripted", "scripted:FILE", _scripted, argument="required", needs="a file (one action per line)"),
+    Kind("learner", "learner[:DIR]", _learner, learner_options, argument="optional", sections=("learner",),
+         from_config=from_sections(config="learner")),
+    Kind("openai", "openai:MODEL[@BASE_URL]", _openai, openai_options, argument="required", needs="a model",
+         sections=("llm", "openai_agent"),
+         from_config=lambda config: {**config.llm.model_dump(), **_played(config)}),
+    Kind("hf", "hf:PATH", _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
+         sections=("train",), from_config=from_sections(train="train")),
+], error=AgentSpecError, imports=Kind("import", "package.module:Class", _own, AnyOptions))
+
+#: Spec forms, as the error messages and `--help` show them.
+SPEC_FORMS = {kind.name: kind.form for kind in AGENTS.kinds.values()}
 
 
 def agent_kinds() -> list[str]:
     """The spec forms ``make_agent`` understands."""
-    return list(SPEC_FORMS.values())
+    return AGENTS.forms()
 
 
-def make_agent(spec: str, *, seed: int = 0, **options: Any) -> Agent:
+def make_agent(spec: str | Spec, *, seed: int = 0, **options: Any) -> Agent:
     """Build the agent a spec names; ``options`` are the kind's settings (e.g. temperature for openai).
 
     ``package.module:Class`` names your own: it is built as ``Class(seed=seed, **options)``
     and must implement ``Agent`` (and ``LearningAgent`` to be trained).
     """
-    if is_import_path(spec.strip()):
-        return _own(spec.strip(), seed, options)
-    kind, _, argument = spec.strip().partition(":")
-    factory = _FACTORIES.get(kind)
-    if factory is None:
-        near = difflib.get_close_matches(kind, list(_FACTORIES), n=1, cutoff=0.5)
-        tip = f"did you mean '{SPEC_FORMS[near[0]]}'? " if near else ""
-        raise AgentSpecError(f"unknown agent '{spec}'; {tip}known agents: {', '.join(agent_kinds())}.")
-    return factory(argument.strip(), seed, dict(options))
+    return AGENTS.make(spec, seed, **options)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..agents.registry import AGENTS
 from ..errors import UserError
 
-#: The run config's sections each agent kind reads.
-AGENT_SECTIONS = {"hf": ("train",), "learner": ("learner",), "openai": ("llm", "openai_agent")}
+#: The run config's sections each agent kind reads (as its registry declares them).
+AGENT_SECTIONS = {kind.name: kind.sections for kind in AGENTS.kinds.values()}
 
 SET_HELP = ("An agent setting, section.field=value (repeatable): train.* for hf:, learner.* for learner, "
             "llm.* and openai_agent.* for openai: (see `spadegym run --print-config`).")
@@ -19,7 +20,7 @@ SET_HELP = ("An agent setting, section.field=value (repeatable): train.* for hf:
 
 def settings_for(spec: str, sets: list[str] | None) -> list[str]:
     """The ``--set`` items the agent ``spec``'s kind reads (several agents, each of its own kind, share one list)."""
-    sections = AGENT_SECTIONS.get(spec.strip().partition(":")[0], ())
+    sections = AGENTS.kind(spec).sections
     return [item for item in sets or [] if item.partition("=")[0].strip().partition(".")[0] in sections]
 
 
@@ -38,8 +39,8 @@ def agent_options(spec: str, sets: list[str] | None) -> dict[str, Any]:
         return {}
     from ..loop.config import load_config
 
-    kind = spec.strip().partition(":")[0]
-    sections = AGENT_SECTIONS.get(kind, ())
+    kind = AGENTS.parse(spec).kind
+    sections = AGENTS.kind(spec).sections
     given: dict[str, set[str]] = {}
     for item in sets:
         key = item.partition("=")[0].strip()
@@ -48,7 +49,7 @@ def agent_options(spec: str, sets: list[str] | None) -> dict[str, Any]:
             reads = f"reads {', '.join(s + '.*' for s in sections)}" if sections else "takes no settings"
             raise UserError(f"--set {key}: agent '{spec}' {reads}.")
         given.setdefault(section, set()).add(field.split(".")[0])
-    config = load_config(None, None, sets)  # every value checked, with the run's one-sentence errors
+    config = load_config(None, {"agent": spec}, sets)  # every value checked, with the run's one-sentence errors
     if kind == "hf":
         return {"train": config.train}
     if kind == "learner":

@@ -65,7 +65,7 @@ def design_command(
     """
     from ..designers.base import ModelDesigner
     from ..designers.design import design
-    from ..designers.registry import make_designer
+    from ..designers.registry import DESIGNERS, make_designer
     from ..sandbox import Sandbox
 
     with user_errors():
@@ -73,7 +73,9 @@ def design_command(
         box = Sandbox()
         made = None
         try:
-            made = make_designer(designer, seed=seed, sandbox=box, corpus=str(corpus) if corpus else None)
+            # A designer that validates as it writes does so in this command's sandbox; --corpus is for one that grounds.
+            options = {"sandbox": box} if DESIGNERS.kind(designer).takes("sandbox") else {}
+            made = make_designer(designer, seed=seed, **options, **({"corpus": str(corpus)} if corpus else {}))
             with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                           MofNCompleteColumn(), console=Console(stderr=True), transient=True,
                           disable=as_json) as progress:

@@ -1,141 +1,228 @@
-"""Designers by name: ``mutation``, ``openai:MODEL[@BASE_URL]``, ``hf:PATH`` (a local model that trains), or a baseline sampler
-(``uniform``, ``fixed:easy``, ``fixed:all``, ``staged``).
+"""Designers by spec: ``mutation``, ``openai:MODEL[@BASE_URL]``, ``hf:PATH`` (a local model that trains), the
+baseline samplers (``uniform``, ``fixed:easy``, ``fixed:all``, ``staged``), ``pool`` (a pool's files), or your own
+``package.module:Class``.
 
-    designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, sandbox=box)
+    designer = make_designer("openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1", seed=0, validator=gate)
+
+Each kind takes the options its model declares and no other (``DESIGNERS``): a
+misspelt or foreign option is one sentence, never silently ignored.
 """
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..plugins import import_object, is_import_path
-from .base import Designer
+from pydantic import BaseModel, Field, ValidationError
 
-DESIGNER_SPECS = ("mutation", "openai:MODEL[@BASE_URL]", "hf:PATH", "uniform", "fixed:easy", "fixed:all", "staged",
-                  "package.module:Class")
+from ..errors import UserError
+from ..plugins import import_object
+from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
+from ..validate.config import ValidationConfig
+from .base import Designer
+from .llm_config import LLMDesignerConfig
+from .mutation import MutationConfig
+from .pool import PoolConfig
+
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
 
 
 class UnknownDesigner(UserError, ValueError):
-    """The designer spec names nothing we know."""
+    """The designer spec or an option names nothing it takes (the message is one sentence)."""
 
 
-def make_designer(spec: str, *, seed: int = 0, **options: Any) -> Designer:
-    """Build a designer from its spec.
+class DrawOptions(BaseModel):
+    """What every designer that draws the built-in families takes."""
 
-    Each kind reads the options it needs and ignores the rest, so a caller can
-    pass every section of a run's config. The LLM designer reads ``sandbox``,
-    ``validation`` (a ValidationConfig or a dict of its fields), ``corpus`` (a
-    JSONL path; None = the shipped corpus, False = no grounding), ``llm`` (a dict
-    of EndpointConfig fields, e.g. temperature, max_tokens, concurrency),
-    ``llm_designer`` (an LLMDesignerConfig or a dict) and ``validator``. The
-    mutation designer reads ``mutation`` (a MutationConfig or a dict). The
-    ``staged`` sampler reads ``rounds`` (the run's length, which its stages divide);
-    ``uniform`` and ``staged`` read ``families`` (only these); the mutation designer and the samplers
-    read ``exclude_families`` (never these: the run's unseen families).
-    """
-    spec = spec.strip()
-    if is_import_path(spec):  # your own: built as Class(seed=seed), must implement Designer
-        try:
-            designer = import_object(spec, "designer")(seed=seed)
-        except ValueError as exc:
-            raise UnknownDesigner(str(exc)) from None
-        if not isinstance(designer, Designer):
-            raise UnknownDesigner(f"designer '{spec}' does not implement the Designer protocol (name, async propose, "
-                                  "state_dict, load_state_dict); see spadegym.designers.base.")
-        return designer
-    if spec == "mutation":
-        return _mutation(seed, options)
-    if spec.startswith("openai:"):
-        return _llm(spec, seed, options)
-    if spec.startswith("hf:"):
-        return _hf(spec.removeprefix("hf:").strip(), seed, options)
-    from .sampler import SAMPLER_SPECS, SamplerDesigner
+    model_config = {"extra": "forbid"}
 
-    if spec == "staged" and not options.get("rounds"):
-        raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
-                              "use it with spadegym run, or give make_designer rounds=N.")
-    if spec in SAMPLER_SPECS:  # non-adaptive baselines
-        return SamplerDesigner(spec, seed=seed, rounds=options.get("rounds"), families=options.get("families"),
-                               exclude=options.get("exclude_families") or ())
-    names = ["mutation", *SAMPLER_SPECS]
-    near = difflib.get_close_matches(spec, names, n=1, cutoff=0.6) or \
-        difflib.get_close_matches(spec.split(":")[0], ["openai"], n=1, cutoff=0.6)
-    hint = f" Did you mean '{near[0]}{':MODEL' if near[0] == 'openai' else ''}'?" if near else ""
-    raise UnknownDesigner(f"unknown designer '{spec}'; use one of {', '.join(DESIGNER_SPECS)}.{hint}")
+    exclude_families: list[str] = Field(default_factory=list, description="Never these (a run's unseen families).")
 
 
-def _mutation(seed: int, options: dict[str, Any]) -> Designer:
+class MutationOptions(DrawOptions):
+    mutation: MutationConfig = Field(default_factory=MutationConfig, description="The mutation designer's settings.")
+
+
+class SamplerOptions(DrawOptions):
+    families: list[str] | None = Field(None, description="Only these built-in families (unset: all).")
+
+
+class StagedOptions(SamplerOptions):
+    rounds: int | None = Field(None, ge=1, description="The run's length, which its stages divide.")
+
+
+class PoolOptions(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    pool: PoolConfig = Field(default_factory=PoolConfig, description="The pool's files.")
+
+
+class WriterOptions(BaseModel):
+    """What a designer that writes files with a model takes."""
+
+    model_config = {"extra": "forbid", "arbitrary_types_allowed": True}
+
+    llm_designer: LLMDesignerConfig | None = Field(None, description="Prompting, repair and hint settings.")
+    corpus: Any = Field(None, description="A JSONL corpus path; None: the shipped corpus; False: no grounding.")
+    validation: ValidationConfig | None = Field(None, description="The gate's settings.")
+    validator: Any = Field(None, description="Where its files are validated: (code, hint, name) -> verdict.")
+    sandbox: Any = Field(None, description="The sandbox it validates in when no validator is given.")
+
+
+class LLMOptions(WriterOptions):
+    llm: dict[str, Any] = Field(default_factory=dict, description="Endpoint settings (EndpointConfig fields but model).")
+
+
+class HFOptions(WriterOptions):
+    train: Any = Field(None, description="How the local model samples and learns (TrainConfig or its fields).")
+    policies: Any = Field(None, description="The run's shared policies (same path = shared weights).")
+
+
+def _mutation(spec: Spec, seed: int, options: MutationOptions) -> Designer:
     from .mutation import MutationDesigner
 
-    return MutationDesigner(seed=seed, config=options.get("mutation"), exclude=options.get("exclude_families") or ())
+    return MutationDesigner(seed=seed, config=options.mutation, exclude=options.exclude_families)
 
 
-def _hf(path: str, seed: int, options: dict[str, Any]) -> Designer:
+def _uniform(spec: Spec, seed: int, options: SamplerOptions) -> Designer:
+    from .sampler import SamplerDesigner
+
+    return SamplerDesigner(spec.text, seed=seed, families=options.families, exclude=options.exclude_families)
+
+
+def _staged(spec: Spec, seed: int, options: StagedOptions) -> Designer:
+    from .sampler import SamplerDesigner
+
+    if not options.rounds:
+        raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
+                              "use it with spadegym run, or give make_designer rounds=N.")
+    return SamplerDesigner(spec.text, seed=seed, rounds=options.rounds, families=options.families,
+                           exclude=options.exclude_families)
+
+
+def _fixed(spec: Spec, seed: int, options: DrawOptions) -> Designer:
+    from .sampler import SamplerDesigner
+
+    return SamplerDesigner(spec.text, seed=seed, exclude=options.exclude_families)
+
+
+def _pool(spec: Spec, seed: int, options: PoolOptions) -> Designer:
+    from .pool import PoolDesigner, pool_files
+
+    if not options.pool.path:
+        raise UnknownDesigner("the 'pool' designer plays the files of the pool: give the directory with "
+                              "--pool DIR (or pool.path = \"DIR\").")
+    return PoolDesigner(pool_files(options.pool.path))
+
+
+def _corpus(option: Any) -> Any:
+    from .corpus import Corpus
+
+    if option is False:
+        return None
+    if isinstance(option, Corpus):
+        return option
+    return Corpus.load(Path(option)) if option else Corpus.default()
+
+
+def _endpoint(model: str, url: str | None, llm: dict[str, Any]) -> Any:
+    from ..llm.client import EndpointConfig
+
+    values = {"max_tokens": DESIGNER_MAX_TOKENS, **llm, **({"base_url": url} if url else {})}
+    try:
+        return EndpointConfig(model=model, **values)
+    except ValidationError as exc:
+        raise UnknownDesigner(option_error("designer option 'llm'", exc, EndpointConfig)) from None
+
+
+def _llm(spec: Spec, seed: int, options: LLMOptions) -> Designer:
+    from ..llm.client import parse_spec
+    from .llm import LLMDesigner
+
+    try:
+        model, url = parse_spec(spec.text)
+    except ValueError as exc:
+        raise UnknownDesigner(str(exc)) from None
+    return LLMDesigner(_endpoint(model, url, options.llm), corpus=_corpus(options.corpus), seed=seed,
+                       config=options.llm_designer, sandbox=options.sandbox, validation=options.validation,
+                       validator=options.validator)
+
+
+def _hf(spec: Spec, seed: int, options: HFOptions) -> Designer:
     """The LLM designer written by a local model that learns from its designer rewards (GRPO, TRL)."""
-    if not path:
-        raise UnknownDesigner("designer 'hf' needs a model: write hf:PATH (a model directory or a .gguf file).")
     try:
         from ..train import PolicyPool, train_config
         from .hf import HFDesigner
     except ImportError as exc:
         raise UnknownDesigner(f"designer 'hf' needs the training extra ({exc}); install it with "
                               "pip install 'spadegym[train]'.") from None
-    config = train_config(options.get("train"))
-    pool = options.get("policies") or PolicyPool(config, seed)
-    corpus, designer_config, validation = _llm_parts(options)
-    from .llm import LLMDesignerConfig
-
+    config = train_config(options.train)
+    pool = options.policies or PolicyPool(config, seed)
+    designer_config = options.llm_designer
     if designer_config is None or designer_config == LLMDesignerConfig():  # unset: the training settings' repair turns
         designer_config = LLMDesignerConfig(repair_turns=config.designer_repair_turns)
-    return HFDesigner(pool.get(path), config, config=designer_config, corpus=corpus, seed=seed, sandbox=options.get("sandbox"),
-                      validation=validation, validator=options.get("validator"))
+    return HFDesigner(pool.get(spec.argument), config, config=designer_config, corpus=_corpus(options.corpus),
+                      seed=seed, sandbox=options.sandbox, validation=options.validation, validator=options.validator)
 
 
-def _llm_parts(options: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """The corpus, LLMDesignerConfig and ValidationConfig that the options name."""
-    from .corpus import Corpus
-    from .llm import LLMDesignerConfig
-
-    corpus_opt = options.get("corpus")
-    if corpus_opt is False:
-        corpus = None
-    elif isinstance(corpus_opt, Corpus):
-        corpus = corpus_opt
-    elif corpus_opt:
-        corpus = Corpus.load(Path(corpus_opt))
-    else:
-        corpus = Corpus.default()
-    config = options.get("llm_designer")
-    if config is not None:
-        config = LLMDesignerConfig.model_validate(config)
-    validation = options.get("validation")
-    if isinstance(validation, dict):
-        from ..validate import ValidationConfig
-
-        validation = ValidationConfig(**validation)
-    return corpus, config, validation
-
-
-def _llm(spec: str, seed: int, options: dict[str, Any]) -> Designer:
-    from ..llm.client import EndpointConfig, parse_spec
-    from .llm import LLMDesigner
-
+def _own(spec: Spec, seed: int, options: NoOptions) -> Designer:
     try:
-        model, url = parse_spec(spec)
+        designer = import_object(spec.text, "designer")(seed=seed)  # your own: Class(seed=seed)
     except ValueError as exc:
         raise UnknownDesigner(str(exc)) from None
-    llm = dict(options.get("llm") or {})
-    llm.setdefault("max_tokens", DESIGNER_MAX_TOKENS)
-    if url:
-        llm["base_url"] = url
-    known = set(EndpointConfig.model_fields)
-    endpoint = EndpointConfig(model=model, **{k: v for k, v in llm.items() if k in known})
+    if not isinstance(designer, Designer):
+        raise UnknownDesigner(f"designer '{spec}' does not implement the Designer protocol (name, async propose, "
+                              "state_dict, load_state_dict); see spadegym.designers.base.")
+    return designer
 
-    corpus, config, validation = _llm_parts(options)
-    return LLMDesigner(endpoint, corpus=corpus, seed=seed, config=config, sandbox=options.get("sandbox"),
-                       validation=validation, validator=options.get("validator"))
+
+def _families(config: Any) -> dict[str, Any]:
+    """A search's families (a run has none: its samplers draw every family)."""
+    families = getattr(config, "families", None)
+    return {"families": families} if families else {}
+
+
+def _excluded(config: Any) -> dict[str, Any]:
+    """The families a run holds out of every designer's training (a search holds out none)."""
+    exclusions = getattr(config, "training_exclusions", None)
+    return {"exclude_families": exclusions()} if exclusions is not None else {}
+
+
+def _writer_sections(config: Any) -> dict[str, Any]:
+    return {"corpus": config.corpus, **from_sections(llm_designer="llm_designer", validation="validation")(config)}
+
+
+DESIGNERS: Registry[Designer] = Registry("designer", [
+    Kind("mutation", "mutation", _mutation, MutationOptions, sections=("mutation",),
+         from_config=lambda config: {"mutation": config.mutation.model_copy(update=_families(config)) if
+                                     _families(config) else config.mutation, **_excluded(config)}),
+    Kind("openai", "openai:MODEL[@BASE_URL]", _llm, LLMOptions, argument="required", needs="a model",
+         sections=("llm", "llm_designer", "corpus"),
+         from_config=lambda config: {**_writer_sections(config), "llm": config.llm.model_dump()}),
+    Kind("hf", "hf:PATH", _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
+         sections=("train", "llm_designer", "corpus"),
+         from_config=lambda config: {**_writer_sections(config), **from_sections(train="train")(config)}),
+    Kind("uniform", "uniform", _uniform, SamplerOptions,
+         from_config=lambda config: {**_families(config), **_excluded(config)}),
+    Kind("fixed", "fixed:easy|all", _fixed, DrawOptions, argument="required", arguments=("easy", "all"),
+         from_config=_excluded),
+    Kind("staged", "staged", _staged, StagedOptions,
+         from_config=lambda config: {**_families(config), **_excluded(config), "rounds": getattr(config, "rounds", None)}),
+    Kind("pool", "pool", _pool, PoolOptions, from_config=from_sections(pool="pool")),
+], error=UnknownDesigner, imports=Kind("import", "package.module:Class", _own))
+
+DESIGNER_SPECS = tuple(DESIGNERS.forms())
+
+
+def make_designer(spec: str | Spec, *, seed: int = 0, **options: Any) -> Designer:
+    """Build the designer ``spec`` names with ``options`` (each checked against what its kind takes).
+
+    The LLM designer takes ``llm`` (EndpointConfig fields), ``llm_designer``,
+    ``corpus`` (a JSONL path; None: the shipped corpus; False: no grounding),
+    ``validation`` and ``validator`` (or ``sandbox``); ``hf:`` also ``train`` and
+    ``policies``. The mutation designer takes ``mutation``; ``uniform`` and
+    ``staged`` take ``families``, and ``staged`` the run's ``rounds``; the mutation
+    designer and the samplers take ``exclude_families`` (a run's unseen families).
+    """
+    return DESIGNERS.make(spec, seed, **options)

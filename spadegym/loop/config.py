@@ -12,24 +12,38 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from ..agents.learner.agent import LearnerConfig
 from ..agents.openai_config import OpenAIAgentConfig
+from ..agents.registry import AGENTS
 from ..curriculum import BufferConfig
 from ..designers.llm_config import LLMDesignerConfig
 from ..designers.mutation import MutationConfig
 from ..designers.pool import PoolConfig
-from ..designers.sources import SourceConfig, shares
+from ..designers.registry import DESIGNERS
+from ..designers.sources import SOURCES, Source, SourceConfig, shares
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
 from ..families import SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
+from ..signals.rewards import REWARDS
+from ..specs import Spec, near_name
 from ..train.config import TrainConfig
 from ..validate.config import ValidationConfig
 from ..watch import WatchConfig
@@ -99,6 +113,66 @@ class LLMRoleConfig(BaseModel):
     timeout_s: float = Field(120.0, gt=0, description="Deadline for one call.")
 
 
+def _spec_type(parse: Any) -> Any:
+    """A spec field: written as text, parsed once (by its role's registry) into a ``Spec``, stored as text."""
+    return Annotated[Spec, BeforeValidator(parse), PlainSerializer(str, return_type=str),
+                     WithJsonSchema({"type": "string"})]
+
+
+def _reward_spec(value: Any) -> Spec:
+    spec = REWARDS.parse(value)
+    REWARDS.make(spec)  # your own function must import now, not in the first round
+    return spec
+
+
+#: The roles of a run, each with its registry.
+RUN_ROLES = {"agent": AGENTS, "designer": DESIGNERS, "source": SOURCES}
+AgentSpec = _spec_type(AGENTS.parse)
+DesignerSpec = _spec_type(DESIGNERS.parse)
+RewardSpec = _spec_type(_reward_spec)
+#: The config sections only an executor reads.
+EXECUTOR_SECTIONS = {"ray": "ray"}
+
+
+def unread_setting(config: BaseModel, roles: dict[str, Any], used: list[tuple[str, Spec]], *,
+                   executor: str | None = None) -> str | None:
+    """One sentence naming the first setting of ``config`` (changed from its default) that no part it ``used``
+    (role, spec) reads, or None. ``roles``: each role's registry, whose kinds declare the sections they read."""
+    fields = type(config).model_fields
+    read = {section for role, spec in used for section in roles[role].kind(spec).sections}
+    readers: dict[str, list[str]] = {}
+    for role, registry in roles.items():
+        for kind in registry.kinds.values():
+            for section in kind.sections:
+                readers.setdefault(section, []).append(f"{role} {kind.form}")
+    for section, who in readers.items():
+        if section in read or section not in fields:
+            continue
+        changed = _changed(getattr(config, section), fields[section].get_default(call_default_factory=True), section)
+        if changed is not None:
+            using = ", ".join(f"{role} '{spec}'" for role, spec in used)
+            return (f"'{changed}' is read only by {' or '.join(who)}, and this run uses {using}; "
+                    "drop the setting or change the part it is for")
+    for section, kind in EXECUTOR_SECTIONS.items():
+        if section in fields and executor != kind:
+            changed = _changed(getattr(config, section), fields[section].get_default(call_default_factory=True),
+                               section)
+            if changed is not None:
+                return f"'{changed}' is read only by executor {kind}, and this run's is {executor}; drop the setting"
+    return None
+
+
+def _changed(value: Any, default: Any, path: str) -> str | None:
+    """The dotted path of the first setting under ``path`` that differs from its default, or None."""
+    if isinstance(value, BaseModel) and isinstance(default, BaseModel):
+        for name in type(value).model_fields:
+            found = _changed(getattr(value, name), getattr(default, name), f"{path}.{name}")
+            if found is not None:
+                return found
+        return None
+    return None if value == default else path
+
+
 class RunConfig(BaseModel):
     """Everything a self-play run needs; `spadegym run --print-config` shows the effective values."""
 
@@ -107,11 +181,11 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
-    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
+    designer: DesignerSpec = Field(Spec("mutation"), description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
     pool: PoolConfig = Field(default_factory=PoolConfig, description="Environment files to play (a SPADE pool, say): the fixed pool of designer 'pool', or the first levels of any other designer.")
-    sources: list[SourceConfig] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
-    agent: str = Field("learner", description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
-    designer_reward: str = Field("blend", description=f"{' | '.join(DESIGNER_REWARDS)} | module:function")
+    sources: list[Source] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
+    agent: AgentSpec = Field(Spec("learner"), description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
+    designer_reward: RewardSpec = Field(Spec("blend"), description=f"{' | '.join(DESIGNER_REWARDS)} | package.module:function")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
     skills_per_round: int = Field(3, ge=1, description="Skills active per round, rotating (paper: 3 of 6).")
     envs_per_round: int = Field(16, ge=1, description="Environments played per round (new + replayed).")
@@ -143,6 +217,9 @@ class RunConfig(BaseModel):
     def _known_skills(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one skill")
+        for skill in value:
+            if skill not in SKILLS:
+                raise ValueError(f"{skill!r} is not a skill{near_name(skill, SKILLS)}; use any of {', '.join(SKILLS)}")
         return value
 
     @field_validator("report_to")
@@ -152,6 +229,16 @@ class RunConfig(BaseModel):
         if wrong:
             raise ValueError(f"{wrong[0]!r} is not a tracker; use any of {', '.join(TRACKERS)}, 'all' or 'none'")
         return value
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _stored_sources(cls, value: Any, info: ValidationInfo) -> Any:
+        """A run stored before sources had a model per kind wrote every setting of every kind: keep each
+        source's own."""
+        if not (info.context or {}).get("stored") or not isinstance(value, list):
+            return value
+        return [{k: v for k, v in item.items() if SOURCES.kind(item.get("source", "")).takes(k)}
+                if isinstance(item, dict) else item for item in value]
 
     @field_validator("sources")
     @classmethod
@@ -172,13 +259,20 @@ class RunConfig(BaseModel):
         """The built-in families no designer of this run may train on (``heldout.unseen_families``)."""
         return self.heldout.unseen(self.seed)
 
-    @field_validator("designer_reward")
-    @classmethod
-    def _known_reward(cls, value: str) -> str:
-        from ..signals import get_designer_reward
-
-        get_designer_reward(value)
-        return value
+    @model_validator(mode="after")
+    def _every_setting_applies(self, info: ValidationInfo) -> RunConfig:
+        """A setting that no part of this run reads is refused, in one sentence (a stored run is taken as it is)."""
+        if (info.context or {}).get("stored"):
+            return self
+        if self.validation.sandbox != SandboxConfig():
+            raise ValueError("'validation.sandbox' is not read in a run: the gate validates in the run's own "
+                             "sandbox; set sandbox.* instead")
+        used = [("agent", self.agent), ("designer", self.designer), *(("source", SOURCES.parse(s.source))
+                                                                     for s in self.sources)]
+        unread = unread_setting(self, RUN_ROLES, used, executor=self.executor)
+        if unread is not None:
+            raise ValueError(unread)
+        return self
 
     @model_validator(mode="after")
     def _preload_imported_tasks(self) -> RunConfig:
@@ -197,13 +291,13 @@ class RunConfig(BaseModel):
         from ..designers.sampler import SAMPLER_SPECS, baseline_overrides, pool_overrides
 
         intended: dict[str, Any] = {}
-        if self.designer == "pool":
+        if self.designer.kind == "pool":
             if not self.pool.path:
                 raise ValueError("the 'pool' designer plays the files of the pool: give the directory with "
                                  "--pool DIR (or pool.path = \"DIR\")")
             intended = pool_overrides(len(pool_files(self.pool.path)))
-        elif self.designer in SAMPLER_SPECS:
-            intended = baseline_overrides(self.designer, exclude=self.training_exclusions())
+        elif self.designer.text in SAMPLER_SPECS:
+            intended = baseline_overrides(self.designer.text, exclude=self.training_exclusions())
         if intended:
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:
@@ -260,11 +354,21 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     return validate_config(data, source=str(path) if path else "the command line")
 
 
-def validate_config(data: dict[str, Any], source: str = "config") -> RunConfig:
+def validate_config(data: dict[str, Any], source: str = "config", *, stored: bool = False) -> RunConfig:
+    """``data`` as a run's config, or one sentence naming the setting that is wrong; ``stored``: the config a run
+    wrote (taken as it is: an older run may hold settings a newer check refuses)."""
     try:
-        return RunConfig.model_validate(data)
+        return RunConfig.model_validate(data, context={"stored": stored})
     except ValidationError as exc:
         err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        if loc[:1] == ("sources",) and len(loc) > 2 and loc[2] in SOURCES.kinds:  # a source's settings: its kind's
+            kind, loc = SOURCES.kinds[str(loc[2])], loc[:2] + loc[3:]
+            err = {**err, "loc": loc}
+            if err["type"] == "extra_forbidden":
+                takes = list(kind.options_model().model_fields)
+                raise UserError(f"{source}: '{'.'.join(map(str, loc))}' does not apply to {kind.name} sources"
+                                f"{near_name(str(loc[-1]), takes)}; they take {', '.join(takes)}.") from None
         where = ".".join(str(p) for p in err["loc"])
         message = err["msg"].removeprefix("Value error, ")  # a validator's own sentence, as it wrote it
         if err["type"] == "extra_forbidden":

@@ -78,39 +78,27 @@ def versions() -> dict[str, str]:
     return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
 
 
-def agent_options(config: RunConfig) -> dict[str, Any]:
-    """The sections of the config the agent's kind reads: ``learner``; ``llm`` and ``openai_agent`` for a model."""
-    kind = config.agent.partition(":")[0]
-    if kind == "learner":
-        return {"config": config.learner}
-    if kind == "openai":
-        return {**config.llm.model_dump(), **config.openai_agent.model_dump()}
-    return {}
-
-
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
-    from ..agents import make_agent
+    from ..agents.registry import AGENTS
     from ..designers.mixed import mixed_designer
     from ..designers.pool import pool_designer, pool_files
-    from ..designers.registry import make_designer
+    from ..designers.registry import DESIGNERS
     from ..designers.sources import source_parts
 
-    llm = config.llm.model_dump()
-    # A designer that validates as it writes (the LLM one) validates where the run does, with the run's settings.
-    validator = executor_validator(executor, config.validation)
-    # Each kind picks its own section (mutation, llm_designer, learner, llm, openai_agent, train) and ignores the others;
-    # hf: roles share one policy per model path (same path = shared weights).
-    hf = {"train": config.train, "policies": _policies(config)}
+    # Each kind gets the sections of the config its registry says it reads (and nothing else); a designer that
+    # validates as it writes (the LLM one) validates where the run does; hf: roles share one policy per model
+    # path (same path = shared weights).
+    shared = {"validator": executor_validator(executor, config.validation), "policies": _policies(config)}
     designer: Designer | None = None
-    if config.designer != "pool":
-        designer = make_designer(config.designer, seed=config.seed, validator=validator, corpus=config.corpus, llm=llm,
-                                 validation=config.validation, rounds=config.rounds, mutation=config.mutation,
-                                 exclude_families=config.training_exclusions(),
-                                 llm_designer=config.llm_designer, **(hf if config.designer.startswith("hf:") else {}))
+    if config.designer.kind != "pool":
+        kind = DESIGNERS.kind(config.designer)
+        designer = DESIGNERS.make(config.designer, config.seed, **kind.from_config(config),
+                                  **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
         designer = pool_designer(pool_files(config.pool.path), then=designer)
-    agent = make_agent(config.agent, seed=config.seed, **agent_options(config),
-                       **(hf if config.agent.startswith("hf:") else {}))
+    kind = AGENTS.kind(config.agent)
+    agent = AGENTS.make(config.agent, config.seed, **kind.from_config(config),
+                        **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
     if config.sources:  # the sources propose beside the designer, each by its share
         main_share, parts = source_parts(config.sources, seed=config.seed, skills=config.skills,
                                          mutation=config.mutation)
@@ -136,7 +124,7 @@ def executor_validator(executor: Executor, validation: Any) -> Any:
 
 
 def _policies(config: RunConfig) -> Any:
-    if not (config.agent.startswith("hf:") or config.designer.startswith("hf:")):
+    if "hf" not in (config.agent.kind, config.designer.kind):
         return None
     from ..train import PolicyPool
 
@@ -154,7 +142,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     footprint: Footprint | None = None  # a new run's, to erase if it fails to start
     if resume is not None:
         store = RunStore.open(resume)
-        config = validate_config(store.config, source=f"{resume}/run.sqlite")
+        config = validate_config(store.config, source=f"{resume}/run.sqlite", stored=True)
         if rounds is not None:
             config = config.model_copy(update={"rounds": rounds})
     else:

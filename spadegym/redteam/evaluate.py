@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import make_agent
+from ..agents.registry import AGENTS
 from ..errors import UserError
 from ..level import Level
 from ..rollout import Episode, Play, RolloutConfig, run_episodes
@@ -93,7 +94,7 @@ async def evaluate_suite_async(suite: str | Path | Suite, agents: list[str], *, 
         for spec in agents:
             # ``agent_options`` go to openai: agents; ``options_for(spec)``, when given, to each agent.
             options = (options_for(spec) if options_for else None) or (
-                agent_options or {} if spec.startswith("openai:") else {})
+                agent_options or {} if AGENTS.parse(spec).kind == "openai" else {})
             results[spec] = await _score_agent(loaded, spec, box, plays=plays, seed=seed, rollout=rollout,
                                                agent_options=options, on_episode=on_episode)
     return {"format": RESULTS_FORMAT, "suite": loaded.name, "path": str(loaded.path), "pass_at": loaded.pass_at,

@@ -389,23 +389,20 @@ async def _propose(designer: Designer, context: DesignContext) -> list[Candidate
 
 
 def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
-    from ..designers.registry import make_designer
+    from ..designers.registry import DESIGNERS
     from ..loop.run import executor_validator
 
-    # A designer that validates as it writes (the LLM one) validates where the search does.
-    options: dict[str, Any] = {"validator": executor_validator(executor, config.validation), "corpus": config.corpus, "llm": config.llm.model_dump(),
-                               "validation": config.validation, "families": config.families}
-    if config.designer == "mutation":
-        options["mutation"] = config.mutation.model_copy(update={"families": config.families})
-    return make_designer(config.designer, seed=config.seed, **options)
+    # Its kind's sections of the config; a designer that validates as it writes (the LLM one) validates where
+    # the search does.
+    kind = DESIGNERS.kind(config.designer)
+    extra = {"validator": executor_validator(executor, config.validation)} if kind.takes("validator") else {}
+    return DESIGNERS.make(config.designer, config.seed, **kind.from_config(config), **extra)
 
 
 def build_target(config: RedTeamConfig) -> Agent:
-    from ..agents import make_agent
+    from ..agents.registry import AGENTS
 
-    spec = config.target
-    options = config.llm.model_dump() if spec.startswith("openai:") else {}
-    return make_agent(spec, seed=config.seed, **options)
+    return AGENTS.make(config.target, config.seed, **AGENTS.kind(config.target).from_config(config))
 
 
 async def redteam_async(config: RedTeamConfig, out: str | Path,

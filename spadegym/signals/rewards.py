@@ -15,10 +15,13 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..errors import UserError
 from ..plugins import import_object
+from ..specs import Kind, Registry, Spec
 from . import bands
 
 
@@ -119,21 +122,29 @@ DESIGNER_REWARDS: dict[str, DesignerReward] = {
 }
 
 
-def get_designer_reward(name: str) -> DesignerReward:
-    """A built-in reward by name, or a user function given as ``module:function``."""
-    if name in DESIGNER_REWARDS:
-        return DESIGNER_REWARDS[name]
-    if ":" in name:
-        fn = import_object(name, "designer_reward")
-        if not callable(fn):
-            raise ValueError(f"designer_reward '{name}' is not callable.")
-        return fn
-    import difflib
+class UnknownReward(UserError, ValueError):
+    """A designer reward spec that names nothing usable (the message is one sentence)."""
 
-    near = difflib.get_close_matches(name, DESIGNER_REWARDS, n=1)
-    hint = f" Did you mean '{near[0]}'?" if near else ""
-    raise ValueError(f"unknown designer_reward '{name}'; use one of {', '.join(DESIGNER_REWARDS)} "
-                     f"or module:function.{hint}")
+
+def _own_reward(spec: Spec, seed: int, options: Any) -> DesignerReward:
+    try:
+        fn = import_object(spec.text, "designer_reward")
+    except ValueError as exc:
+        raise UnknownReward(str(exc)) from None
+    if not callable(fn):
+        raise UnknownReward(f"designer_reward '{spec}' is not callable; name a function of EnvStats.")
+    return fn
+
+
+#: The designer rewards by name, and your own as ``package.module:function``.
+REWARDS: Registry[DesignerReward] = Registry(
+    "designer_reward", [Kind(name, name, lambda spec, seed, options, fn=fn: fn) for name, fn in DESIGNER_REWARDS.items()],
+    error=UnknownReward, imports=Kind("import", "package.module:function", _own_reward))
+
+
+def get_designer_reward(name: str | Spec) -> DesignerReward:
+    """A built-in reward by name, or a user function given as ``package.module:function``."""
+    return REWARDS.make(name)
 
 
 def center_by_skill(rewards: Sequence[float], skills: Sequence[str]) -> list[float]:

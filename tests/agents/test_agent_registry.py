@@ -52,7 +52,7 @@ def test_learner_specs_build_fresh_or_load_a_checkpoint(tmp_path: Path) -> None:
     ("randm", "did you mean 'random'"),
     ("opnai:gpt", "did you mean 'openai:MODEL[@BASE_URL]'"),
     ("zzz", "known agents: random, human"),
-    ("openai:", "names no model"),
+    ("openai:", "needs a model"),
     ("scripted", "needs a file"),
     ("random:3", "takes no argument"),
 ])
@@ -74,11 +74,13 @@ def test_options_are_checked() -> None:
 
 def test_kinds_are_listed() -> None:
     assert agent_kinds() == ["random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]",
-                             "package.module:Class", "hf:PATH"]
+                             "hf:PATH", "package.module:Class"]
 
 
 def test_the_spec_url_wins_over_a_configured_one() -> None:
-    configured = make_agent("openai:m", base_url="http://127.0.0.1:1/v1", model="ignored")
+    configured = make_agent("openai:m", base_url="http://127.0.0.1:1/v1")
     assert configured.endpoint.base_url == "http://127.0.0.1:1/v1" and configured.endpoint.model == "m"
+    with pytest.raises(AgentSpecError, match="has no option 'model'"):  # the spec names the model
+        make_agent("openai:m", model="another")
     spec = make_agent("openai:m@http://127.0.0.1:2/v1", base_url="http://127.0.0.1:1/v1")
     assert spec.endpoint.base_url == "http://127.0.0.1:2/v1"

@@ -43,7 +43,7 @@ def test_text_summary_table(tmp_path: Path) -> None:
 def test_unknown_designer_suggests_a_name(tmp_path: Path) -> None:
     done = run_design("--designer", "mutaton", "--out", str(tmp_path))
     assert done.returncode == 2
-    assert "Did you mean 'mutation'?" in done.stderr and "Traceback" not in done.stderr
+    assert "did you mean 'mutation'?" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_skills_option_accepts_prefixes_and_rejects_unknown_names() -> None:

@@ -11,9 +11,9 @@ from spadegym.errors import UserError
 
 
 @pytest.mark.parametrize(("spec", "suggestion"), [
-    ("mutaton", "Did you mean 'mutation'?"),
-    ("openia:qwen", "Did you mean 'openai:MODEL'?"),
-    ("fixed:eas", "Did you mean 'fixed:easy'?"),
+    ("mutaton", "did you mean 'mutation'?"),
+    ("openia:qwen", "did you mean 'openai:MODEL[@BASE_URL]'?"),
+    ("fixed:eas", "did you mean 'fixed:easy'?"),
     ("zzz", None),
 ])
 def test_unknown_specs(spec: str, suggestion: str | None) -> None:
@@ -21,12 +21,12 @@ def test_unknown_specs(spec: str, suggestion: str | None) -> None:
         make_designer(spec)
     message = str(err.value)
     assert isinstance(err.value, UserError) and f"unknown designer '{spec}'" in message
-    assert (suggestion in message) if suggestion else "Did you mean" not in message
+    assert (suggestion in message) if suggestion else "did you mean" not in message
 
 
 def test_openai_spec_builds_the_llm_designer() -> None:
     designer = make_designer("openai:my/model@http://127.0.0.1:8001/v1", seed=5,
-                             llm={"temperature": 0.2, "concurrency": 3, "unknown_field": 1},
+                             llm={"temperature": 0.2, "concurrency": 3},
                              llm_designer={"repair_turns": 1}, corpus=False, validation={"random_episodes": 4})
     assert isinstance(designer, LLMDesigner) and designer.name == "openai:my/model"
     ep = designer.endpoint
@@ -37,7 +37,7 @@ def test_openai_spec_builds_the_llm_designer() -> None:
 
 
 def test_openai_spec_without_model_is_a_user_error() -> None:
-    with pytest.raises(UnknownDesigner, match="names no model"):
+    with pytest.raises(UnknownDesigner, match="needs a model"):
         make_designer("openai:")
 
 
@@ -50,9 +50,22 @@ def test_sampler_specs() -> None:
     assert isinstance(make_designer("uniform", seed=1), SamplerDesigner)
 
 
-def test_mutation_spec_ignores_options_it_does_not_take() -> None:
+@pytest.mark.parametrize(("spec", "options", "says"), [
+    ("mutation", {"mutaton": {}}, "designer 'mutation' has no option 'mutaton'; did you mean 'mutation'?"),
+    ("mutation", {"corpus": None}, "designer 'mutation' has no option 'corpus'; it takes exclude_families, mutation."),
+    ("mutation", {"mutation": {"learning_rat": 0.1}}, "option 'mutation.learning_rat'"),
+    ("openai:m", {"llm": {"temprature": 0.1}}, "designer option 'llm' has no option 'temprature'; did you mean"),
+    ("fixed:easy", {"families": ["take_away"]}, "designer 'fixed:easy' has no option 'families'"),
+    ("uniform", {"rounds": 8}, "designer 'uniform' has no option 'rounds'"),
+])
+def test_an_option_the_kind_does_not_take_is_one_sentence(spec: str, options: dict, says: str) -> None:
+    with pytest.raises(UnknownDesigner) as err:
+        make_designer(spec, **options)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_mutation_spec_takes_its_settings() -> None:
     from spadegym.designers.mutation import MutationDesigner
 
-    designer = make_designer("mutation", seed=2, sandbox=None, corpus=None, llm={"temperature": 0.1},
-                             validation={})
-    assert isinstance(designer, MutationDesigner) and designer.name == "mutation"
+    designer = make_designer("mutation", seed=2, mutation={"learning_rate": 0.1})
+    assert isinstance(designer, MutationDesigner) and designer.config.learning_rate == 0.1

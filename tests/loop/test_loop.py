@@ -110,7 +110,7 @@ def test_config_errors_are_one_sentence(tmp_path):
     toml = tmp_path / "run.toml"
     toml.write_text('designer_reward = "regrets"\n')
     wrong = spadegym("run", "--config", str(toml), "--print-config")
-    assert wrong.returncode == 2 and "Did you mean 'regret'" in wrong.stderr
+    assert wrong.returncode == 2 and "did you mean 'regret'" in wrong.stderr
     toml.write_text("rounds = = 3\n")
     assert "does not parse" in spadegym("run", "--config", str(toml)).stderr
     ok = spadegym("run", "--set", "buffer.capacity=128", "--set", "designer=uniform", "--print-config")

@@ -50,7 +50,7 @@ def test_other_rewards():
 def test_reward_lookup_by_name_and_user_function():
     assert get_designer_reward("blend") is blend
     assert get_designer_reward("spadegym.signals.rewards:band") is band
-    with pytest.raises(ValueError, match="Did you mean .blend."):
+    with pytest.raises(ValueError, match="did you mean .blend."):
         get_designer_reward("blnd")
     with pytest.raises(ValueError, match="cannot be imported"):
         get_designer_reward("no.such.module:f")

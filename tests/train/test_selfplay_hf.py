@@ -125,7 +125,7 @@ def config(model_dir, rounds: int = 1, **extra):
         "train": {"max_new_tokens": 6, "designer_max_new_tokens": 6, "lr": 5e-3, "action_rule": "forgiving",
                   "max_seq_len": 16384, "threads": 1},
         # No grounding document: the designer's prompt is the one the fixture taught the file to.
-        "llm_designer": {"corpus_words": 0},
+        **({"llm_designer": {"corpus_words": 0}} if extra.get("designer", "hf") != "mutation" else {}),
         "tensorboard": False, **extra})
 
 

@@ -1,0 +1,141 @@
+"""Every setting takes effect or is refused: a spec is parsed once by its role's registry, and each kind
+takes only the options its model declares. One misspelt or inapplicable option per role and kind here,
+each refused in one sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.agents import make_agent
+from spadegym.designers.registry import make_designer
+from spadegym.designers.sources import SOURCES
+from spadegym.errors import UserError
+from spadegym.loop import load_config
+from spadegym.signals import get_designer_reward
+from spadegym.specs import IMPORT, Spec
+
+
+def one_sentence(error: BaseException) -> str:
+    text = str(error)
+    assert "\n" not in text and text.rstrip().endswith((".", "?")), text
+    return text
+
+
+@pytest.mark.parametrize(("spec", "options", "says"), [
+    ("random", {"temperature": 0.5}, "agent 'random' takes no options (got 'temperature')"),
+    ("human", {"consol": None}, "agent 'human' has no option 'consol'; did you mean 'console'?"),
+    ("scripted:moves.txt", {"speed": 2}, "agent 'scripted:moves.txt' takes no options (got 'speed')"),
+    ("learner", {"config": {"lrr": 0.1}}, "option 'config.lrr'"),
+    ("learner", {"temperature": 0.1}, "agent 'learner' has no option 'temperature'"),
+    ("openai:m", {"temprature": 0.5}, "agent 'openai:m' has no option 'temprature'; did you mean 'temperature'?"),
+    ("openai:m", {"model": "another"}, "agent 'openai:m' has no option 'model'"),
+    ("hf:models/tiny", {"trian": {}}, "agent 'hf:models/tiny' has no option 'trian'; did you mean 'train'?"),
+])
+def test_an_agent_option_its_kind_does_not_take_is_one_sentence(spec: str, options: dict, says: str) -> None:
+    with pytest.raises(UserError) as raised:
+        make_agent(spec, **options)
+    assert says in one_sentence(raised.value)
+
+
+@pytest.mark.parametrize(("spec", "options", "says"), [
+    ("mutation", {"mutaton": {}}, "designer 'mutation' has no option 'mutaton'; did you mean 'mutation'?"),
+    ("openai:m", {"llm": {"temprature": 0.1}}, "has no option 'temprature'; did you mean 'temperature'?"),
+    ("openai:m", {"mutation": {}}, "designer 'openai:m' has no option 'mutation'"),
+    ("hf:models/tiny", {"llm": {}}, "designer 'hf:models/tiny' has no option 'llm'"),
+    ("uniform", {"rounds": 8}, "designer 'uniform' has no option 'rounds'"),
+    ("staged", {"famlies": ["take_away"]}, "designer 'staged' has no option 'famlies'; did you mean 'families'?"),
+    ("fixed:all", {"families": ["take_away"]}, "designer 'fixed:all' has no option 'families'"),
+    ("pool", {"pools": "games/"}, "designer 'pool' has no option 'pools'; did you mean 'pool'?"),
+])
+def test_a_designer_option_its_kind_does_not_take_is_one_sentence(spec: str, options: dict, says: str) -> None:
+    with pytest.raises(UserError) as raised:
+        make_designer(spec, **options)
+    assert says in one_sentence(raised.value)
+
+
+def test_a_designer_reward_is_a_name_or_your_function_and_takes_no_options() -> None:
+    with pytest.raises(UserError) as raised:
+        get_designer_reward("blnd")
+    assert "did you mean 'blend'?" in one_sentence(raised.value)
+    from spadegym.signals.rewards import REWARDS
+
+    with pytest.raises(UserError) as raised:
+        REWARDS.make("blend", weight=2)
+    assert "designer_reward 'blend' takes no options (got 'weight')" in one_sentence(raised.value)
+
+
+@pytest.mark.parametrize(("source", "says"), [
+    ({"source": "reasoning-gym:chain_sum", "hint": "add them"}, "'sources.0.hint' does not apply to reasoning-gym sources"),
+    ({"source": "reasoning-gym:chain_sum", "action_key": "answer"}, "'sources.0.action_key' does not apply to reasoning-gym sources"),
+    ({"source": "reasoning-gym:chain_sum", "max_turns": 3}, "'sources.0.max_turns' does not apply to reasoning-gym sources"),
+    ({"source": "reasoning-gym:chain_sum", "instance": 3}, "(did you mean 'instances'?)"),
+    ({"source": "examples/pool", "instances": 8}, "'sources.0.instances' does not apply to pool sources"),
+    ({"source": "openenv:http://127.0.0.1:8000", "instances": 8}, "'sources.0.instances' does not apply to openenv sources"),
+    ({"source": "openenv:http://127.0.0.1:8000", "shar": 0.5}, "(did you mean 'share'?)"),
+    ({"source": "reasonig-gym:chain_sum"}, "unknown source kind 'reasonig-gym:'; did you mean 'reasoning-gym:TASK'?"),
+])
+def test_a_source_setting_its_kind_does_not_take_is_one_sentence(source: dict, says: str) -> None:
+    with pytest.raises(UserError) as raised:
+        load_config(overrides={"sources": [source]})
+    assert says in one_sentence(raised.value)
+
+
+@pytest.mark.parametrize(("sets", "says"), [
+    (["agent=\"openai:m\"", "learner.lr=0.5"], "'learner.lr' is read only by agent learner[:DIR]"),
+    (["skills=[\"Logical Dedcution\"]"], "'Logical Dedcution' is not a skill (did you mean 'Logical Deduction'?)"),
+    (["validation.sandbox.memory_mb=256"], "'validation.sandbox' is not read in a run"),
+    (["designer=\"openai:m\"", "mutation.exploration=0.2"], "'mutation.exploration' is read only by designer mutation"),
+    (["llm.temperature=0.1"], "'llm.temperature' is read only by agent openai:MODEL[@BASE_URL] or designer openai"),
+    (["train.lr=0.001"], "'train.lr' is read only by agent hf:PATH or designer hf:PATH"),
+    (["corpus=\"docs.jsonl\""], "'corpus' is read only by designer openai:MODEL[@BASE_URL] or designer hf:PATH"),
+    (["llm_designer.repair_turns=1"], "'llm_designer.repair_turns' is read only by designer openai"),
+    (["openai_agent.episode_timeout_s=30"], "'openai_agent.episode_timeout_s' is read only by agent openai"),
+    (["ray.actors=3"], "'ray.actors' is read only by executor ray, and this run's is local"),
+    (["agent=\"randm\""], "unknown agent 'randm'; did you mean 'random'?"),
+    (["designer=\"fixed:eas\""], "unknown designer 'fixed:eas'; did you mean 'fixed:easy'?"),
+])
+def test_a_run_setting_no_part_of_the_run_reads_is_one_sentence(sets: list[str], says: str) -> None:
+    with pytest.raises(UserError) as raised:
+        load_config(sets=sets)
+    assert says in one_sentence(raised.value)
+
+
+def test_settings_of_the_parts_a_run_uses_take_effect() -> None:
+    config = load_config(sets=["agent=\"openai:m\"", "llm.temperature=0.1", "openai_agent.episode_timeout_s=30",
+                               "sources=[{\"source\": \"reasoning-gym:chain_sum\", \"instances\": 8}]",
+                               "mutation.exploration=0.2"])
+    assert config.agent == Spec("openai", "m") and config.llm.temperature == 0.1
+    assert config.sources[0].instances == 8 and config.mutation.exploration == 0.2
+    assert config.model_dump(mode="json")["agent"] == "openai:m"  # stored as written
+
+
+def test_a_spec_is_parsed_once_into_its_kind_and_argument() -> None:
+    assert load_config().designer == Spec("mutation")
+    assert SOURCES.parse("reasoning-gym:chain_sum") == Spec("reasoning-gym", "chain_sum")
+    assert SOURCES.parse("pools/games") == Spec("pool", "pools/games", bare=True)
+    assert load_config(sets=["designer_reward=\"spadegym.signals.rewards:band\""]).designer_reward.kind == IMPORT
+
+
+def test_the_llm_designer_validates_through_the_runs_executor(tmp_path, fixtures_dir) -> None:
+    from spadegym.executor import LocalExecutor
+    from spadegym.loop.run import build_parts
+    from spadegym.store import RunStore
+
+    config = load_config(sets=["designer=\"openai:m@http://127.0.0.1:9/v1\"", "agent=\"random\"",
+                               "sandbox.memory_mb=384"])
+    with LocalExecutor(config.sandbox) as executor, RunStore.create(tmp_path / "run", {}, {}) as store:
+        loop = build_parts(config, store, executor)
+        try:
+            designer = loop.designer
+            verdict = designer._validate_now((fixtures_dir / "envs" / "number_guess.py").read_text(), None)
+            assert verdict.valid and designer._sandbox is None  # no sandbox of its own: the run's
+            assert executor.sandbox.config.memory_mb == 384 and executor.sandbox._zygote is not None
+        finally:
+            loop.close()
+
+
+def test_a_pool_is_any_source_without_a_kind_s_prefix() -> None:
+    for path in ("pool", "games/pool", "pool:archive"):  # a directory named like the kind is still a path
+        spec = SOURCES.parse(path)
+        assert (spec.kind, spec.argument, spec.text) == ("pool", path, path)
+    assert SOURCES.parse("reasoning-gym:chain_sum") == Spec("reasoning-gym", "chain_sum")
