@@ -11,13 +11,14 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..agents.base import Checkpointed
 from ..families import SKILLS
 from ..level import Level, Lineage, Params
 from ..llm.client import ChatClient
 from ..validate.verdict import Verdict
 
-__all__ = ["SKILLS", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "Level", "LevelSummary",
-           "Lineage", "ModelDesigner", "Params"]
+__all__ = ["SKILLS", "Abilities", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "Level", "LevelSummary",
+           "Lineage", "ModelDesigner", "Params", "abilities"]
 
 
 @dataclass
@@ -167,6 +168,24 @@ class ModelDesigner(Designer, Protocol):
     def close(self) -> None:
         """Release what the designer opened (its own sandbox, if it made one)."""
         ...
+
+
+@dataclass(frozen=True)
+class Abilities:
+    """What a designer can do beyond proposing, as data: a composite (a pool before a designer, a mixed
+    curriculum) declares what its parts can do instead of being a subclass per combination."""
+
+    learns: bool = False  # ``update(feedback)`` trains it on its designer rewards
+    checkpointed: bool = False  # ``save``/``restore`` carry its weights with the run
+
+
+def abilities(designer: Designer) -> Abilities:
+    """``designer.abilities`` where it declares them (composites do); else what its methods offer (your own
+    class, a built-in single designer)."""
+    declared = getattr(designer, "abilities", None)
+    if isinstance(declared, Abilities):
+        return declared
+    return Abilities(learns=isinstance(designer, LearningDesigner), checkpointed=isinstance(designer, Checkpointed))
 
 
 def random_state(rng: random.Random) -> list[Any]:

@@ -21,8 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.base import Checkpointed
-from .base import Candidate, DesignContext, Designer, Feedback, LearningDesigner
+from .base import Abilities, Candidate, DesignContext, Designer, Feedback, abilities
 
 #: Separates a source's name from its designer's own candidate id.
 _SEP = "/"
@@ -50,6 +49,9 @@ class MixedDesigner:
         self.sources = list(sources)
         self.name = "+".join([main.name, *(p.name for p in sources)])
         self.credit = {p.name: 0.0 for p in self.parts}
+        # It learns when a part does; its weights are the run designer's (the sources have none to carry).
+        self.abilities = Abilities(learns=any(abilities(p.designer).learns for p in self.parts),
+                                   checkpointed=abilities(main).checkpointed)
 
     @property
     def parts(self) -> list[SourcePart]:
@@ -101,11 +103,19 @@ class MixedDesigner:
             else:
                 mine[owner.name].append(replace(earned, candidate_id=earned.candidate_id[len(owner.name) + 1:]))
         for part in self.sources:
-            if isinstance(part.designer, LearningDesigner) and mine[part.name]:
-                part.designer.update(mine[part.name])
-        if isinstance(self.main.designer, LearningDesigner):  # every round, as without sources
-            return self.main.designer.update(mine[self.main.name])
+            if abilities(part.designer).learns and mine[part.name]:
+                part.designer.update(mine[part.name])  # type: ignore[attr-defined]
+        if abilities(self.main.designer).learns:  # every round, as without sources
+            return self.main.designer.update(mine[self.main.name])  # type: ignore[attr-defined]
         return None
+
+    def save(self, directory: Path) -> Any:
+        """The run designer's weights (none: nothing to write)."""
+        return self.main.designer.save(directory) if self.abilities.checkpointed else None  # type: ignore[attr-defined]
+
+    def restore(self, directory: Path) -> None:
+        if self.abilities.checkpointed:
+            self.main.designer.restore(directory)  # type: ignore[attr-defined]
 
     def state_dict(self) -> dict[str, Any]:
         return {"credit": dict(self.credit), "parts": {p.name: p.designer.state_dict() for p in self.parts}}
@@ -115,18 +125,3 @@ class MixedDesigner:
         for part in self.parts:
             if part.name in state.get("parts", {}):
                 part.designer.load_state_dict(state["parts"][part.name])
-
-
-class TrainedMixedDesigner(MixedDesigner):
-    """A mixed curriculum whose run designer has weights: its checkpoints are that designer's."""
-
-    def save(self, directory: Path) -> Any:
-        return self.main.designer.save(directory)  # type: ignore[attr-defined]
-
-    def restore(self, directory: Path) -> None:
-        self.main.designer.restore(directory)  # type: ignore[attr-defined]
-
-
-def mixed_designer(main: Designer, sources: list[SourcePart], main_share: float) -> MixedDesigner:
-    """``main`` and ``sources`` in one curriculum; it has ``main``'s weights, if any."""
-    return (TrainedMixedDesigner if isinstance(main, Checkpointed) else MixedDesigner)(main, sources, main_share)

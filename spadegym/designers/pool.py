@@ -1,15 +1,15 @@
 """A pool of environment files as levels: a fixed-pool baseline, or the seed levels of an adaptive run.
 
-    designer = pool_designer(pool_files("spade-pool/games"))            # the pool alone, replayed
-    designer = pool_designer(files, then=make_designer("mutation"))     # the pool first, then mutation
+    designer = PoolDesigner(pool_files("spade-pool/games"))            # the pool alone, replayed
+    designer = PoolDesigner(files, then=make_designer("mutation"))     # the pool first, then mutation
 
 The files (spadegym's own, or a SPADE reference pool such as the reference's
 published static pool, nested folders included) are proposed once, in order,
 ``context.count`` per round, each through the validation gate like any
 proposal. Alone, the loop then replays them from the level buffer
 (``pool_overrides``); with ``then``, that designer fills every slot the pool no
-longer does and learns only from its own candidates (``pool_designer`` gives the
-pool the abilities of the designer after it: learning, checkpointed weights).
+longer does and learns only from its own candidates (the pool declares the
+abilities of the designer after it: learning, checkpointed weights).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..agents.base import Checkpointed
 from ..envfile import SourceError, inspect_source, read_source
 from ..errors import UserError
-from .base import Candidate, DesignContext, Designer, Feedback, LearningDesigner, Level, Lineage, Params
+from .base import Abilities, Candidate, DesignContext, Designer, Feedback, Level, Lineage, Params, abilities
 
 VERSION = "pool-1"
 _ID_PREFIX = "pool-"
@@ -52,13 +51,14 @@ def pool_files(path: str | Path, setting: str = "--pool") -> list[Path]:
 
 
 class PoolDesigner:
-    """Proposes a pool's files, in order; then, optionally, another designer's levels."""
+    """Proposes a pool's files, in order; then, optionally, another designer's levels (whose abilities it has)."""
 
     def __init__(self, files: list[Path], then: Designer | None = None):
         if not files:
             raise PoolError("the pool holds no environment files; give a directory of *.py files.")
         self.files = list(files)
         self.then = then
+        self.abilities = abilities(then) if then is not None else Abilities()
         self.name = "pool" if then is None else f"pool+{then.name}"
         self.cursor = 0  # next file to propose
 
@@ -92,32 +92,19 @@ class PoolDesigner:
         if self.then is not None and state.get("then") is not None:
             self.then.load_state_dict(state["then"])
 
-    def pool_size(self) -> int:
-        return len(self.files)
-
-
-class LearningPoolDesigner(PoolDesigner):
-    """A pool before a designer that learns: the pool does not adapt; the designer after it learns from
-    its own candidates only."""
-
-    then: LearningDesigner
-
     def update(self, feedback: list[Feedback]) -> Any:
-        return self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])
-
-
-class TrainedPoolDesigner(LearningPoolDesigner):
-    """A pool before a designer with weights: its checkpoints are the designer's."""
+        """The designer after the pool learns from its own candidates only (the pool does not adapt)."""
+        if not self.abilities.learns:
+            return None
+        return self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])  # type: ignore[union-attr]
 
     def save(self, directory: Path) -> Any:
-        return self.then.save(directory)  # type: ignore[attr-defined]
+        """The designer after the pool's weights (a pool has none of its own)."""
+        return self.then.save(directory) if self.abilities.checkpointed else None  # type: ignore[union-attr]
 
     def restore(self, directory: Path) -> None:
-        self.then.restore(directory)  # type: ignore[attr-defined]
+        if self.abilities.checkpointed:
+            self.then.restore(directory)  # type: ignore[union-attr]
 
-
-def pool_designer(files: list[Path], then: Designer | None = None) -> PoolDesigner:
-    """The pool's files first, then ``then``'s levels; the result has ``then``'s abilities (learning, weights)."""
-    if isinstance(then, LearningDesigner):
-        return (TrainedPoolDesigner if isinstance(then, Checkpointed) else LearningPoolDesigner)(files, then)
-    return PoolDesigner(files, then)
+    def pool_size(self) -> int:
+        return len(self.files)

@@ -80,8 +80,8 @@ def versions() -> dict[str, str]:
 
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..agents.registry import AGENTS
-    from ..designers.mixed import mixed_designer
-    from ..designers.pool import pool_designer, pool_files
+    from ..designers.mixed import MixedDesigner
+    from ..designers.pool import PoolDesigner, pool_files
     from ..designers.registry import DESIGNERS
     from ..designers.sources import source_parts
 
@@ -95,7 +95,7 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
         designer = DESIGNERS.make(config.designer, config.seed, **kind.from_config(config),
                                   **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
-        designer = pool_designer(pool_files(config.pool.path), then=designer)
+        designer = PoolDesigner(pool_files(config.pool.path), then=designer)
     kind = AGENTS.kind(config.agent)
     agent = AGENTS.make(config.agent, config.seed, **kind.from_config(config),
                         **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
@@ -109,7 +109,7 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
             if agent.needs_valid_actions and part.lists_actions is False:
                 raise UserError(f"agent '{config.agent}' chooses among listed actions, and the levels of source "
                                 f"'{part.name}' list none; play them with a text agent (random, openai:MODEL, hf:PATH).")
-        designer = mixed_designer(designer, parts, main_share)
+        designer = MixedDesigner(designer, parts, main_share)
     return SelfPlay(config, store, executor, designer, agent)  # parts that train restore their checkpoint there
 
 

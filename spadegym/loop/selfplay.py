@@ -42,7 +42,7 @@ import numpy as np
 from ..agents.base import Agent, Checkpointed, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord, learning_progress
 from ..curriculum.diversity import PoolDiversity, transcript_text
-from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary
+from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary, abilities
 from ..designers.judge import Judge, Proposal, share
 from ..executor import Executor
 from ..families import difficulty_index
@@ -95,10 +95,13 @@ class SelfPlay:
         self.config, self.store, self.executor = config, store, executor
         self.host = executor.host  # where levels are played: files in the sandbox, remote levels over OpenEnv
         self.designer, self.agent = designer, agent
-        # What the parts can do is declared by their protocols and read here, once.
+        # What the parts can do is read here, once: an agent's from its protocol, a designer's from its abilities.
         self.learner: LearningAgent | None = agent if isinstance(agent, LearningAgent) else None
         self.learning_designer: LearningDesigner | None = (
-            designer if isinstance(designer, LearningDesigner) else None)
+            designer if abilities(designer).learns else None)  # type: ignore[assignment]
+        #: The parts whose weights travel with each round (a policy that plays both roles once).
+        self.checkpointed: list[Checkpointed] = list({id(p): p for p in (
+            self.learner, designer if abilities(designer).checkpointed else None) if p is not None}.values())
         self.reward_fn = get_designer_reward(config.designer_reward)
         self.buffer = LevelBuffer(config.buffer)  # the accepted levels, their scores and plays
         self.state = LoopState()
@@ -144,8 +147,7 @@ class SelfPlay:
         self.watch.load_state_dict(self.store.load_state("watch") or {})
         checkpoint = resume_checkpoint(self.store)
         if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
-            parts = [p for p in (self.learner, self.designer) if isinstance(p, Checkpointed)]
-            for part in {id(p): p for p in parts}.values():
+            for part in self.checkpointed:
                 part.restore(checkpoint)
         self.buffer.hold(self.store.levels(self.buffer.state.levels))
 
@@ -349,10 +351,9 @@ class SelfPlay:
         n = record.round
         record.states = {"loop": self.state.to_dict(), "buffer": self.buffer.state.to_dict(),
                          "designer": self.designer.state_dict(), "watch": self.watch.state_dict()}
-        savers = [part for part in (self.learner, self.designer) if isinstance(part, Checkpointed)]
-        if savers:
+        if self.checkpointed:
             record.checkpoint = self.store.checkpoint_dir / f"round-{n:04d}"
-            for part in {id(p): p for p in savers}.values():  # a policy that plays both roles is written once
+            for part in self.checkpointed:
                 part.save(record.checkpoint)
             record.states["learner"] = {"checkpoint": record.checkpoint.name, "round": n}
         self.store.write_round(record)

@@ -36,9 +36,9 @@ from ..designers.base import (
     DesignContext,
     Designer,
     Feedback,
-    LearningDesigner,
     LevelSummary,
     ModelDesigner,
+    abilities,
 )
 from ..envfile import normalized_code_hash
 from ..errors import UserError
@@ -111,7 +111,7 @@ class RedTeam:
         self.avoided = 0  # proposals replaced before judging because they repeated a known failure
         self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
         # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
-        adaptive = config.allocate == "yield" and isinstance(designer, LearningDesigner)
+        adaptive = config.allocate == "yield" and abilities(designer).learns
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
 
     # -- one round ------------------------------------------------------------
@@ -310,8 +310,8 @@ class RedTeam:
                     for p, r in zip(valid, centred) if p.probe.stats is not None]
         feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
                               {"reason": p.probe.reason}) for p in props if not p.probe.valid]
-        if isinstance(self.designer, LearningDesigner):  # the baselines do not learn
-            self.designer.update(feedback)
+        if abilities(self.designer).learns:  # the baselines do not learn
+            self.designer.update(feedback)  # type: ignore[attr-defined]
 
     def remember(self, n: int, props: list[Proposal]) -> None:
         for p in props:

@@ -86,3 +86,53 @@ def test_your_own_parts_are_named_module_colon_class(tmp_path, monkeypatch) -> N
         make_agent("ownpkg.parts:Missing")
     with pytest.raises(UnknownDesigner, match="does not implement the Designer protocol"):
         make_designer("ownpkg.parts:NoDesigner")
+
+
+class WeightedDesigner:
+    """A designer with weights of its own: it learns and saves them (as an hf: designer does)."""
+
+    name = "weighted"
+
+    def __init__(self) -> None:
+        self.updates: list[int] = []
+
+    async def propose(self, context):
+        return []
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state) -> None:
+        pass
+
+    def update(self, feedback) -> None:
+        self.updates.append(len(feedback))
+
+    def save(self, directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "weights").write_text("w")
+
+    def restore(self, directory) -> None:
+        assert (directory / "weights").read_text() == "w"
+
+
+def test_a_composite_declares_what_its_parts_can_do(tmp_path) -> None:
+    from spadegym.designers.base import Abilities, Feedback, abilities
+    from spadegym.designers.mixed import MixedDesigner, SourcePart
+    from spadegym.designers.pool import PoolDesigner
+
+    files = [tmp_path / "level.py"]
+    sampler, mutation, weighted = make_designer("uniform"), make_designer("mutation", seed=1), WeightedDesigner()
+    # A mixed curriculum around a sampler learns only when a source does; its weights are its designer's.
+    assert abilities(MixedDesigner(sampler, [SourcePart("pool:x", PoolDesigner(files), 0.5)], 0.5)) == Abilities()
+    assert abilities(MixedDesigner(sampler, [SourcePart("m", mutation, 0.5)], 0.5)) == Abilities(learns=True)
+    mixed = MixedDesigner(weighted, [], 1.0)
+    assert abilities(mixed) == Abilities(learns=True, checkpointed=True)
+    pool = PoolDesigner(files, then=weighted)
+    assert abilities(pool) == Abilities(learns=True, checkpointed=True)
+    pool.save(tmp_path / "ckpt")
+    pool.restore(tmp_path / "ckpt")
+    pool.update([Feedback("pool-00000", 1.0, True), Feedback("w-1", 0.5, True)])  # the pool's own do not count
+    assert weighted.updates == [1]
+    assert abilities(PoolDesigner(files)) == Abilities() and PoolDesigner(files).save(tmp_path / "none") is None
+    assert not (tmp_path / "none").exists()

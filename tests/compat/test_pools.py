@@ -156,11 +156,11 @@ def test_the_pool_section_names_a_bad_key_or_a_missing_path_in_one_sentence(tmp_
 
 
 def test_a_pool_before_a_designer_has_that_designer_s_abilities(tmp_path):
-    from spadegym.designers.base import LearningDesigner
-    from spadegym.designers.pool import pool_designer
+    from spadegym.designers.base import Abilities, abilities
+    from spadegym.designers.pool import PoolDesigner
     from spadegym.designers.registry import make_designer
 
     files = [REFERENCE / "boxed_strict.py"]
-    alone, seeded = pool_designer(files), pool_designer(files, then=make_designer("mutation"))
-    assert not isinstance(alone, LearningDesigner) and isinstance(seeded, LearningDesigner)
-    assert not isinstance(pool_designer(files, then=make_designer("uniform")), LearningDesigner)
+    alone, seeded = PoolDesigner(files), PoolDesigner(files, then=make_designer("mutation"))
+    assert abilities(alone) == Abilities() and abilities(seeded) == Abilities(learns=True)
+    assert abilities(PoolDesigner(files, then=make_designer("uniform"))) == Abilities()
