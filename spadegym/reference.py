@@ -151,7 +151,9 @@ Every setting below can be written in a TOML, YAML or JSON file passed with `--c
 on the command line with `--set key=value` (repeatable; a value is read as JSON when it parses, so
 `--set skills='["Logical Deduction"]'` gives a list). Sections are tables in TOML (`[buffer]`),
 their keys dotted on the command line (`--set buffer.capacity=128`). A misspelt or out-of-range
-key stops the command at start with one sentence naming it and the nearest known name.
+key stops the command at start with one sentence naming it and the nearest known name; so does a
+setting that no part of the command reads (`learner.*` with an `openai:` agent, `mutation.*` with an
+LLM designer, `hint` on a `reasoning-gym:` source), naming the parts that would read it.
 `spadegym run --print-config` prints the effective values as JSON, and `--print-config --describe`
 prints each setting with its value and description.
 """

@@ -82,7 +82,7 @@ def test_a_source_setting_its_kind_does_not_take_is_one_sentence(source: dict, s
 
 @pytest.mark.parametrize(("sets", "says"), [
     (["agent=\"openai:m\"", "learner.lr=0.5"], "'learner.lr' is read only by agent learner[:DIR]"),
-    (["skills=[\"Logical Dedcution\"]"], "'Logical Dedcution' is not a skill (did you mean 'Logical Deduction'?)"),
+    (["skills=[\"Logical Dedcution\"]"], "'skills' names 'Logical Dedcution', which is not a skill (did you mean 'Logical Deduction'?)"),
     (["validation.sandbox.memory_mb=256"], "'validation.sandbox' is not read in a run"),
     (["designer=\"openai:m\"", "mutation.exploration=0.2"], "'mutation.exploration' is read only by designer mutation"),
     (["llm.temperature=0.1"], "'llm.temperature' is read only by agent openai:MODEL[@BASE_URL] or designer openai"),
@@ -139,3 +139,24 @@ def test_a_pool_is_any_source_without_a_kind_s_prefix() -> None:
         spec = SOURCES.parse(path)
         assert (spec.kind, spec.argument, spec.text) == ("pool", path, path)
     assert SOURCES.parse("reasoning-gym:chain_sum") == Spec("reasoning-gym", "chain_sum")
+
+
+@pytest.mark.parametrize(("values", "sets", "says"), [
+    ({"target": "random"}, ["llm.temperature=0.1"],
+     "'llm.temperature' is read only by agent openai:MODEL[@BASE_URL] or designer openai:MODEL[@BASE_URL], and this "
+     "search uses agent 'random', designer 'mutation'"),
+    ({"target": "openai:m", "designer": "uniform"}, ["mutation.climb=false"], "'mutation.climb' is read only by designer mutation"),
+    ({"target": "random"}, ["corpus=\"docs.jsonl\""], "'corpus' is read only by designer openai:MODEL[@BASE_URL]"),
+    ({"target": "random"}, ["ray.actors=3"], "'ray.actors' is read only by executor ray, and this search's is local"),
+    ({"target": "randm"}, [], "unknown agent 'randm'; did you mean 'random'?"),
+    ({"target": "random", "reward": "falure"}, [], "did you mean 'failure'?"),
+    ({"target": "random", "designer": "mutaton"}, [], "did you mean 'mutation'?"),
+])
+def test_a_search_setting_neither_its_target_nor_its_designer_reads_is_one_sentence(values: dict, sets: list[str],
+                                                                                     says: str) -> None:
+    from spadegym.redteam.config import load_redteam_config
+
+    with pytest.raises(UserError) as raised:
+        load_redteam_config(overrides=values, sets=sets)
+    assert says in one_sentence(raised.value)
+    assert load_redteam_config(overrides={"target": "openai:m"}, sets=["llm.temperature=0.1"]).llm.temperature == 0.1

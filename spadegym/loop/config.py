@@ -10,6 +10,7 @@ designer reward. LLM roles are two lines::
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -135,7 +136,7 @@ EXECUTOR_SECTIONS = {"ray": "ray"}
 
 
 def unread_setting(config: BaseModel, roles: dict[str, Any], used: list[tuple[str, Spec]], *,
-                   executor: str | None = None) -> str | None:
+                   executor: str | None = None, whole: str = "run") -> str | None:
     """One sentence naming the first setting of ``config`` (changed from its default) that no part it ``used``
     (role, spec) reads, or None. ``roles``: each role's registry, whose kinds declare the sections they read."""
     fields = type(config).model_fields
@@ -151,14 +152,15 @@ def unread_setting(config: BaseModel, roles: dict[str, Any], used: list[tuple[st
         changed = _changed(getattr(config, section), fields[section].get_default(call_default_factory=True), section)
         if changed is not None:
             using = ", ".join(f"{role} '{spec}'" for role, spec in used)
-            return (f"'{changed}' is read only by {' or '.join(who)}, and this run uses {using}; "
+            return (f"'{changed}' is read only by {' or '.join(who)}, and this {whole} uses {using}; "
                     "drop the setting or change the part it is for")
     for section, kind in EXECUTOR_SECTIONS.items():
         if section in fields and executor != kind:
             changed = _changed(getattr(config, section), fields[section].get_default(call_default_factory=True),
                                section)
             if changed is not None:
-                return f"'{changed}' is read only by executor {kind}, and this run's is {executor}; drop the setting"
+                return (f"'{changed}' is read only by executor {kind}, and this {whole}'s is {executor}; "
+                        "drop the setting")
     return None
 
 
@@ -219,7 +221,8 @@ class RunConfig(BaseModel):
             raise ValueError("name at least one skill")
         for skill in value:
             if skill not in SKILLS:
-                raise ValueError(f"{skill!r} is not a skill{near_name(skill, SKILLS)}; use any of {', '.join(SKILLS)}")
+                raise ValueError(f"names {skill!r}, which is not a skill{near_name(skill, SKILLS)}; "
+                                 f"use any of {', '.join(SKILLS)}")
         return value
 
     @field_validator("report_to")
@@ -339,18 +342,30 @@ def _set_path(data: dict[str, Any], dotted: str, raw: str) -> None:
     node[keys[-1]] = value
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
-                sets: list[str] | None = None) -> RunConfig:
-    """Read a config file (or the defaults), apply overrides, validate with one-sentence errors."""
+def read_settings(path: str | Path | None, overrides: dict[str, Any] | None, sets: list[str] | None,
+                  example: str) -> dict[str, Any]:
+    """A config file's settings (TOML, YAML or JSON; optional), then command-line values (None: not given), then
+    ``--set key=value`` items (a malformed one is one sentence showing ``example``); a run's and a search's."""
     data: dict[str, Any] = _read(Path(path)) if path else {}
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            data[key] = value
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     for item in sets or []:
         key, sep, raw = item.partition("=")
         if not sep:
-            raise UserError(f"--set '{item}' must look like key=value (e.g. --set buffer.capacity=128).")
+            raise UserError(f"--set '{item}' must look like key=value (e.g. --set {example}).")
         _set_path(data, key.strip(), raw.strip())
+    return data
+
+
+def unknown_setting(loc: tuple, model: type[BaseModel]) -> str:
+    """``is not a known setting``, with the nearest known name of its section."""
+    near = difflib.get_close_matches(str(loc[-1]), _known_fields(loc[:-1], model), n=1)
+    return "is not a known setting" + (f"; did you mean '{near[0]}'?" if near else "")
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
+                sets: list[str] | None = None) -> RunConfig:
+    """Read a config file (or the defaults), apply overrides, validate with one-sentence errors."""
+    data = read_settings(path, overrides, sets, "buffer.capacity=128")
     return validate_config(data, source=str(path) if path else "the command line")
 
 
@@ -372,13 +387,7 @@ def validate_config(data: dict[str, Any], source: str = "config", *, stored: boo
         where = ".".join(str(p) for p in err["loc"])
         message = err["msg"].removeprefix("Value error, ")  # a validator's own sentence, as it wrote it
         if err["type"] == "extra_forbidden":
-            message = "is not a known setting"
-            fields = _known_fields(err["loc"][:-1])
-            import difflib
-
-            near = difflib.get_close_matches(str(err["loc"][-1]), fields, n=1)
-            if near:
-                message += f"; did you mean '{near[0]}'?"
+            message = unknown_setting(tuple(err["loc"]), RunConfig)
         subject = f"'{where}' " if where else ""  # a check across settings names no one field
         raise UserError(f"{source}: {subject}{message.rstrip('.')} (see `spadegym run --print-config` for all fields).") from None
 

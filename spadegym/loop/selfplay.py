@@ -259,10 +259,7 @@ class SelfPlay:
     def context(self, n: int, skill: str, count: int) -> DesignContext:
         """The difficulty picture the designer sees for one skill."""
         def summary(r: LevelRecord) -> LevelSummary:
-            source = self.buffer.level(r.env_id).source
-            return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
-                                family=r.family, knobs=r.knobs, code_excerpt=(source or "")[:1500],
-                                source=source, depth=r.depth, retired=self.buffer.retired(r))
+            return level_summary(self.buffer, r)
 
         ranked = self.buffer.ranked(skill)
         lo, hi = bands.FRONTIER
@@ -361,6 +358,14 @@ class SelfPlay:
             for old in self.store.checkpoint_dir.glob("round-*"):
                 if old != record.checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
+
+
+def level_summary(buffer: LevelBuffer, r: LevelRecord) -> LevelSummary:
+    """What a designer is shown of a level the buffer holds (in a run and in a red-team search)."""
+    source = buffer.level(r.env_id).source
+    return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score, family=r.family,
+                        knobs=r.knobs, code_excerpt=(source or "")[:1500], source=source, depth=r.depth,
+                        retired=buffer.retired(r))
 
 
 def _best_per_family(ranked: list[LevelRecord], k: int) -> list[LevelRecord]:

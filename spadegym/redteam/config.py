@@ -5,19 +5,29 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from ..agents.registry import AGENTS
 from ..designers.base import SKILLS
 from ..designers.mutation import MutationConfig
+from ..designers.registry import DESIGNERS
 from ..errors import UserError
 from ..executor.base import RayConfig
-from ..loop.config import LLMRoleConfig
+from ..loop.config import (
+    AgentSpec,
+    DesignerSpec,
+    LLMRoleConfig,
+    RewardSpec,
+    read_settings,
+    unknown_setting,
+    unread_setting,
+)
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
+from ..specs import Spec
 from ..validate import ValidationConfig
 
 #: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum. Its
@@ -32,9 +42,9 @@ class RedTeamConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    target: str = Field(..., description="The agent under test (any agent spec: openai:MODEL@URL, learner:DIR, scripted:FILE, ...).")
-    designer: str = Field("mutation", description="mutation | openai:MODEL[@BASE_URL] | uniform (draws levels uniformly: the baseline).")
-    reward: str = Field("failure", description="Designer reward by name (signals registry) or module:function; 'failure' = failure rate x feasibility.")
+    target: AgentSpec = Field(..., description="The agent under test (any agent spec: openai:MODEL@URL, learner:DIR, scripted:FILE, ...).")
+    designer: DesignerSpec = Field(Spec("mutation"), description="mutation | openai:MODEL[@BASE_URL] | uniform (draws levels uniformly: the baseline).")
+    reward: RewardSpec = Field(Spec("failure"), description="Designer reward by name (signals registry) or package.module:function; 'failure' = failure rate x feasibility.")
     novelty: float = Field(1.0, ge=0, description="Weight of the novelty bonus: a failure in a cluster with k earlier failures earns x (1 + novelty / (1 + k)).")
     allocate: Literal["yield", "even"] = Field("yield", description="How a learning designer's proposals are shared over the skills: yield (Thompson sampling on how often a skill's proposals found a new failure or lost some plays, so the budget flows to skills that keep yielding) or even (every skill its share, as the baselines always do).")
     avoid_known: bool = Field(True, description="Memory of found failures: a family level at or above a known minimal failure is proposed again (it would only repeat that failure) before it costs a validation or a play.")
@@ -87,14 +97,6 @@ class RedTeamConfig(BaseModel):
             get_family(name)  # FamilyError (a ValueError) names the nearest family
         return value
 
-    @field_validator("reward")
-    @classmethod
-    def _known_reward(cls, value: str) -> str:
-        from ..signals import get_designer_reward
-
-        get_designer_reward(value)
-        return value
-
     @model_validator(mode="after")
     def _families_match_skills(self) -> RedTeamConfig:
         if self.families:
@@ -103,32 +105,30 @@ class RedTeamConfig(BaseModel):
             self.skills = sorted({get_family(f).skill for f in self.families}, key=SKILLS.index)
         return self
 
+    @model_validator(mode="after")
+    def _every_setting_applies(self) -> RedTeamConfig:
+        """A setting that neither the target nor the designer reads is refused, in one sentence."""
+        unread = unread_setting(self, {"agent": AGENTS, "designer": DESIGNERS},
+                                [("agent", self.target), ("designer", self.designer)], executor=self.executor,
+                                whole="search")
+        if unread is not None:
+            raise ValueError(unread)
+        return self
+
 
 def load_redteam_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
                         sets: list[str] | None = None) -> RedTeamConfig:
     """A config file (TOML, YAML or JSON; optional), then command-line values, then ``--set key=value``."""
-    from ..loop.config import _known_fields, _read, _set_path
-
-    data: dict[str, Any] = _read(Path(path)) if path else {}
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    for item in sets or []:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise UserError(f"--set '{item}' must look like key=value (e.g. --set confirm_seeds=8).")
-        _set_path(data, key.strip(), raw.strip())
+    data = read_settings(path, overrides, sets, "confirm_seeds=8")
     try:
         return RedTeamConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "config"
+        where = ".".join(str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
-            if len(err["loc"]) == 1:
-                raise UserError(f"red-team setting '{where}' is not a known setting; "
-                                f"known: {', '.join(RedTeamConfig.model_fields)}.") from None
-            near = difflib.get_close_matches(str(err["loc"][-1]), _known_fields(err["loc"][:-1], RedTeamConfig), n=1)
-            hint = f"did you mean '{near[0]}'?" if near else "see --help"
-            raise UserError(f"red-team setting '{where}' is not a known setting; {hint}") from None
+            raise UserError(f"red-team setting '{where}' {unknown_setting(tuple(err['loc']), RedTeamConfig)}.") from None
         if err["type"] == "missing":
             raise UserError(f"red-team setting '{where}' is required (e.g. --target openai:MODEL@URL).") from None
         message = str(err["msg"]).removeprefix("Value error, ").rstrip(".")
-        raise UserError(f"red-team setting '{where}': {message}.") from None
+        subject = f"red-team setting '{where}': " if where else "red-team settings: "  # a check across settings
+        raise UserError(f"{subject}{message}.") from None

@@ -22,7 +22,6 @@ less for a bug it has already found, so the search spreads over distinct failure
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -35,7 +34,6 @@ from ..designers.base import (
     Candidate,
     DesignContext,
     Designer,
-    Feedback,
     LevelSummary,
     ModelDesigner,
     abilities,
@@ -44,9 +42,11 @@ from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
 from ..families import get_family
-from ..loop.selfplay import fresh_slots
+from ..loop.run import versions
+from ..loop.selfplay import fresh_slots, level_summary
+from ..loop.steps import told
 from ..rollout import derive_seed
-from ..signals import bands, center_by_skill, get_designer_reward, invalid_reward
+from ..signals import bands, get_designer_reward
 from ..store import RunStore
 from .allocate import PARTIAL_YIELD, YieldAllocator
 from .clusters import ClusterMemory, cluster_key, failure_pattern
@@ -69,6 +69,18 @@ class Proposal:
     cluster: str | None = None
     new_cluster: bool = False
     reward: float = 0.0
+
+    @property
+    def name(self) -> str | None:
+        return self.env_id
+
+    @property
+    def valid(self) -> bool:
+        return self.probe.valid
+
+    @property
+    def refusal(self) -> str | None:
+        return None if self.probe.valid else self.probe.reason
 
     def found(self, max_win_rate: float) -> float:
         """What the proposal yielded, for the allocator: a new failure 1, some lost plays one half."""
@@ -156,8 +168,7 @@ class RedTeam:
     def context(self, n: int, skill: str, count: int) -> DesignContext:
         """The buffer's picture of one skill: the levels closest to failing (most reward) rank first as parents."""
         def summary(r: LevelRecord) -> LevelSummary:
-            return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score,
-                                family=r.family, knobs=r.knobs, depth=r.depth)
+            return level_summary(self.buffer, r)
 
         # Levels in a filled cluster are no parents: every edit of them that still fails repeats that failure.
         ranked = [r for r in self.buffer.ranked(skill)
@@ -300,16 +311,10 @@ class RedTeam:
 
     # -- reward and memory ---------------------------------------------------------
     def reward_designer(self, props: list[Proposal]) -> None:
-        valid = [p for p in props if p.probe.valid]
-        centred = center_by_skill([p.reward for p in valid], [p.candidate.skill for p in valid])
-        floor = invalid_reward(centred)
-        feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                             {"raw": p.reward, "env_id": p.env_id, "win_rate": p.probe.stats.win_rate,
-                              "regret": p.probe.stats.mean_return_hint - p.probe.stats.mean_return,
-                              "cluster": p.cluster})
-                    for p, r in zip(valid, centred) if p.probe.stats is not None]
-        feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                              {"reason": p.probe.reason}) for p in props if not p.probe.valid]
+        """The loop's feedback (``steps.told``): a played level's reward centred within its skill, with its cluster."""
+        played = [p for p in props if p.valid and p.env_id and p.probe.stats is not None]
+        feedback = told(props, {p.env_id: p.reward for p in played}, {p.env_id: p.probe.stats for p in played},
+                        {p.env_id: {"cluster": p.cluster} for p in played})
         if abilities(self.designer).learns:  # the baselines do not learn
             self.designer.update(feedback)  # type: ignore[attr-defined]
 
@@ -361,8 +366,8 @@ class RedTeam:
 
     def suite_info(self) -> dict[str, Any]:
         cfg = self.config
-        return {"target": cfg.target, "designer": cfg.designer, "seed": cfg.seed, "pass_at": cfg.pass_at,
-                "reward": cfg.reward, "skills": cfg.skills, "families": cfg.families,
+        return {"target": str(cfg.target), "designer": str(cfg.designer), "seed": cfg.seed, "pass_at": cfg.pass_at,
+                "reward": str(cfg.reward), "skills": cfg.skills, "families": cfg.families,
                 "search": {"proposals": self.proposals, "failures": self.failures, "clusters": len(self.memory),
                            "validations": self.prober.validations, "episodes": self.prober.episodes,
                            "avoided": self.avoided, "cluster_failures": dict(self.memory.counts),
@@ -411,7 +416,7 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
     if (out / HUNT_DIR).exists() or (out / "manifest.json").exists():
         raise UserError(f"{out} already holds a suite or a search; choose a new --out (a suite is never overwritten).")
     with make_executor(config.executor, config.sandbox, config.ray) as executor, \
-            RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), _versions()) as store:
+            RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions()) as store:
         target = build_target(config)
         designer = build_designer(config, executor)
         team = RedTeam(config, executor, target, designer, store)
@@ -432,9 +437,3 @@ def redteam(config: RedTeamConfig, out: str | Path,
     import asyncio
 
     return asyncio.run(redteam_async(config, out, on_round))
-
-
-def _versions() -> dict[str, str]:
-    from .. import __version__
-
-    return {"spadegym": __version__, "python": platform.python_version()}

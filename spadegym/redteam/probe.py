@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..agents.base import Agent
 from ..envfile import inspect_source
 from ..executor import Executor
 from ..level import Level
+from ..loop.steps import score
 from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..signals import EnvStats, feasibility
 from ..validate import ValidationConfig
@@ -81,28 +80,13 @@ class Prober:
         hinted_seeds = [] if has_solution else probe.seeds[: self.hint_plays]
         plays = [Play("level", s, hinted=False, group=i) for i, s in enumerate(probe.seeds) for _ in range(repeat)]
         plays += [Play("level", s, hinted=True, group=i) for i, s in enumerate(hinted_seeds)]
-        probe.episodes = await run_episodes(self.executor.host, {"level": Level(source, hint=hint)}, plays, self.target,
-                                            self.rollout)
+        level = Level(source, hint=hint)
+        probe.episodes = await run_episodes(self.executor.host, {"level": level}, plays, self.target, self.rollout)
         self.episodes += len(probe.episodes)
-        probe.stats = _stats(probe.episodes, has_solution)
+        probe.stats = score({"level": level}, probe.episodes, {}).get("level")  # the loop's statistics
         return probe
 
     def fails(self, probe: Probe) -> bool:
         """Valid, solvable, and the target wins at most ``max_win_rate`` of its no-hint plays."""
         return bool(probe.valid and probe.stats and probe.stats.plays
                     and probe.feasibility >= self.min_feasibility and probe.stats.win_rate <= self.max_win_rate)
-
-
-def _stats(episodes: list[Episode], has_solution: bool) -> EnvStats:
-    def mean(values: list[float]) -> float:
-        return float(np.mean(values)) if values else 0.0
-
-    plain = [e for e in episodes if e.scored and not e.hinted]
-    hinted = [e for e in episodes if e.scored and e.hinted]
-    return EnvStats(
-        win_rate=mean([float(e.success) for e in plain]), win_rate_hint=mean([float(e.success) for e in hinted]),
-        mean_return=mean([e.ret for e in plain]), mean_return_hint=mean([e.ret for e in hinted]),
-        plays=len(plain), plays_hint=len(hinted),
-        # The gate played solution() and saw it win, so its return is the maximal reward.
-        oracle_return=1.0 if has_solution else None,
-    )
