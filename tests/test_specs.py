@@ -30,6 +30,8 @@ def one_sentence(error: BaseException) -> str:
     ("openai:m", {"temprature": 0.5}, "agent 'openai:m' has no option 'temprature'; did you mean 'temperature'?"),
     ("openai:m", {"model": "another"}, "agent 'openai:m' has no option 'model'"),
     ("hf:models/tiny", {"trian": {}}, "agent 'hf:models/tiny' has no option 'trian'; did you mean 'train'?"),
+    ("spadegym.agents.random_agent:RandomAgent", {"temprature": 1},
+     "agent 'spadegym.agents.random_agent:RandomAgent' cannot be built with temprature: "),
 ])
 def test_an_agent_option_its_kind_does_not_take_is_one_sentence(spec: str, options: dict, says: str) -> None:
     with pytest.raises(UserError) as raised:
@@ -46,6 +48,8 @@ def test_an_agent_option_its_kind_does_not_take_is_one_sentence(spec: str, optio
     ("staged", {"famlies": ["take_away"]}, "designer 'staged' has no option 'famlies'; did you mean 'families'?"),
     ("fixed:all", {"families": ["take_away"]}, "designer 'fixed:all' has no option 'families'"),
     ("pool", {"pools": "games/"}, "designer 'pool' has no option 'pools'; did you mean 'pool'?"),
+    ("spadegym.designers.sampler:SamplerDesigner", {"families": ["take_away"]},
+     "designer 'spadegym.designers.sampler:SamplerDesigner' takes no options (got 'families')"),
 ])
 def test_a_designer_option_its_kind_does_not_take_is_one_sentence(spec: str, options: dict, says: str) -> None:
     with pytest.raises(UserError) as raised:
@@ -62,6 +66,9 @@ def test_a_designer_reward_is_a_name_or_your_function_and_takes_no_options() -> 
     with pytest.raises(UserError) as raised:
         REWARDS.make("blend", weight=2)
     assert "designer_reward 'blend' takes no options (got 'weight')" in one_sentence(raised.value)
+    with pytest.raises(UserError) as raised:
+        REWARDS.make("spadegym.signals.rewards:band", weight=2)
+    assert "takes no options (got 'weight')" in one_sentence(raised.value)
 
 
 @pytest.mark.parametrize(("source", "says"), [

@@ -140,7 +140,13 @@ def _own(spec: Spec, seed: int, options: AnyOptions) -> Agent:
         cls = import_object(spec.text, "agent")
     except ValueError as exc:
         raise AgentSpecError(str(exc)) from None
-    agent = cls(seed=seed, **(options.model_extra or {}))
+    given = options.model_extra or {}
+    try:
+        agent = cls(seed=seed, **given)
+    except TypeError as exc:  # your class's signature names what it takes
+        message = " ".join(str(exc).split()).rstrip(".")
+        raise AgentSpecError(f"agent '{spec}' cannot be built with {', '.join(sorted(given)) or 'seed alone'}: "
+                             f"{message}.") from None
     if not isinstance(agent, Agent):
         raise AgentSpecError(f"agent '{spec}' does not implement the Agent protocol (name, keeps_history, "
                              "needs_valid_actions, lockstep, act, end_episodes, aclose); see spadegym.rollout.agent.")

@@ -176,8 +176,8 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
             stack.callback(loop.close)
             loop.on_progress = lambda progress: [hook.on_progress(progress) for hook in hooks]
             first = loop.state.next_round
-            start = RunStart(store.dir, executor.describe(), config.designer, config.agent, config.designer_reward,
-                             first, config.rounds)
+            start = RunStart(store.dir, executor.describe(), str(config.designer), str(config.agent),
+                             str(config.designer_reward), first, config.rounds)
             for hook in hooks:
                 stack.callback(hook.on_end)
                 hook.on_start(start)
