@@ -36,7 +36,7 @@ from ..designers.llm_config import LLMDesignerConfig
 from ..designers.mutation import MutationConfig
 from ..designers.pool import PoolConfig
 from ..designers.registry import DESIGNERS
-from ..designers.sources import SOURCES, Source, SourceConfig, shares
+from ..designers.sources import SOURCES, ReasoningGymSource, Source, SourceConfig, shares
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
 from ..families import SKILLS
@@ -280,9 +280,9 @@ class RunConfig(BaseModel):
     @model_validator(mode="after")
     def _preload_imported_tasks(self) -> RunConfig:
         """A reasoning-gym source's files import reasoning_gym: the sandbox's zygote imports it once, not each worker."""
-        from ..families.imported import MODULE, REASONING_GYM
+        from ..families.imported import MODULE
 
-        if any(s.source.strip().startswith(REASONING_GYM) for s in self.sources) and MODULE not in self.sandbox.preload:
+        if any(isinstance(s, ReasoningGymSource) for s in self.sources) and MODULE not in self.sandbox.preload:
             self.sandbox = self.sandbox.model_copy(update={"preload": [*self.sandbox.preload, MODULE]})
         return self
 
