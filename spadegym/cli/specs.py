@@ -3,7 +3,7 @@
 Written here rather than imported from the registries so that `spadegym --help` imports no designer.
 """
 
-AGENT_SPECS = ("learner | learner:DIR (a saved learner, frozen) | random | human | scripted:FILE (actions, one a line) | "
+AGENT_SPECS = ("learner | learner:DIR (a saved learner, frozen; or a run directory: its last checkpoint) | random | human | scripted:FILE (actions, one a line) | "
                "openai:MODEL[@BASE_URL] | hf:PATH (a local model that trains) | package.module:Class")
 DESIGNER_SPECS = ("mutation | openai:MODEL[@BASE_URL] | hf:PATH | the baselines uniform, fixed:easy|all, "
                   "staged | pool (the files of --pool alone) | package.module:Class")

@@ -72,6 +72,24 @@ def test_options_are_checked() -> None:
         make_agent("random", temperature=0.5)
 
 
+def test_learner_run_takes_the_runs_last_checkpoint(tmp_path: Path) -> None:
+    from spadegym.store import RunStore
+
+    run = tmp_path / "run"
+    with RunStore.create(run, {}, {}) as store:
+        with pytest.raises(AgentSpecError, match="has no learner checkpoint"):
+            make_agent(f"learner:{run}")
+        for n, updates in ((0, 3), (1, 7)):  # as the loop writes them: a checkpoint per round, named in its state
+            learner = make_agent("learner", seed=n)
+            learner.updates = updates
+            learner.save(store.checkpoint_dir / f"round-{n:04d}")
+            with store.round(n) as tx:
+                tx.save_state("learner", {"checkpoint": f"round-{n:04d}", "round": n})
+                tx.finish({})
+    assert make_agent(f"learner:{run}").updates == 7
+    assert make_agent(f"learner:{run / 'checkpoints' / 'round-0000'}").updates == 3
+
+
 def test_kinds_are_listed() -> None:
     assert agent_kinds() == ["random", "human", "scripted:FILE", "learner[:DIR]", "openai:MODEL[@BASE_URL]",
                              "hf:PATH", "package.module:Class"]
