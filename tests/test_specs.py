@@ -149,9 +149,10 @@ def test_a_pool_is_any_source_without_a_kind_s_prefix() -> None:
 
 
 @pytest.mark.parametrize(("values", "sets", "says"), [
-    ({"target": "random"}, ["llm.temperature=0.1"],
+    ({"target": "random", "designer": "mutation"}, ["llm.temperature=0.1"],
      "'llm.temperature' is read only by agent openai:MODEL[@BASE_URL] or designer openai:MODEL[@BASE_URL], and this "
      "search uses agent 'random', designer 'mutation'"),
+    ({"target": "random"}, ["mutation.climb=false"], "'mutation.climb' is read only by designer mutation"),  # search
     ({"target": "openai:m", "designer": "uniform"}, ["mutation.climb=false"], "'mutation.climb' is read only by designer mutation"),
     ({"target": "random"}, ["corpus=\"docs.jsonl\""], "'corpus' is read only by designer openai:MODEL[@BASE_URL]"),
     ({"target": "random"}, ["ray.actors=3"], "'ray.actors' is read only by executor ray, and this search's is local"),

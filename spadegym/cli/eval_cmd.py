@@ -28,7 +28,7 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object (save it for --baseline)."),
     junit: Path = typer.Option(None, "--junit", help="Write JUnit XML here (one test case per suite case)."),
     html: Path = typer.Option(None, "--html", help="Write the HTML scorecard here."),
-    baseline: Path = typer.Option(None, "--baseline", help="Earlier --json results: exit 1 if a case it passed is failed now."),
+    baseline: Path = typer.Option(None, "--baseline", help="Earlier --json results: exit 1 if a case it passed is failed now; the cases it failed that pass now are listed as fixed."),
     min_pass_rate: float = typer.Option(None, "--min-pass-rate", min=0, max=1, help="Exit 1 if an agent's pass rate is below this."),
     sets: list[str] = typer.Option(None, "--set", help=SET_HELP + " Each agent reads its own kind's."),
 ) -> None:
@@ -46,7 +46,15 @@ def eval_command(
       spadegym eval suites/qwen --agent openai:new@URL --baseline old.json --min-pass-rate 0.8 --json
       spadegym eval suites/qwen --agent hf:models/smollm2 --set train.max_seq_len=4096
     """
-    from ..redteam import evaluate_suite, load_results, load_suite, regressions, write_junit, write_scorecard
+    from ..redteam import (
+        evaluate_suite,
+        fixed,
+        load_results,
+        load_suite,
+        regressions,
+        write_junit,
+        write_scorecard,
+    )
     from ..rollout import RolloutConfig
 
     with user_errors():
@@ -70,6 +78,7 @@ def eval_command(
     low = {a: r["pass_rate"] for a, r in results["agents"].items()
            if min_pass_rate is not None and r["pass_rate"] < min_pass_rate}
     results["regressions"] = broken
+    results["fixed"] = fixed(results, base) if base else {}  # failed in the baseline, passed now (what training fixed)
     results["below_min_pass_rate"] = low
     if junit:
         write_junit(results, junit)
@@ -97,6 +106,10 @@ def _print(results: dict, junit: Path | None, html: Path | None) -> None:
         table.add_row(escape(spec), f"{r['passed']}/{len(r['cases'])}", f"{r['pass_rate']:.2f}")
     console = Console(highlight=False)
     console.print(table)
+    for spec, ids in results.get("fixed", {}).items():
+        if ids:
+            console.print(escape(f"{spec}: {len(ids)} case(s) the baseline failed are passed now ({', '.join(ids[:5])})"),
+                          soft_wrap=True)
     for label, path in (("JUnit", junit), ("Scorecard", html)):
         if path:
             console.print(escape(f"{label}: {path}"), soft_wrap=True)

@@ -18,7 +18,7 @@ from .specs import AGENT_SPECS
 def redteam_command(
     target: str = typer.Option(None, "--target", "-t", help=f"The agent under test: {AGENT_SPECS}."),
     out: Path = typer.Option(..., "--out", "-o", help="The suite directory to write (its search record goes to OUT/hunt)."),
-    designer: str = typer.Option(None, "--designer", help="mutation (default) | openai:MODEL[@BASE_URL] | uniform"),
+    designer: str = typer.Option(None, "--designer", help="search (default) | uniform (the baseline: uniform draws from the same space) | mutation | openai:MODEL[@BASE_URL]"),
     budget: int = typer.Option(None, "--budget", min=1, help="Designer proposals in all (default 64)."),
     rounds: int = typer.Option(None, "--rounds", min=1, help="Or: rounds of --per-round proposals each."),
     per_round: int = typer.Option(None, "--per-round", min=1, help="Proposals per round (default 8)."),

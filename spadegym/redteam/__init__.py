@@ -5,12 +5,12 @@
 """
 
 from .config import RedTeamConfig
-from .evaluate import evaluate_suite, load_results, regressions
+from .evaluate import evaluate_suite, fixed, load_results, regressions
 from .hunt import RedTeam, RedTeamResult, redteam
 from .scorecard import write_junit, write_scorecard
 from .suite import Case, Suite, SuiteError, load_suite
 
 __all__ = [
-    "Case", "RedTeam", "RedTeamConfig", "RedTeamResult", "Suite", "SuiteError", "evaluate_suite", "load_results",
+    "Case", "RedTeam", "RedTeamConfig", "RedTeamResult", "Suite", "SuiteError", "evaluate_suite", "fixed", "load_results",
     "load_suite", "redteam", "regressions", "write_junit", "write_scorecard",
 ]

@@ -34,9 +34,13 @@ class YieldAllocator:
         live = [s for s in self.skills if s not in self.exhausted]
         picked: Counter[str] = Counter()
         for _ in range(count if live else 0):
-            draws = {s: self.rng.betavariate(1 + self.found[s], 1 + self.tried[s] - self.found[s]) for s in live}
-            picked[max(live, key=draws.__getitem__)] += 1
+            picked[self.pick(live)] += 1
         return [picked[s] for s in self.skills]
+
+    def pick(self, among: list[str]) -> str:
+        """The one of ``among`` with the highest posterior draw."""
+        draws = {s: self.rng.betavariate(1 + self.found[s], 1 + self.tried[s] - self.found[s]) for s in among}
+        return max(among, key=draws.__getitem__)
 
     def record(self, skill: str, value: float) -> None:
         """One judged proposal of ``skill`` and what it yielded (0, ``PARTIAL_YIELD`` or 1)."""

@@ -2,7 +2,8 @@
 
 A failure of a built-in family level is named by its family and the knob
 values of its minimal form, less the knobs a frozen target cannot tell apart
-(``UNSEEN_KNOBS``), so two failures that shrink to the same game are one cluster. A file written by
+(``UNSEEN_KNOBS``) and the variation dimensions left at their default, so two
+failures that shrink to the same game are one cluster. A file written by
 a model is named by the normalised hash of its minimal code and the target's
 failure pattern (how it lost). The memory counts the failures of each cluster,
 so the designer's novelty bonus falls as a cluster fills.
@@ -10,12 +11,13 @@ so the designer's novelty bonus falls as a cluster fills.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile import normalized_code_hash
-from ..families import FREE_KNOBS, FamilyError, get_family
+from ..families import DIMENSIONS, FamilyError, get_family
 from ..rollout import Episode
 
 #: How an episode the target did not win ended.
@@ -40,18 +42,41 @@ def _how_lost(episode: Episode) -> str:
 
 
 #: Knobs that change neither what a frozen target sees nor when it wins: ``variant`` only picks the
-#: instances, ``reward_shaping`` only the rewards before the end (no agent's view holds a reward).
-#: Two forms that differ only in them are one game to the target, so one failure.
-UNSEEN_KNOBS = (*FREE_KNOBS, "reward_shaping")
+#: instances, ``reward_shaping`` and ``step_cost`` only the rewards before the end (no agent's view
+#: holds a reward). Two forms that differ only in them are one game to the target, so one failure.
+UNSEEN_KNOBS = ("variant", "reward_shaping", "step_cost")
+#: The variation dimensions a target does see (wording, layout, line order, action names, menu, start, turns):
+#: a failure that needs one keeps it in its minimal form, and in its cluster's name.
+SEEN_DIMENSIONS = tuple(d.name for d in DIMENSIONS if d.name not in UNSEEN_KNOBS)
+_DEFAULTS = {d.name: d.default for d in DIMENSIONS}
+
+
+def level_features(family: str, knobs: dict[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:
+    """Where a family level sits in the search's order: each seen difficulty knob's index on its ladder
+    (the extension included), and the seen variation dimensions it sets away from their default."""
+    return _features(family, tuple(sorted(knobs.items())))
+
+
+@functools.lru_cache(maxsize=65536)
+def _features(family: str, items: tuple[tuple[str, Any], ...]) -> tuple[dict[str, int], dict[str, Any]]:
+    fam = get_family(family)
+    knobs = dict(items)
+    index = fam.level_index(knobs)
+    full = fam.check_knobs(knobs)
+    ladders = {k: index[k] for k in fam.ladders if k not in UNSEEN_KNOBS}
+    varied = {k: full[k] for k in SEEN_DIMENSIONS if k in full and full[k] != _DEFAULTS[k]}
+    return ladders, varied
 
 
 def level_signature(family: str, knobs: dict[str, Any]) -> dict[str, Any]:
-    """The knobs that define a family level's game for a frozen target (completed, ``UNSEEN_KNOBS`` left out)."""
+    """The knobs that define a family level's game for a frozen target (completed; ``UNSEEN_KNOBS`` and the
+    dimensions at their default left out)."""
     try:
         full = get_family(family).check_knobs(knobs)
     except FamilyError:
         full = dict(knobs)
-    return {k: v for k, v in sorted(full.items()) if k not in UNSEEN_KNOBS}
+    return {k: v for k, v in sorted(full.items())
+            if k not in UNSEEN_KNOBS and not (k in _DEFAULTS and v == _DEFAULTS[k])}
 
 
 def cluster_key(family: str | None, knobs: dict[str, Any], source: str, pattern: str) -> str:
@@ -63,13 +88,15 @@ def cluster_key(family: str | None, knobs: dict[str, Any], source: str, pattern:
 
 
 def dominates(family: str, knobs: dict[str, Any], minimal: dict[str, Any]) -> bool:
-    """Whether a level is at least as hard as another level of its family (a known minimal failure) on every knob."""
-    fam = get_family(family)
+    """Whether a level is at least as hard as another level of its family (a known minimal failure): as far up
+    every difficulty knob, and varied the same way on each dimension the other varies. A dimension the other
+    leaves at its default may take any choice: the memory assumes a variation never turns a failing game into
+    a won one, and a won level in between refutes that for the pair (``ClusterMemory.known_cluster``)."""
     try:
-        mine, theirs = fam.level_index(knobs), fam.level_index(minimal)
+        (mine, my_dims), (theirs, their_dims) = level_features(family, knobs), level_features(family, minimal)
     except FamilyError:
         return False
-    return all(mine[k] >= theirs[k] for k in theirs if k not in FREE_KNOBS)
+    return all(mine[k] >= v for k, v in theirs.items()) and all(my_dims.get(k) == v for k, v in their_dims.items())
 
 
 @dataclass
@@ -98,6 +125,10 @@ class ClusterMemory:
                     for f, won in self.passes if f == family):
                 return key
         return None
+
+    def passed_above(self, family: str, knobs: dict[str, Any]) -> bool:
+        """Whether the target won a level at least as hard as this one (so it would most likely win this one)."""
+        return any(f == family and dominates(family, won, knobs) for f, won in self.passes)
 
     def add_pass(self, family: str | None, knobs: dict[str, Any]) -> None:
         """A family level the target won: evidence against dominance across it."""

@@ -6,9 +6,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from ..agents.registry import AGENTS
 from ..designers.base import SKILLS
@@ -18,7 +27,6 @@ from ..errors import UserError
 from ..executor.base import RayConfig
 from ..loop.config import (
     AgentSpec,
-    DesignerSpec,
     LLMRoleConfig,
     RewardSpec,
     read_settings,
@@ -37,13 +45,29 @@ SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16
                    "vary_fresh": False}
 
 
+#: The red team's own designers (``search``: redteam/search.py; ``uniform``: redteam/space.py), which draw from
+#: the search's space; any other designer spec is the designers registry's.
+SEARCH_DESIGNERS = ("search", "uniform")
+
+
+def _designer_spec(value: Any) -> Spec:
+    if isinstance(value, str) and value.strip() in SEARCH_DESIGNERS:
+        return Spec(value.strip())
+    return value if isinstance(value, Spec) else DESIGNERS.parse(value)
+
+
+SearchDesignerSpec = Annotated[Spec, BeforeValidator(_designer_spec), PlainSerializer(str, return_type=str),
+                               WithJsonSchema({"type": "string"})]
+
+
 class RedTeamConfig(BaseModel):
     """Everything ``redteam`` needs; the target is frozen, the designer hunts its failures."""
 
     model_config = {"extra": "forbid"}
 
-    target: AgentSpec = Field(..., description="The agent under test (any agent spec: openai:MODEL@URL, learner:DIR, scripted:FILE, ...).")
-    designer: DesignerSpec = Field(Spec("mutation"), description="mutation | openai:MODEL[@BASE_URL] | uniform (draws levels uniformly: the baseline).")
+    target: AgentSpec = Field(..., description="The agent under test (any agent spec: openai:MODEL@URL, hf:PATH, learner:RUN (a run directory: its last checkpoint) or learner:DIR, scripted:FILE, ...).")
+    designer: SearchDesignerSpec = Field(Spec("search"), description="search (proposes only levels whose outcome the memory cannot tell yet: redteam/search.py) | uniform (draws levels uniformly from the same space: the baseline) | mutation | openai:MODEL[@BASE_URL].")
+    space: Literal["full", "listed"] = Field("full", description="The family levels the search and uniform designers draw from: full (every knob's ladder with its extension past the listed levels, every choice of every variation dimension, held-out ones included) or listed (the listed knob values, the families' own wording, layout and menu).")
     reward: RewardSpec = Field(Spec("failure"), description="Designer reward by name (signals registry) or package.module:function; 'failure' = failure rate x feasibility.")
     novelty: float = Field(1.0, ge=0, description="Weight of the novelty bonus: a failure in a cluster with k earlier failures earns x (1 + novelty / (1 + k)).")
     allocate: Literal["yield", "even"] = Field("yield", description="How a learning designer's proposals are shared over the skills: yield (Thompson sampling on how often a skill's proposals found a new failure or lost some plays, so the budget flows to skills that keep yielding) or even (every skill its share, as the baselines always do).")
@@ -108,8 +132,8 @@ class RedTeamConfig(BaseModel):
     @model_validator(mode="after")
     def _every_setting_applies(self) -> RedTeamConfig:
         """A setting that neither the target nor the designer reads is refused, in one sentence."""
-        unread = unread_setting(self, {"agent": AGENTS, "designer": DESIGNERS},
-                                [("agent", self.target), ("designer", self.designer)], executor=self.executor,
+        used = [("agent", self.target)] + ([] if self.designer.kind in SEARCH_DESIGNERS else [("designer", self.designer)])
+        unread = unread_setting(self, {"agent": AGENTS, "designer": DESIGNERS}, used, executor=self.executor,
                                 whole="search")
         if unread is not None:
             raise ValueError(unread)

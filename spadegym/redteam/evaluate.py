@@ -7,7 +7,8 @@ Each case is played ``plays`` times on each of its seeds, without the hint; it
 is passed when the agent wins at least the suite's ``pass_at`` share. All
 cases of one agent are played in one batch over the sandbox pool (and the LLM
 client's concurrency), as in runs. ``regressions`` compares with an earlier
-results file: the cases it passed that are failed now.
+results file: the cases it passed that are failed now; ``fixed`` the other way: the cases it failed
+that are passed now (what training fixed, when the baseline is an earlier checkpoint).
 """
 
 from __future__ import annotations
@@ -133,4 +134,16 @@ def regressions(results: dict[str, Any], baseline: dict[str, Any]) -> dict[str, 
         base = base_agents.get(spec, fallback)
         out[spec] = [cid for cid, c in result["cases"].items()
                      if base.get("cases", {}).get(cid, {}).get("passed") and not c["passed"]]
+    return out
+
+
+def fixed(results: dict[str, Any], baseline: dict[str, Any]) -> dict[str, list[str]]:
+    """Per agent: the cases the baseline failed that it passes now (matched as ``regressions`` matches them)."""
+    out: dict[str, list[str]] = {}
+    base_agents = baseline.get("agents", {})
+    fallback = next(iter(base_agents.values()), {"cases": {}})
+    for spec, result in results["agents"].items():
+        base = base_agents.get(spec, fallback).get("cases", {})
+        out[spec] = [cid for cid, c in result["cases"].items()
+                     if cid in base and not base[cid].get("passed") and c["passed"]]
     return out

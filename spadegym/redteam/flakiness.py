@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .probe import Prober
+from .probe import Probe, Prober
 
 #: z of a two-sided 95% interval.
 Z95 = 1.959964
@@ -37,6 +37,7 @@ class Confirmation:
     lost_seeds: list[int]
     won_seeds: list[int]
     kept: bool
+    probe: Probe | None = None  # the replays themselves
 
     def case_seeds(self, count: int) -> list[int]:
         """The seeds a case is scored on: the lost ones first (it is a test of this failure)."""
@@ -55,5 +56,5 @@ async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, se
     return Confirmation(
         failure_rate=len(lost) / len(plain) if plain else 0.0, interval=(round(low, 4), round(high, 4)),
         plays=len(plain), lost_seeds=lost_seeds, won_seeds=[s for s in fresh if s not in lost_seeds],
-        kept=bool(plain) and probe.valid and low >= min_failure_rate,
+        kept=bool(plain) and probe.valid and low >= min_failure_rate, probe=probe,
     )

@@ -50,10 +50,12 @@ from ..signals import bands, get_designer_reward
 from ..store import RunStore
 from .allocate import PARTIAL_YIELD, YieldAllocator
 from .clusters import ClusterMemory, cluster_key, failure_pattern
-from .config import RedTeamConfig
-from .flakiness import confirm
-from .minimise import Minimal, code_size, level_size, shrink_level, simplify_file
+from .config import SEARCH_DESIGNERS, RedTeamConfig
+from .flakiness import Confirmation, confirm
+from .minimise import Minimal, code_size, level_size, one_step_simpler, shrink_level, simplify_file
 from .probe import Probe, Prober
+from .search import SearchDesigner
+from .space import SearchSpace, UniformDesigner
 from .suite import Case, write_suite
 
 HUNT_DIR = "hunt"  # the search's run store, inside the suite directory (not part of the suite's checksums)
@@ -109,14 +111,14 @@ class RedTeam:
     """Owns a search: the designer, the prober (gate + frozen target), the cluster memory, the cases."""
 
     def __init__(self, config: RedTeamConfig, executor: Executor, target: Agent, designer: Designer,
-                 store: RunStore | None = None):
+                 store: RunStore | None = None, memory: ClusterMemory | None = None):
         self.config, self.target, self.designer, self.store = config, target, designer, store
         self.reward_fn = get_designer_reward(config.reward)
         self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
                              rollout=config.rollout, validation=config.validation)
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
-        self.memory = ClusterMemory()
+        self.memory = memory if memory is not None else ClusterMemory()  # the search designer reads it too
         self.cases: list[tuple[Case, str, str]] = []
         self.proposals = 0
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
@@ -234,8 +236,9 @@ class RedTeam:
                     tries > self.config.backtrack:
                 break
             tries += 1
-            if await self.confirm_case(p, form, key, pattern):
-                kept, confirmed = form, True
+            settled = await self.confirm_case(p, form, key, pattern)
+            if settled is not None:
+                kept, confirmed = settled, True
                 break
             self.refused.add(key)
         pattern = failure_pattern(kept.probe.episodes)
@@ -272,8 +275,8 @@ class RedTeam:
 
         if cand.family and self.config.minimise:
             minimal = await shrink_level(cand.family, cand.knobs, probe, judge)
-            for step in minimal.steps:  # a family level (valid, solvable) that no longer fails was won
-                if not step["still_fails"]:
+            for step in minimal.steps:  # a simpler level the target won is remembered as won
+                if step["won"]:
                     self.memory.add_pass(cand.family, step["level"])
             return minimal
         if isinstance(self.designer, ModelDesigner) and self.config.minimise and self.config.simplify_turns:
@@ -285,15 +288,20 @@ class RedTeam:
         size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
         return Minimal(cand.source, dict(cand.knobs), probe, size=size)
 
-    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> bool:
-        """Replay ``minimal`` on fresh seeds; a real failure becomes a case (True)."""
+    async def confirm_case(self, p: Proposal, minimal: Minimal, key: str, pattern: str) -> Minimal | None:
+        """Replay ``minimal`` on fresh seeds, then settle its cause; a real failure becomes a case (or, settled onto
+        a known cluster's form, joins it). Returns the form kept, None when the replays refuse it."""
         cfg, cand = self.config, p.candidate
-        check = await confirm(self.prober, minimal.source, cand.hint, key=key, seeds=cfg.confirm_seeds,
-                              plays=cfg.confirm_plays, min_failure_rate=cfg.min_failure_rate)
+        check = await self.replay(minimal.source, cand.hint, key)
         if not check.kept:
-            return False
-        stats = minimal.probe.stats
+            return None
+        minimal, check = await self.settle(p, minimal, check)
         family = cand.family
+        pattern = failure_pattern(minimal.probe.episodes)
+        key = cluster_key(family, minimal.knobs, minimal.source, pattern)
+        if self.memory.novelty(key) < 1.0:
+            return minimal  # its cause is a failure found before
+        stats = minimal.probe.stats
         case = Case(
             id=f"c{len(self.cases) + 1:03d}-{family or 'written'}", file="", skill=cand.skill,
             seeds=check.case_seeds(cfg.case_seeds), family=family, knobs=dict(minimal.knobs),
@@ -307,14 +315,41 @@ class RedTeam:
             minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
         self.cases.append((case, minimal.source, cand.source))
-        return True
+        return minimal
+
+    async def replay(self, source: str, hint: str | None, key: str) -> Confirmation:
+        cfg = self.config
+        return await confirm(self.prober, source, hint, key=key, seeds=cfg.confirm_seeds, plays=cfg.confirm_plays,
+                             min_failure_rate=cfg.min_failure_rate)
+
+    async def settle(self, p: Proposal, form: Minimal, check: Confirmation) -> tuple[Minimal, Confirmation]:
+        """Keep a confirmed family level's cause: while a level just below it (a knob one value easier, a
+        variation undone) fails its own fresh seeds as well, the failure is that simpler level's, and the walk
+        goes on from there. The form kept fails its replays and none of the levels just below it does, so
+        the change between them is what it needs; on the shrink's four hunt seeds a target that loses a
+        level now and then can win one by chance and leave a variation in a form that does not need it."""
+        family = p.candidate.family
+        while family:
+            for simpler in one_step_simpler(family, form.knobs):
+                source = get_family(family).render(simpler)
+                below = await self.replay(source, None, cluster_key(family, simpler, source, ""))
+                changed = {k: v for k, v in simpler.items() if form.knobs.get(k) != v}
+                form.steps.append({"settle": changed, "still_fails": below.kept, "failure_rate": below.failure_rate,
+                                   "level": simpler})
+                if below.kept and below.probe is not None:
+                    form, check = Minimal(source, simpler, below.probe, form.steps, level_size(family, simpler)), below
+                    break
+            else:
+                break
+        return form, check
 
     # -- reward and memory ---------------------------------------------------------
     def reward_designer(self, props: list[Proposal]) -> None:
-        """The loop's feedback (``steps.told``): a played level's reward centred within its skill, with its cluster."""
+        """The loop's feedback (``steps.told``): a played level's reward centred within its skill, with its cluster
+        and what it found (a new failure 1, lost only some plays 1/2: the search designer learns its ways from it)."""
         played = [p for p in props if p.valid and p.env_id and p.probe.stats is not None]
         feedback = told(props, {p.env_id: p.reward for p in played}, {p.env_id: p.probe.stats for p in played},
-                        {p.env_id: {"cluster": p.cluster} for p in played})
+                        {p.env_id: {"cluster": p.cluster, "found": p.found(self.config.max_win_rate)} for p in played})
         if abilities(self.designer).learns:  # the baselines do not learn
             self.designer.update(feedback)  # type: ignore[attr-defined]
 
@@ -393,10 +428,16 @@ async def _propose(designer: Designer, context: DesignContext) -> list[Candidate
     return list(await designer.propose(context))
 
 
-def build_designer(config: RedTeamConfig, executor: Executor) -> Designer:
+def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMemory) -> Designer:
+    """The search's designer; ``search`` and ``uniform`` draw from one space (``config.space``), and ``search``
+    reads the search's memory of failures and won levels."""
     from ..designers.registry import DESIGNERS
     from ..loop.run import executor_validator
 
+    if config.designer.kind in SEARCH_DESIGNERS:
+        space = SearchSpace(config.space, config.families)
+        return SearchDesigner(space, memory, config.seed) if config.designer.kind == "search" else \
+            UniformDesigner(space, config.seed)
     # Its kind's sections of the config; a designer that validates as it writes (the LLM one) validates where
     # the search does.
     kind = DESIGNERS.kind(config.designer)
@@ -418,8 +459,9 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
     with make_executor(config.executor, config.sandbox, config.ray) as executor, \
             RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions()) as store:
         target = build_target(config)
-        designer = build_designer(config, executor)
-        team = RedTeam(config, executor, target, designer, store)
+        memory = ClusterMemory()
+        designer = build_designer(config, executor, memory)
+        team = RedTeam(config, executor, target, designer, store, memory)
         try:
             summaries = await team.run(on_round)
         finally:

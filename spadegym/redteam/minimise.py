@@ -1,8 +1,14 @@
 """Shrink a failure to the simplest environment that still fails.
 
 Built-in family levels shrink knob by knob (delta debugging over the knob
-ladder): for each difficulty knob, try its easier values from the easiest up
-and keep the first that still fails; repeat until no knob can be lowered. Files
+ladder, its extension included): for each difficulty knob, try its easier
+values from the easiest up and keep the first that still fails; then put each
+variation dimension the target sees back to its default, kept if it still
+fails; repeat until nothing changes. Knobs go first, so a failure that needs a
+variation (a wording, a layout, shifted starts) shrinks to the easiest level
+that still fails with it, and keeps it: the variation is the failure's cause
+there, where resetting it first, at a level hard enough to fail anyway, would
+lose it. Files
 written by a model get "make it simpler, keep the failure" turns from the same
 model; each answer passes the gate again and is kept only if it is shorter and
 still fails. The suite keeps the minimal form beside the original.
@@ -14,8 +20,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..families import FREE_KNOBS, get_family
+from ..families import get_family
+from ..families.variation import DIMENSION_NAMES
 from ..llm.client import ChatClient, LLMError
+from .clusters import level_features
 from .probe import Probe
 
 #: source, hint -> the probe of that version against the target, and whether it still fails.
@@ -41,34 +49,56 @@ class Minimal:
 
 
 def level_size(family: str, knobs: dict[str, Any]) -> int:
-    """How far a level sits above its family's easiest one: the sum of its knob level indices."""
-    index = get_family(family).level_index(knobs)
-    return sum(v for k, v in index.items() if k not in FREE_KNOBS)
+    """How far a level sits above its family's easiest one: the sum of its knob level indices, plus one for
+    each variation dimension it sets away from its default."""
+    ladders, varied = level_features(family, knobs)
+    return sum(ladders.values()) + len(varied)
 
 
 def code_size(source: str) -> int:
     return sum(1 for line in source.splitlines() if line.strip())
 
 
+def simpler_values(family_name: str, knobs: dict[str, Any]) -> dict[str, list[Any]]:
+    """Per knob, the values that make a level simpler, in the order shrinking tries them: each difficulty
+    knob's easier values (easiest first), then each varied dimension's default (``variant`` aside)."""
+    family = get_family(family_name)
+    current = family.check_knobs(knobs)
+    out: dict[str, list[Any]] = {}
+    for name in family.ladders:
+        levels = family.ladder(name)  # listed levels and the extension a search may have climbed into
+        easier = [v for v in dict.fromkeys(levels[:levels.index(current[name])]) if v != current[name]]
+        if easier:
+            out[name] = easier
+    default = family.level_knobs(0)  # every dimension at its default; ``variant`` only picks the instances
+    out.update({name: [default[name]] for name in DIMENSION_NAMES
+                if name != "variant" and current.get(name, default[name]) != default[name]})
+    return out
+
+
+def one_step_simpler(family_name: str, knobs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The levels just below this one: each difficulty knob one value easier, or one varied dimension back to
+    its default (the forms whose failure, or not, tells what this level's failure needs)."""
+    current = get_family(family_name).check_knobs(knobs)
+    return [{**current, name: values[-1]} for name, values in simpler_values(family_name, current).items()]
+
+
 async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, judge: Judge) -> Minimal:
-    """Lower one knob at a time, easiest value first, while the level still fails."""
+    """Lower one knob at a time, easiest value first, then reset one dimension at a time, while the level still fails."""
     family = get_family(family_name)
     current = family.check_knobs(knobs)
     best = Minimal(probe.source, dict(current), probe, size=level_size(family_name, current))
     changed = True
     while changed:
         changed = False
-        for name in family.ladders:
-            levels = family.ladder(name)  # listed levels and the extension a search may have climbed into
-            at = levels.index(current[name])
-            for easier in dict.fromkeys(levels[:at]):  # easiest first; clipped ladders repeat values
-                if easier == current[name]:
-                    continue
-                trial = {**current, name: easier}
+        for name, values in simpler_values(family_name, current).items():
+            for simpler in values:
+                trial = {**current, name: simpler}
                 source = family.render(trial)
                 tried, fails = await judge(source, None)
-                best.steps.append({"knob": name, "from": current[name], "to": easier, "still_fails": fails,
-                                   "level": trial})
+                won = bool(tried.valid and tried.stats and tried.stats.plays and not fails)
+                best.steps.append({"knob": name, "from": current[name], "to": simpler, "still_fails": fails,
+                                   "won": won, "level": trial})
                 if fails:
                     current = trial
                     best = Minimal(source, dict(trial), tried, best.steps, level_size(family_name, trial))

@@ -46,10 +46,12 @@ def server() -> Iterator[FakeOpenAIServer]:
 def suite(server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("redteam") / "nim-suite"
     done = spadegym("redteam", "--target", f"openai:weak@{server.url}", "--families", "take_away",
-                    "--budget", "12", "--per-round", "4", "--out", str(out), "--json")
+                    "--budget", "12", "--per-round", "4", "--set", "space=listed", "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [s["round"] for s in lines[:-1]] == [0, 1, 2] and lines[-1]["cases"] >= 1
+    # The search stops once no open level is left (every take-away game is judged or repeats a known failure).
+    assert [s["round"] for s in lines[:-1]] == list(range(len(lines) - 1)) and lines[-1]["cases"] >= 1
+    assert lines[-1]["proposals"] <= 12 and lines[-2]["proposals"] == 0
     return out
 
 
@@ -128,6 +130,13 @@ def test_eval_exit_codes_gate_ci_on_the_baseline_and_the_pass_rate(scored: dict[
     same = spadegym("eval", str(suite), "--agent", fixed, "--baseline", str(baseline), "--min-pass-rate", "0.9")
     assert same.returncode == 0, same.stderr
     assert "1.00" in same.stdout
+    assert json.loads(worse.stdout)["fixed"][weak] == []
+    # Against the weak player's results, every case is one the baseline failed and the fixed player passes now.
+    before = tmp_path / "weak.json"
+    before.write_text(json.dumps({**scored["results"], "agents": {weak: scored["results"]["agents"][weak]}}))
+    better = spadegym("eval", str(suite), "--agent", fixed, "--baseline", str(before), "--json")
+    assert better.returncode == 0, better.stderr
+    assert json.loads(better.stdout)["fixed"][fixed] == scored["results"]["cases"]
 
 
 def test_a_suite_exported_as_a_pool_is_scored_as_a_pool_directory(server: FakeOpenAIServer, suite: Path,

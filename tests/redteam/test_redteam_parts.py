@@ -190,8 +190,10 @@ def test_the_red_team_sections_are_typed_and_a_misspelt_key_is_one_sentence() ->
         load_redteam_config(overrides={"target": "random"}, sets=["mutation.directd=true"])
     with pytest.raises(UserError, match="'validation.random_episode' is not a known setting; did you mean"):
         load_redteam_config(overrides={"target": "random"}, sets=["validation.random_episode=3"])
-    config = load_redteam_config(overrides={"target": "random"}, sets=["mutation.directed=true"])
+    config = load_redteam_config(overrides={"target": "random", "designer": "mutation"}, sets=["mutation.directed=true"])
     assert config.mutation.directed and config.mutation.fresh_uniform  # the search's defaults stay under a --set
+    with pytest.raises(UserError, match="'mutation.directed' is read only by designer mutation"):
+        load_redteam_config(overrides={"target": "random"}, sets=["mutation.directed=true"])  # the search reads none
     assert config.mutation.climb and config.allocate == "yield"
     with pytest.raises(UserError, match="'allocate'"):
         load_redteam_config(overrides={"target": "random", "allocate": "greedy"})

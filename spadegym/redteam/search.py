@@ -1,0 +1,199 @@
+"""The red-team designer: proposes only levels whose outcome the search cannot yet tell.
+
+It reads the search's memory (``ClusterMemory``): the minimal failures found
+and the levels the target won. A level at least as hard as a known minimal
+failure would only repeat it; a level no harder than a won one would most
+likely be won again. Every proposal is **open**: neither of those, and not a
+game proposed before. Within the open levels of a family, three ways to pick:
+
+    fresh   a uniform draw from the space, lowered out of every known failure it would repeat
+            (one knob below the failure's, or a dimension it needs changed), the most novel of 16
+    edge    one change away from a won level (shrinking leaves many): a difficulty knob a step
+            harder, or one dimension the target sees (wording, layout, line order, action names,
+            menu, start, turns) changed. A failure here differs from a won level by one change,
+            its cause
+    climb   one or two knobs a step harder (or one dimension changed) from a level the target lost
+            some plays of: a failure rate that rises with stacked difficulty points to a corner
+            (conjunctions of knobs) where it fails for good
+
+The way to pick is a Thompson draw over what each way yielded (a new failure 1, a
+level lost only sometimes one half). Slots go to the family of the skill with the
+fewest proposals that still has an open level; a skill with none left proposes
+fewer, and the search ends when no skill has any (every failure it can reach is found).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..designers.base import Candidate, DesignContext, Feedback, LevelSummary, random_state, set_random_state
+from ..families import Family, FamilyError
+from .allocate import YieldAllocator
+from .clusters import SEEN_DIMENSIONS, ClusterMemory, dominates, level_features
+from .space import SearchSpace, family_candidate, level_key
+
+VERSION = "search-1"
+OPERATORS = ("fresh", "edge", "climb")
+#: Uniform draws a fresh level is the most novel of.
+FRESH_DRAWS = 16
+#: Times a draw is lowered out of known failures before it is given up.
+ESCAPES = 12
+
+
+class SearchDesigner:
+    """Proposes open levels of the built-in families (see the module docstring)."""
+
+    name = "search"
+
+    def __init__(self, space: SearchSpace, memory: ClusterMemory, seed: int = 0):
+        self.space, self.memory = space, memory
+        self.rng = random.Random(seed)
+        self.ops = YieldAllocator(list(OPERATORS), seed=seed)
+        self.serial = 0
+        self.proposed: dict[str, int] = {}  # family -> proposals
+        self.taken: set[str] = set()  # games proposed (level_key)
+        self.visited: dict[str, list[list[float]]] = {}  # family -> positions of its proposals (novelty)
+        self.pending: dict[str, str] = {}  # candidate id -> operator
+        self.batch_round = -1
+        self.batch: list[tuple[str, dict[str, Any]]] = []  # this round's proposals (family, knobs), judged after it
+        self.apart = False
+
+    # -- proposals ---------------------------------------------------------------
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        out = []
+        for _ in range(context.count):
+            cand = self._one(context)
+            if cand is None:
+                break  # nothing open is left in this skill
+            out.append(cand)
+        return out
+
+    def _one(self, context: DesignContext) -> Candidate | None:
+        if context.round != self.batch_round:
+            self.batch_round, self.batch = context.round, []
+        families = sorted(self.space.families(context.skill), key=lambda f: (self.proposed.get(f.name, 0),
+                                                                             self.rng.random()))
+        # Levels of one round are judged together: first look for one no harder and no easier than the
+        # round's others (whichever way those go, it may still tell something new), then for any open one.
+        for self.apart in (True, False):
+            for family in families:
+                found = self._level(family, [p for p in context.parents if p.family == family.name])
+                if found is not None:
+                    operator, knobs, parents = found
+                    self.batch.append((family.name, knobs))
+                    return self._candidate(family, knobs, operator, parents)
+        return None
+
+    def _level(self, family: Family, parents: list[LevelSummary]) -> tuple[str, dict[str, Any], list[str]] | None:
+        """An open level of ``family``: (operator, knobs, parent ids), or None when it has none left."""
+        options = {"climb": self._climbs(family, parents), "edge": self._edges(family)}
+        live = [op for op in OPERATORS if op == "fresh" or options[op]]
+        while live:
+            op = self.ops.pick(live)
+            if op != "fresh":
+                parent_id, knobs = self.rng.choice(options[op])
+                return op, knobs, [parent_id] if parent_id else []
+            knobs = self._fresh(family)
+            if knobs is not None:
+                return op, knobs, []
+            live.remove(op)
+        return None
+
+    def open(self, family: Family, knobs: dict[str, Any]) -> bool:
+        """Not proposed before, not at or above a known failure, not at or below a won level (nor, while
+        ``apart``, at or above or below a level proposed this round)."""
+        return (level_key(family.name, knobs) not in self.taken
+                and self.memory.known_cluster(family.name, knobs) is None
+                and not self.memory.passed_above(family.name, knobs)
+                and not (self.apart and any(f == family.name and (dominates(f, knobs, k) or dominates(f, k, knobs))
+                                            for f, k in self.batch)))
+
+    def _climbs(self, family: Family, parents: list[LevelSummary]) -> list[tuple[str | None, dict[str, Any]]]:
+        """Open levels a step or two harder than the best-scored levels it lost some plays of."""
+        out: list[tuple[str | None, dict[str, Any]]] = []
+        for parent in sorted(parents, key=lambda p: -p.score)[:4]:
+            try:
+                near = self.space.neighbours(family, parent.knobs, pairs=True)
+            except FamilyError:
+                continue  # a level of an older family version
+            out += [(parent.env_id, k) for k in near if self.open(family, k)]
+        return out
+
+    def _edges(self, family: Family) -> list[tuple[str | None, dict[str, Any]]]:
+        """Open levels one change above a level the target won."""
+        won = [knobs for f, knobs in self.memory.passes if f == family.name]
+        return [(None, k) for knobs in won for k in self.space.neighbours(family, knobs) if self.open(family, k)]
+
+    def _fresh(self, family: Family) -> dict[str, Any] | None:
+        """The most novel of ``FRESH_DRAWS`` uniform draws, each lowered out of the failures it would repeat."""
+        draws = [d for d in (self._escape(family, self.space.draw(self.rng, family)) for _ in range(FRESH_DRAWS))
+                 if d is not None]
+        return max(draws, key=lambda d: self.novelty(family, d)) if draws else None
+
+    def _escape(self, family: Family, knobs: dict[str, Any]) -> dict[str, Any] | None:
+        """``knobs`` moved below every known failure it is at or above (one knob under the failure's, or a
+        dimension the failure needs set otherwise); None when it cannot get out, or is not open for another reason."""
+        for _ in range(ESCAPES):
+            if self.open(family, knobs):
+                return knobs
+            key = self.memory.known_cluster(family.name, knobs)
+            if key is None:
+                return None  # proposed before, or no harder than a won level
+            ladders, varied = level_features(family.name, self.memory.minimal[key][1])
+            moves = [k for k, i in ladders.items() if i > 0] + list(varied)
+            if not moves:
+                return None  # the failure is the family's easiest game: every level repeats it
+            name = self.rng.choice(moves)
+            if name in varied:
+                below = [v for v in self.space.values(family, name) if v != varied[name]]
+            else:
+                below = [v for v in self.space.values(family, name) if family.level_index({name: v})[name] < ladders[name]]
+            knobs = {**knobs, name: self.rng.choice(below)}
+        return None
+
+    def novelty(self, family: Family, knobs: dict[str, Any]) -> float:
+        """Distance (mean over knob positions) to the nearest level of the family proposed so far; 1 if none."""
+        point = _position(family, knobs)
+        return min((sum(abs(a - b) for a, b in zip(point, seen)) / max(1, len(point))
+                    for seen in self.visited.get(family.name, [])), default=1.0)
+
+    def _candidate(self, family: Family, knobs: dict[str, Any], operator: str, parents: list[str]) -> Candidate:
+        self.serial += 1
+        self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
+        self.taken.add(level_key(family.name, knobs))
+        self.visited.setdefault(family.name, []).append(_position(family, knobs))
+        cand = family_candidate(family, knobs, operator, self.serial, VERSION, parents)
+        self.pending[cand.candidate_id] = operator
+        return cand
+
+    # -- learning which way pays --------------------------------------------------------
+    def update(self, feedback: list[Feedback]) -> None:
+        """What each proposal yielded (``details['found']``: a new failure 1, lost only some plays 1/2)."""
+        for earned in feedback:
+            op = self.pending.pop(earned.candidate_id, None)
+            if op in OPERATORS:
+                self.ops.record(op, float(earned.details.get("found", 0.0)))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"version": VERSION, "serial": self.serial, "rng": random_state(self.rng),
+                "ops": self.ops.state(), "proposed": dict(self.proposed), "taken": sorted(self.taken),
+                "visited": self.visited, "pending": dict(self.pending)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.serial = int(state.get("serial", 0))
+        if "rng" in state:
+            set_random_state(self.rng, state["rng"])
+        for op, counts in state.get("ops", {}).items():
+            self.ops.tried[op], self.ops.found[op] = counts["tried"], counts["found"]
+        self.proposed = dict(state.get("proposed", {}))
+        self.taken = set(state.get("taken", []))
+        self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
+        self.pending = dict(state.get("pending", {}))
+
+
+def _position(family: Family, knobs: dict[str, Any]) -> list[float]:
+    """A level's place for novelty: each knob's ladder index over the ladder's length, and 1 per varied dimension."""
+    ladders, varied = level_features(family.name, knobs)
+    return [i / max(1, len(family.ladder(k)) - 1) for k, i in ladders.items()] + \
+        [float(k in varied) for k in SEEN_DIMENSIONS]
