@@ -158,7 +158,7 @@ def paired(a: list[float], b: list[float]) -> dict[str, Any]:
     if len(d) > 1:
         df = len(d) - 1
         t = T95.get(df) or next((v for k, v in sorted(T95.items()) if k >= df), 1.96)
-        half = t * float(d.std(ddof=1)) / np.sqrt(len(d))
+        half = t * float(d.std(ddof=1)) / float(np.sqrt(len(d)))  # plain floats: the figures go to JSON
         out["ci95"] = [round(float(d.mean()) - half, 4), round(float(d.mean()) + half, 4)]
     return out
 
