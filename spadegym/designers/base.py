@@ -37,6 +37,7 @@ class LevelSummary:
     source: str | None = None  # full source (mutation designers need it)
     depth: int = 0  # mutation depth (0 = a fresh draw)
     retired: bool = False  # it has had its plays and left replay: time for a harder level of its family
+    times_played: int = 0  # rounds it was played in (its win rates are means over the last few)
 
 
 @dataclass

@@ -7,21 +7,28 @@ in one batch, and each call's token sequence is kept. When the loop reports
 the designer rewards (``update``), the first completion of each candidate
 (the environment file it is rewarded for; invalid ones earn less than any
 valid one) becomes a GRPO sample; advantages are the rewards z-scored within
-each skill, and the step goes through the policy's TRL trainer, after
-``designer_delay`` rounds when set.
+each skill (in the edit modes: within the edits of each parent), and the
+step goes through the policy's TRL trainer, after ``designer_delay`` rounds
+when set. In edit mode the completion is held to the edit's form by a grammar
+over the model's tokens (``edit_grammar``), and only the tokens the model chose
+carry loss.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections import Counter, deque
 from typing import Any
 
-from ..llm.client import ChatResult, EndpointConfig
+from ..llm.client import ChatClient, ChatResult, EndpointConfig
 from ..signals.advantages import group_advantages
 from ..train import Policy, Sample, Trace, TrainConfig
 from .base import Candidate, DesignContext, Feedback
+from .edit_form import EditForm
+from .edit_grammar import EditDecoder, EditRow, Vocabulary
+from .edit_mode import Message
 from .llm import LLMDesigner, LLMDesignerConfig
 
 
@@ -33,20 +40,25 @@ class LocalChatClient:
         self.max_tokens = max_tokens
         self.usage: Counter[str] = Counter()
         self.traces: dict[str, Trace] = {}  # trace reference (ChatResult.trace_ref) -> the completion's sequence
-        self._pending: list[tuple[list[int], int, asyncio.Future]] = []
+        self._pending: list[tuple[list[int], int, EditRow | None, asyncio.Future]] = []
         self._refs = itertools.count()
 
     async def chat(self, messages: list[dict[str, str]], **overrides: Any) -> ChatResult:
-        """One completion (the policy's temperature; ``max_tokens`` capped by the designer's setting)."""
+        """One completion (the policy's temperature; ``max_tokens`` capped by the designer's setting).
+
+        ``constraint`` (an ``EditRow``) holds the completion to an edit's form; the tokens it forced carry no loss.
+        """
         prompt = self.policy.chat.prompt(messages)
         limit = min(int(overrides.get("max_tokens") or self.max_tokens), self.max_tokens)
+        constraint: EditRow | None = overrides.get("constraint")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         if not self._pending:  # the first caller of this tick flushes after the others have queued
             asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append((prompt, limit, future))
+        self._pending.append((prompt, limit, constraint, future))
         ids, logprobs = await future
         trace = Trace(prompt)
-        trace.add_sampled(ids, logprobs)
+        trained = None if constraint is None else [int(not f) for f in constraint.forced[:len(ids)]]
+        trace.add_sampled(ids, logprobs, trained)
         text = self.policy.tokenizer.decode(ids, skip_special_tokens=True)
         ref = f"completion-{next(self._refs)}"
         self.traces[ref] = trace
@@ -57,17 +69,23 @@ class LocalChatClient:
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
-        by_limit: dict[int, list[tuple[list[int], asyncio.Future]]] = {}
-        for prompt, limit, future in pending:
-            by_limit.setdefault(limit, []).append((prompt, future))
+        by_limit: dict[int, list[tuple[list[int], EditRow | None, asyncio.Future]]] = {}
+        for prompt, limit, constraint, future in pending:
+            by_limit.setdefault(limit, []).append((prompt, constraint, future))
         for limit, calls in by_limit.items():
+            constraints = [c for _, c, _ in calls]
+            # Keyed rows share what their prompts begin with (a parent's edits repeat one prompt: encoded once).
+            keys = [("designer", id(future)) for *_, future in calls]
             try:
-                outs = self.policy.generate([p for p, _ in calls], limit)
+                outs = self.policy.generate([p for p, _, _ in calls], limit, keys=keys,
+                                            constraints=constraints if any(constraints) else None)
             except Exception as exc:  # the awaiting proposals see the error, not a hung future
-                for _, future in calls:
+                for *_, future in calls:
                     future.set_exception(exc)
                 continue
-            for (_, future), out in zip(calls, outs):
+            finally:
+                self.policy.forget(keys)  # a designer completion never continues
+            for (*_, future), out in zip(calls, outs):
                 future.set_result(out)
 
     async def aclose(self) -> None:
@@ -85,8 +103,9 @@ class HFDesigner(LLMDesigner):
         super().__init__(EndpointConfig(model=f"hf:{policy.name}"), config=config,
                          client_factory=self._new_client, **options)
         self.name = f"hf:{policy.name}"
-        self._traces: dict[str, tuple[Trace, str, float]] = {}  # candidate id -> (first completion, skill, progress)
+        self._traces: dict[str, tuple[Trace, str, float]] = {}  # candidate id -> (first completion, group, progress)
         self._waiting: deque[list[Sample]] = deque()  # delayed designer updates, oldest first
+        self._decoders: dict[str, EditDecoder] = {}  # one per parent's form within a propose: its rows share a memo
 
     def _new_client(self) -> LocalChatClient:
         self._client = self.chat_client()  # a proposal's client: its completions are the traces trained on
@@ -96,13 +115,27 @@ class HFDesigner(LLMDesigner):
         return LocalChatClient(self.policy, self.train.designer_max_new_tokens)
 
     async def propose(self, context: DesignContext) -> list[Candidate]:
+        self._decoders.clear()
         candidates = await super().propose(context)
         traces = self._client.traces if self._client else {}
         for c in candidates:
             trace = traces.get(c.meta.get("trace_ref", ""))
             if trace is not None and c.candidate_id:
-                self._traces[c.candidate_id] = (trace, c.skill, gate_progress(c.verdict.to_dict() if c.verdict else None))
+                # GRPO groups: the edits of one parent in the edit modes, a skill's files when writing
+                group = str(c.meta.get("group") or c.skill)
+                self._traces[c.candidate_id] = (trace, group, gate_progress(c.verdict.to_dict() if c.verdict else None))
         return candidates
+
+    async def _ask(self, client: ChatClient, messages: list[Message], form: EditForm | None,
+                   max_tokens: int | None) -> ChatResult:
+        """One reply; held to ``form`` by a grammar over the model's tokens (``edit_grammar``)."""
+        overrides: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens else {}
+        if form is not None:
+            key = f"{form.family}:{json.dumps(form.knobs, sort_keys=True)}"  # a parent's edits share its form
+            if key not in self._decoders:
+                self._decoders[key] = EditDecoder(form, Vocabulary.of(self.policy.tokenizer))
+            overrides["constraint"] = self._decoders[key].row()
+        return await client.chat(messages, **overrides)
 
     def update(self, feedback: list[Feedback]) -> dict[str, Any]:
         """Remember the scores (memory), then train on this round's first completions (or queue them)."""
@@ -112,7 +145,7 @@ class HFDesigner(LLMDesigner):
         self._traces.clear()  # a candidate never scored (not played) is not trained on
         shaping = self.train.designer_format_reward
         rewards = [scored.reward + (0.0 if scored.valid else shaping * progress) for scored, _, _, progress in known]
-        advantages = group_advantages(rewards, [skill for _, _, skill, _ in known])
+        advantages = group_advantages(rewards, [group for _, _, group, _ in known])
         samples = [Sample(trace, float(a), "designer", reward=r)
                    for (_, trace, _, _), a, r in zip(known, advantages, rewards)]
         stats: dict[str, Any] = {"designer_samples": len(samples),

@@ -19,6 +19,11 @@ candidate that needed repair turns has ``attempts > 1``; with
 The loop feeds the memory either through ``update(feedback)`` (with
 ``details`` holding ``win_rate``, ``regret`` and optionally ``env_id``) or
 through ``context.frontier / mastered / hopeless``; both work.
+
+That is the ``write`` mode (``LLMDesignerConfig.mode``). In ``edit`` mode the
+model changes a parent level's knobs and variations (``edit_mode``), in
+``code_edit`` mode its source (``code_edit``); both leave the verdict to the
+judge, and the hint to the file's own.
 """
 
 from __future__ import annotations
@@ -35,11 +40,14 @@ from typing import Any
 
 from ..envfile import inspect_source, strip_thinking
 from ..figures import finite_or_none
-from ..llm.client import ChatClient, ChatResult, EndpointConfig, LLMClient
+from ..llm.client import ChatClient, ChatResult, EndpointConfig, LLMClient, LLMError, LLMUnavailable
 from ..validate.verdict import Verdict
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Level, Lineage
+from .code_edit import CodeEditWriter
 from .corpus import Corpus, Document, truncate_words
+from .edit_form import EditForm
+from .edit_mode import EditWriter, Message, Parent, plan_parents
 from .extraction import extract_code
 from .llm_config import LLMDesignerConfig
 from .memory import DesignerMemory, MemoryEntry, code_excerpt
@@ -60,6 +68,7 @@ class DesignerStats:
     repaired: int = 0  # valid only after at least one repair turn
     repair_turns: int = 0
     hints_rewritten: int = 0
+    edits: int = 0  # edit and code_edit modes: replies read as a change of their parent
     refused: dict[str, int] = field(default_factory=dict)
     fixes: dict[str, int] = field(default_factory=dict)  # mechanical extraction repairs
 
@@ -98,7 +107,8 @@ class LLMDesigner:
     def __init__(self, endpoint: EndpointConfig, *, corpus: Corpus | None = None, seed: int = 0,
                  config: LLMDesignerConfig | None = None, sandbox: Any = None,
                  validation: Any = None, validator: Validator | None = None,
-                 memory: DesignerMemory | None = None, client_factory: Callable[[], ChatClient] | None = None):
+                 memory: DesignerMemory | None = None, client_factory: Callable[[], ChatClient] | None = None,
+                 exclude_families: tuple[str, ...] | list[str] = ()):
         self.endpoint = endpoint
         # Makes the chat client of one propose call (default: the endpoint's OpenAI-compatible client).
         self._client_factory = client_factory or (lambda: LLMClient(self.endpoint))
@@ -116,6 +126,13 @@ class LLMDesigner:
         self._counter = 0
         self._validating = threading.Lock()
         self._pending: OrderedDict[str, dict[str, str]] = OrderedDict()  # candidate id -> skill, excerpt
+        self.exclude_families = tuple(exclude_families)  # edit modes never start from these (a run's unseen families)
+        self._response_format = True  # edit mode asks for its JSON schema until the server refuses it
+        self._writer: EditWriter | CodeEditWriter | None = None
+        if self.config.mode == "edit":
+            self._writer = EditWriter(self.config)
+        elif self.config.mode == "code_edit":
+            self._writer = CodeEditWriter(self.config)
 
     # --- the Designer protocol ------------------------------------------------------
 
@@ -124,9 +141,16 @@ class LLMDesigner:
             self.memory.observe(levels)
         keys = list(range(self._counter, self._counter + context.count))
         self._counter += context.count
+        parents: list[Parent] = []
+        if self._writer is not None:
+            rng = random.Random(f"{self.seed}:{context.round}:{keys[0] if keys else 0}")
+            parents = plan_parents(context, self.config.edits_per_parent, rng, exclude=self.exclude_families)
         client = self._client_factory()
         try:
-            tasks = [self._propose_one(client, context, key) for key in keys]
+            if self._writer is None:
+                tasks = [self._propose_one(client, context, key) for key in keys]
+            else:
+                tasks = [self._propose_change(client, parent, key) for parent, key in zip(parents, keys)]
             candidates = await asyncio.gather(*tasks)
         finally:
             await client.aclose()
@@ -230,6 +254,42 @@ class LLMDesigner:
         self._remember(candidate)
         return candidate
 
+    async def _propose_change(self, client: ChatClient, parent: Parent, key: int) -> Candidate:
+        """One edit (or code edit) of ``parent``; the judge validates it like any candidate."""
+        assert self._writer is not None
+        started = time.perf_counter()
+        candidate = Candidate(Level("", skill=self._writer.space(parent.family).skill,
+                                    lineage=Lineage(operator=self.config.mode, designer=self.name)),
+                              candidate_id=f"llm-{self.seed}-{key:05d}")
+        self.stats.proposals += 1
+
+        async def ask(messages: list[Message], form: EditForm | None, max_tokens: int | None) -> ChatResult:
+            return await self._ask(client, messages, form, max_tokens)
+
+        candidate = await self._writer.propose(ask, parent, candidate)
+        if candidate.refusal is not None:
+            message = candidate.meta.get("refusal_reason", "")
+            candidate.verdict = Verdict.from_dict(_refusal_verdict(candidate.refusal, message))
+            return self._refuse(candidate, candidate.refusal, candidate.verdict, started)
+        self.stats.edits += 1
+        candidate.meta.update(seconds=round(time.perf_counter() - started, 3))
+        return candidate
+
+    async def _ask(self, client: ChatClient, messages: list[Message], form: EditForm | None,
+                   max_tokens: int | None) -> ChatResult:
+        """One reply; held to ``form``'s JSON schema (``response_format``) until the server refuses it."""
+        overrides = {"max_tokens": max_tokens} if max_tokens else {}
+        if form is not None and self._response_format:
+            schema = {"type": "json_schema", "json_schema": {"name": "level_edit", "schema": form.schema()}}
+            try:
+                return await client.chat(messages, response_format=schema, **overrides)
+            except LLMUnavailable:
+                raise
+            except LLMError:  # a server without structured outputs: ask plainly from now on
+                self._response_format = False
+                self.stats.fixes["response_format_refused"] = self.stats.fixes.get("response_format_refused", 0) + 1
+        return await client.chat(messages, **overrides)
+
     async def _repair(self, client: ChatClient, messages: list[dict[str, str]], reply: ChatResult, code: str,
                       verdict: Verdict, candidate: Candidate) -> tuple[str, Verdict]:
         """Send the failed checks back until the code passes or the repair turns run out."""
@@ -299,7 +359,7 @@ class LLMDesigner:
 
     def _refuse(self, candidate: Candidate, reason: str, verdict: Verdict | None, started: float) -> Candidate:
         candidate.refusal = reason
-        candidate.verdict = verdict if verdict is not None else Verdict.from_dict(_no_code_verdict(reason))
+        candidate.verdict = verdict if verdict is not None else Verdict.from_dict(_refusal_verdict(reason))
         candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
         candidate.meta.setdefault("first_attempt_valid", False)
         candidate.meta.setdefault("repaired", False)
@@ -317,12 +377,13 @@ class LLMDesigner:
             self._pending.popitem(last=False)
 
 
-def _no_code_verdict(reason: str) -> dict[str, Any]:
-    """A verdict-shaped record for a reply with no code, so every candidate carries one."""
-    message = ("The reply declined the task and held no code." if reason == "declined"
-               else "The reply held no fenced Python block with an environment class.")
+def _refusal_verdict(reason: str, message: str = "") -> dict[str, Any]:
+    """A verdict-shaped record for a reply that held nothing to validate, so every candidate carries one."""
+    message = message or ("The reply declined the task and held no code." if reason == "declined"
+                          else "The reply held no fenced Python block with an environment class.")
+    check = "has_code" if reason in ("no_code", "declined") else "edit_form"
     return {"file": "<reply>", "valid": False, "category": reason, "seconds": 0.0, "checks": [
-        {"name": "has_code", "passed": False, "message": message, "category": reason, "severity": "error"}]}
+        {"name": check, "passed": False, "message": message, "category": reason, "severity": "error"}]}
 
 
 def _replayed(reply: ChatResult) -> str:

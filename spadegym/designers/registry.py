@@ -68,6 +68,8 @@ class WriterOptions(BaseModel):
     validation: ValidationConfig | None = Field(None, description="The gate's settings.")
     validator: Any = Field(None, description="Where its files are validated: (code, hint, name) -> verdict.")
     sandbox: Any = Field(None, description="The sandbox it validates in when no validator is given.")
+    exclude_families: list[str] = Field(default_factory=list,
+                                        description="Edit modes: never parents of these (a run's unseen families).")
 
 
 class LLMOptions(WriterOptions):
@@ -146,7 +148,7 @@ def _llm(spec: Spec, seed: int, options: LLMOptions) -> Designer:
         raise UnknownDesigner(str(exc)) from None
     return LLMDesigner(_endpoint(model, url, options.llm), corpus=_corpus(options.corpus), seed=seed,
                        config=options.llm_designer, sandbox=options.sandbox, validation=options.validation,
-                       validator=options.validator)
+                       validator=options.validator, exclude_families=options.exclude_families)
 
 
 def _hf(spec: Spec, seed: int, options: HFOptions) -> Designer:
@@ -163,7 +165,8 @@ def _hf(spec: Spec, seed: int, options: HFOptions) -> Designer:
     if designer_config is None or designer_config == LLMDesignerConfig():  # unset: the training settings' repair turns
         designer_config = LLMDesignerConfig(repair_turns=config.designer_repair_turns)
     return HFDesigner(pool.get(spec.argument), config, config=designer_config, corpus=_corpus(options.corpus),
-                      seed=seed, sandbox=options.sandbox, validation=options.validation, validator=options.validator)
+                      seed=seed, sandbox=options.sandbox, validation=options.validation, validator=options.validator,
+                      exclude_families=options.exclude_families)
 
 
 def _own(spec: Spec, seed: int, options: NoOptions) -> Designer:
@@ -199,10 +202,11 @@ DESIGNERS: Registry[Designer] = Registry("designer", [
                                      _families(config) else config.mutation, **_excluded(config)}),
     Kind("openai", "openai:MODEL[@BASE_URL]", _llm, LLMOptions, argument="required", needs="a model",
          sections=("llm", "llm_designer", "corpus"),
-         from_config=lambda config: {**_writer_sections(config), "llm": config.llm.model_dump()}),
+         from_config=lambda config: {**_writer_sections(config), **_excluded(config), "llm": config.llm.model_dump()}),
     Kind("hf", "hf:PATH", _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
          sections=("train", "llm_designer", "corpus"),
-         from_config=lambda config: {**_writer_sections(config), **from_sections(train="train")(config)}),
+         from_config=lambda config: {**_writer_sections(config), **_excluded(config),
+                                     **from_sections(train="train")(config)}),
     Kind("uniform", "uniform", _uniform, SamplerOptions,
          from_config=lambda config: {**_families(config), **_excluded(config)}),
     Kind("fixed", "fixed:easy|all", _fixed, DrawOptions, argument="required", arguments=("easy", "all"),
@@ -223,6 +227,6 @@ def make_designer(spec: str | Spec, *, seed: int = 0, **options: Any) -> Designe
     ``validation`` and ``validator`` (or ``sandbox``); ``hf:`` also ``train`` and
     ``policies``. The mutation designer takes ``mutation``; ``uniform`` and
     ``staged`` take ``families``, and ``staged`` the run's ``rounds``; the mutation
-    designer and the samplers take ``exclude_families`` (a run's unseen families).
+    designer, the samplers and the model designers take ``exclude_families`` (a run's unseen families).
     """
     return DESIGNERS.make(spec, seed, **options)

@@ -365,7 +365,7 @@ def level_summary(buffer: LevelBuffer, r: LevelRecord) -> LevelSummary:
     source = buffer.level(r.env_id).source
     return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score, family=r.family,
                         knobs=r.knobs, code_excerpt=(source or "")[:1500], source=source, depth=r.depth,
-                        retired=buffer.retired(r))
+                        retired=buffer.retired(r), times_played=r.times_played)
 
 
 def _best_per_family(ranked: list[LevelRecord], k: int) -> list[LevelRecord]:

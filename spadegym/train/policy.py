@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import UserError
 from .config import TrainConfig
+from .constrained import ConstrainedRows, TokenConstraint
 from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
 from .tokens import ChatTokens, Sample
 
@@ -93,12 +94,14 @@ class Policy:
 
     # -- sampling -----------------------------------------------------------------
     def generate(self, prompts: Sequence[list[int]], max_new_tokens: int, *, keys: Sequence[Hashable] | None = None,
-                 greedy: bool = False) -> list[tuple[list[int], list[float]]]:
+                 greedy: bool = False, constraints: Sequence[TokenConstraint | None] | None = None,
+                 ) -> list[tuple[list[int], list[float]]]:
         """One completion per prompt: its ids (ending with EOS when the model stopped) and their log-probs.
 
         ``keys`` name the sequences that continue across calls (an episode's turns): a prompt that extends
         what its key's last call encoded and sampled reuses those keys and values (``kvcache``) and encodes
-        only its new tokens. ``greedy`` takes the most likely token instead of sampling.
+        only its new tokens. ``greedy`` takes the most likely token instead of sampling. ``constraints``
+        (one per prompt, or None) limit what a row may write (``constrained``); log-probs stay the model's own.
         """
         caching = keys is not None and self.prefixes is not None
         if caching:
@@ -115,7 +118,8 @@ class Policy:
         for start in range(0, len(order), size):
             chunk = order[start:start + size]
             results, kept = self._generate_batch([prompts[i] for i in chunk], [found[i] for i in chunk],
-                                                 max_new_tokens, greedy, keep=caching)
+                                                 max_new_tokens, greedy, keep=caching,
+                                                 constraints=[constraints[i] for i in chunk] if constraints else None)
             for j, (i, result) in enumerate(zip(chunk, results)):
                 out[i] = result
                 if caching:
@@ -176,7 +180,8 @@ class Policy:
         return Prefix(list(ids), [(layer.keys[0], layer.values[0]) for layer in cache.layers])
 
     def _generate_batch(self, prompts: Sequence[list[int]], found: Sequence[Prefix | None], max_new_tokens: int,
-                        greedy: bool, keep: bool) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
+                        greedy: bool, keep: bool, constraints: Sequence[TokenConstraint | None] | None = None,
+                        ) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
         import torch
 
         pad = self.tokenizer.pad_token_id
@@ -186,6 +191,8 @@ class Policy:
         model.eval()
         sampling = {"do_sample": False} if greedy else {
             "do_sample": True, "temperature": self.config.temperature, "top_k": 0, "top_p": 1.0}
+        if constraints and any(c is not None for c in constraints):
+            sampling["logits_processor"] = [ConstrainedRows(constraints)]
         try:
             with torch.no_grad():
                 result = model.generate(

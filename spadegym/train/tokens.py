@@ -68,9 +68,10 @@ class Trace:
     def __len__(self) -> int:
         return len(self.prompt) + len(self.completion)
 
-    def add_sampled(self, ids: list[int], logprobs: list[float]) -> None:
+    def add_sampled(self, ids: list[int], logprobs: list[float], trained: list[int] | None = None) -> None:
+        """Sampled tokens; ``trained`` (1/0 per token) leaves out of the loss those a constraint forced."""
         self.completion += ids
-        self.mask += [1] * len(ids)
+        self.mask += list(trained) if trained is not None else [1] * len(ids)
         self.logprobs += logprobs
 
     def add_environment(self, ids: list[int]) -> None:

@@ -1,0 +1,182 @@
+"""Edit mode of a model designer: the model changes a parent level from the buffer instead of writing a file.
+
+One proposal, start to end::
+
+    parent (a buffer level with its statistics, or a fresh level 0 of a family of the skill)
+        ─► prompt: family, skill, the level's knobs and variation, the agent's win rates and
+           regret, the band verdict, every value the family's edit space allows
+        ─► reply (held to the edit's form where the backend allows: ``edit_form``, ``edit_grammar``)
+        ─► parse leniently ─► apply to the parent ─► render ─► Candidate (the gate judges it like any other)
+
+The proposals of one call come in groups of ``edits_per_parent`` edits of the
+same parent: a local model's GRPO group (``designers.hf``). A reply that is no
+edit is refused under its own kind (``malformed_edit``, ``edit_out_of_space``,
+``no_change``), so the loop counts it apart from files the gate rejects.
+Lineage records the parent, the operator and the depth; ``meta`` the changes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..families import FamilyError, get_family, list_families
+from ..families.edits import EditSpace, edit_space
+from ..llm.client import ChatResult
+from ..signals import bands
+from .base import Candidate, DesignContext, Level, LevelSummary, Lineage, Params
+from .edit_form import EditForm, EditRefused
+from .llm_config import LLMDesignerConfig
+
+Message = dict[str, str]
+#: Asks the model once: (messages, the form its reply is held to or None, max tokens) -> the reply.
+Ask = Callable[[list[Message], "EditForm | None", int], Awaitable[ChatResult]]
+
+
+@dataclass
+class Parent:
+    """The level an edit starts from: a buffer level (with what the agent did on it) or a fresh one (never played)."""
+
+    family: str
+    knobs: dict[str, Any]
+    key: str  # its env id, or "fresh:FAMILY": the GRPO group of its edits
+    summary: LevelSummary | None = None
+    source: str | None = None
+
+    @property
+    def env_id(self) -> str | None:
+        return self.summary.env_id if self.summary is not None else None
+
+    @property
+    def depth(self) -> int:
+        return self.summary.depth if self.summary is not None else 0
+
+
+def plan_parents(context: DesignContext, per_parent: int, rng: random.Random, *,
+                 exclude: Sequence[str] = ()) -> list[Parent]:
+    """``context.count`` parents, ``per_parent`` proposals each: buffer levels of a built-in family drawn without
+    replacement (then again), or fresh levels of the skill's families when the buffer has none."""
+    usable = [p for p in context.parents if p.family and p.family not in exclude and _fits(p)]
+    groups = max(1, math.ceil(context.count / per_parent))
+    chosen: list[Parent] = []
+    while len(chosen) < groups:
+        if usable:
+            draw = rng.sample(usable, min(len(usable), groups - len(chosen)))
+            chosen += [Parent(p.family or "", dict(p.knobs), p.env_id, p, p.source) for p in draw]
+        else:
+            families = [f for f in (list_families(context.skill) or list_families()) if f.name not in exclude]
+            if not families:
+                return []
+            family = rng.choice(families)
+            space = edit_space(family)
+            knobs = {**space.level(0), **({"variant": rng.choice(space.allowed("variant"))}
+                                          if "variant" in space.dimensions else {})}
+            chosen.append(Parent(family.name, knobs, f"fresh:{family.name}"))
+    return [parent for parent in chosen for _ in range(per_parent)][:context.count]
+
+
+def _fits(summary: LevelSummary) -> bool:
+    """A level whose knobs its family's space still reads (not one rendered by an older family version)."""
+    try:
+        edit_space(summary.family or "").check(summary.knobs, held_out=True)
+    except FamilyError:
+        return False
+    return True
+
+
+EDIT_SYSTEM = (
+    "You design levels of text games for a learning agent. You change one level at a time so that the agent "
+    "wins it about half of its plays without a hint, and wins it more often with the hint: make it harder when "
+    "the agent wins too often, easier when it rarely wins, and vary it when it is about right. "
+    "Reply with one JSON object and nothing else."
+)
+
+
+def verdict(summary: LevelSummary | None) -> str:
+    """Where the parent sits against the band the designer reward pays for, in words."""
+    low, high = bands.PLATEAU
+    if summary is None:
+        return "not played yet"
+    if summary.win_rate > high:
+        return f"too easy (the target is {low:.2f}-{high:.2f} without the hint)"
+    if summary.win_rate < low:
+        return f"too hard (the target is {low:.2f}-{high:.2f} without the hint)"
+    return f"about right (inside the target {low:.2f}-{high:.2f} without the hint)"
+
+
+def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: bool = True) -> list[Message]:
+    """The request for one edit of ``parent``: the level, how the agent does on it, and every allowed value.
+
+    ``example`` shows one valid reply; where the reply is held to the form anyway, the example is left out, since
+    a small model copies it (SmolLM2 replied with the example's edit to every parent, too hard or too easy).
+    """
+    knobs, variation = space.split(parent.knobs)
+    s = parent.summary
+    played = (f"The agent wins {s.win_rate:.2f} of its plays without the hint and {s.win_rate_hint:.2f} with it "
+              f"(regret {s.regret:.2f}; played in {s.times_played} round{'s' * (s.times_played != 1)})."
+              if s is not None else "The agent has not played it yet.")
+
+    def ladder(name: str, values: list[Any]) -> str:
+        return f"  {name}: " + " ".join(f"[{v}]" if v == parent.knobs[name] else str(v) for v in values)
+
+    lines = [
+        f"Game family: {space.family} ({space.skill}). {space.description}",
+        "The level now: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + "; "
+        + ", ".join(f"{k}={v}" for k, v in variation.items()) + ".",
+        played,
+        f"Verdict: {verdict(s)}.",
+        "",
+        "harder sets difficulty knobs to values further right, easier to values further left "
+        "(easiest first; [ ] marks the current value):",
+        *[ladder(name, knob.values) for name, knob in space.knobs.items() if len(knob.values) > 1],
+        "vary sets variations to another value; the difficulty stays:",
+        *[ladder(name, [parent.knobs[name], *form.options.get("vary", {}).get(name, [])])
+          for name in space.dimensions if name in form.options.get("vary", {})],
+        "",
+        f"Change 1 to {form.max_changes} values with one operator. Reply with one JSON object: "
+        '{"operator": "harder" or "easier" or "vary", "changes": {name: new value, ...}}'
+        + (f", for example {form.example()}" if example else ""),
+    ]
+    return [{"role": "system", "content": EDIT_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+class EditWriter:
+    """Makes edit-mode candidates for one designer (see the module docstring)."""
+
+    def __init__(self, config: LLMDesignerConfig):
+        self.config = config
+        self._spaces: dict[str, EditSpace] = {}
+
+    def space(self, family: str) -> EditSpace:
+        if family not in self._spaces:
+            self._spaces[family] = edit_space(family)
+        return self._spaces[family]
+
+    def form(self, parent: Parent) -> EditForm:
+        return EditForm.of(self.space(parent.family), parent.knobs, self.config.max_changes)
+
+    async def propose(self, ask: Ask, parent: Parent, candidate: Candidate) -> Candidate:
+        """Fill ``candidate`` (its id and meta set) with the edit the model replies for ``parent``, or its refusal."""
+        space, form = self.space(parent.family), self.form(parent)
+        messages = edit_messages(parent, space, form, example=not self.config.constrained)
+        candidate.meta.update(mode="edit", parent=parent.key, group=parent.key, prompt=messages[-1]["content"])
+        reply = await ask(messages, form if self.config.constrained else None, self.config.edit_max_tokens)
+        candidate.meta["completion"] = reply.text
+        if reply.trace_ref is not None:
+            candidate.meta["trace_ref"] = reply.trace_ref
+        edit = form.parse(reply.text)
+        if isinstance(edit, EditRefused):
+            candidate.refusal = edit.kind
+            candidate.meta["refusal_reason"] = edit.reason
+            return candidate
+        family = get_family(parent.family)
+        candidate.level = Level(family.render(edit.knobs), skill=family.skill, params=Params(family.name, dict(edit.knobs)),
+                                lineage=Lineage(parents=[parent.env_id] if parent.env_id else [], operator=edit.operator,
+                                                designer=candidate.lineage.designer, depth=parent.depth + 1))
+        candidate.meta.update(edit=edit.changes, **{"from": {k: parent.knobs[k] for k in edit.changes}})
+        if edit.named_operator:
+            candidate.meta["named_operator"] = edit.named_operator
+        return candidate
