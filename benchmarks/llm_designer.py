@@ -63,16 +63,17 @@ from spadegym.designers.base import Candidate, DesignContext, Feedback, LevelSum
 from spadegym.designers.hf import HFDesigner
 from spadegym.designers.llm_config import LLMDesignerConfig
 from spadegym.designers.mutation import MutationDesigner
-from spadegym.envfile import inspect_source, normalized_code_hash
+from spadegym.envfile import normalized_code_hash
 from spadegym.families import get_family
 from spadegym.families.edits import edit_space
+from spadegym.level import Level
 from spadegym.loop.steps import score
-from spadegym.rollout import EnvSpec, Play, RolloutConfig, derive_seed, run_episodes
+from spadegym.rollout import Play, RolloutConfig, derive_seed, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.signals import bands, get_designer_reward, invalid_reward
 from spadegym.train import Policy, TrainConfig
 from spadegym.train.models import prepare_model
-from spadegym.validate import validate_source
+from spadegym.validate import validate_sources
 
 FAMILIES = ["suspect_grid", "code_breaker", "grid_maze", "hidden_order", "knapsack", "number_sequence"]
 
@@ -134,10 +135,10 @@ class LevelMeter:
             if key not in self.known and key not in todo:
                 todo[key] = source
         specs = {}
-        for key, source in todo.items():
-            verdict = validate_source(source, f"{key}.py", sandbox=self.box)
+        verdicts = validate_sources([(source, f"{key}.py", None) for key, source in todo.items()], sandbox=self.box)
+        for (key, source), verdict in zip(todo.items(), verdicts):
             if verdict.valid:
-                specs[key] = EnvSpec(key, source, f"{key}.py", None)
+                specs[key] = Level(source)
             else:
                 self.known[key] = Measure(False)
         if specs:
@@ -145,8 +146,7 @@ class LevelMeter:
                      for key in specs for hinted, n in ((False, self.plays), (True, self.hint_plays)) for k in range(n)]
             with self.learner.evaluating(self.seed):
                 episodes = asyncio.run(run_episodes(self.box, specs, plays, self.learner, RolloutConfig()))
-            infos = {key: inspect_source(spec.source) for key, spec in specs.items()}
-            stats = score(list(specs), episodes, infos, {})
+            stats = score(specs, episodes, {})
             for key in specs:
                 s = stats.get(key)
                 self.known[key] = Measure(False) if s is None else Measure(
@@ -163,7 +163,7 @@ def frozen_learner(box: Sandbox, families: list[str], episodes: int, seed: int, 
     for name in families:
         family = get_family(name)
         for level in (0, 1):
-            envs[f"{name}-{level}"] = EnvSpec(f"{name}-{level}", family.render(family.level_knobs(level)), f"{name}.py")
+            envs[f"{name}-{level}"] = Level(family.render(family.level_knobs(level)))
     learner = make_learner(seed=seed)
     train_learner(learner, box, envs, episodes=episodes, seed=seed)
     learner.save(path)
