@@ -156,14 +156,18 @@ class LevelMeter:
 
 
 def frozen_learner(box: Sandbox, families: list[str], episodes: int, seed: int, path: Path) -> Learner:
-    """The built-in learner trained on the families' levels 0 and 1 (half its plays hinted), saved and reused."""
+    """The built-in learner trained on the families' levels 0 and 1, each in three random training variations
+    (as a run's levels come), half its plays hinted; saved and reused."""
     if path.is_dir() and any(path.iterdir()):  # an earlier invocation's (same families, episodes and seed)
         return Learner.load(path)
+    rng = random.Random(seed + 2)
     envs = {}
     for name in families:
-        family = get_family(name)
+        family, space = get_family(name), edit_space(name)
         for level in (0, 1):
-            envs[f"{name}-{level}"] = Level(family.render(family.level_knobs(level)))
+            for draw in range(3):
+                envs[f"{name}-{level}-{draw}"] = Level(family.render({**space.level(level),
+                                                                      **space.random_variation(rng)}))
     learner = make_learner(seed=seed)
     train_learner(learner, box, envs, episodes=episodes, seed=seed)
     learner.save(path)

@@ -88,9 +88,8 @@ def _fits(summary: LevelSummary) -> bool:
 
 
 EDIT_SYSTEM = (
-    "You design levels of text games for a learning agent. You change one level at a time so that the agent "
-    "wins it about half of its plays without a hint, and wins it more often with the hint: make it harder when "
-    "the agent wins too often, easier when it rarely wins, and vary it when it is about right. "
+    "You edit levels of text games so that a learning agent wins about half of its plays without a hint: "
+    "harder when it wins too often, easier when it rarely wins, varied when it is about right. "
     "Reply with one JSON object and nothing else."
 )
 
@@ -113,7 +112,6 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
     ``example`` shows one valid reply; where the reply is held to the form anyway, the example is left out, since
     a small model copies it (SmolLM2 replied with the example's edit to every parent, too hard or too easy).
     """
-    knobs, variation = space.split(parent.knobs)
     s = parent.summary
     played = (f"The agent wins {s.win_rate:.2f} of its plays without the hint and {s.win_rate_hint:.2f} with it "
               f"(regret {s.regret:.2f}; played in {s.times_played} round{'s' * (s.times_played != 1)})."
@@ -124,8 +122,6 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
 
     lines = [
         f"Game family: {space.family} ({space.skill}). {space.description}",
-        "The level now: " + ", ".join(f"{k}={v}" for k, v in knobs.items()) + "; "
-        + ", ".join(f"{k}={v}" for k, v in variation.items()) + ".",
         played,
         f"Verdict: {verdict(s)}.",
         "",
