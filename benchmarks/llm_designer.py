@@ -288,16 +288,19 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         held, training = parent_contexts(meter, args.families, [0, 1, 2, 3], args.seed, args.eval_contexts)
         verdicts = {v: sum(1 for p in held if _verdict(p) == v) for v in ("easy", "band", "hard")}
         console.print(f"learner {learner_seconds:.0f}s; {len(held)} evaluation and {len(training)} training parents "
-                      f"(evaluation: {verdicts})")
+                      f"(evaluation: {verdicts}; no-hint win rates {[round(p.win_rate, 2) for p in held]})")
         policy = Policy.from_path(model, train, seed=args.seed)
         config = LLMDesignerConfig(mode="edit", edits_per_parent=args.edits, corpus_words=0)
         designer = HFDesigner(policy, train, config=config, corpus=None, seed=args.seed)
         free = HFDesigner(policy, train, config=config.model_copy(update={"constrained": False}), corpus=None,
                           seed=args.seed)
-        some = held[:args.unconstrained_contexts or len(held)]
-        unconstrained, ops_free = evaluate_designer(free, meter, some, args.edits, args.eval_seed)
-        console.print(f"untrained, no grammar: valid {np.mean(unconstrained['valid']):.3f} {ops_free}")
-        partial(out, unconstrained=unconstrained, ops_free=ops_free)
+        unconstrained: dict[str, list[float]] = {"valid": []}
+        ops_free: dict[str, int] = {}
+        if args.unconstrained_contexts != 0:
+            some = held[:args.unconstrained_contexts or len(held)]
+            unconstrained, ops_free = evaluate_designer(free, meter, some, args.edits, args.eval_seed)
+            console.print(f"untrained, no grammar: valid {np.mean(unconstrained['valid']):.3f} {ops_free}")
+            partial(out, unconstrained=unconstrained, ops_free=ops_free)
         before, ops_before = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
         console.print(f"before: valid {np.mean(before['valid']):.3f} reward {np.mean(before['reward']):.3f} "
                       f"band {np.mean(before['band']):.3f} {ops_before}")
@@ -326,7 +329,8 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
     return {
         "valid_rate_before": mean(before["valid"]), "valid_rate_after": mean(after["valid"]),
         "valid_rate_before_ci95": interval(before["valid"]), "valid_rate_after_ci95": interval(after["valid"]),
-        "valid_rate_unconstrained": mean(unconstrained["valid"]), "operators_unconstrained": ops_free,
+        "valid_rate_unconstrained": mean(unconstrained["valid"]) if unconstrained["valid"] else None,
+        "operators_unconstrained": ops_free,
         "reward_before": mean(before["reward"]), "reward_after": mean(after["reward"]),
         "reward_before_ci95": interval(before["reward"]), "reward_after_ci95": interval(after["reward"]),
         "reward_rise": mean(rise(after["reward"], before["reward"])),
@@ -424,8 +428,8 @@ def main() -> None:
     parser.add_argument("--train-contexts", type=int, default=6, help="parents per GRPO step")
     parser.add_argument("--edits", type=int, default=8, help="edits per parent (a GRPO group)")
     parser.add_argument("--steps", type=int, default=10, help="GRPO steps")
-    parser.add_argument("--unconstrained-contexts", type=int, default=0,
-                        help="evaluation contexts sampled without the grammar too (0: all)")
+    parser.add_argument("--unconstrained-contexts", type=int, default=None,
+                        help="evaluation contexts sampled without the grammar too (default: all; 0: none)")
     parser.add_argument("--lr", type=float, default=5e-4, help="LoRA learning rate")
     parser.add_argument("--temperature", type=float, default=1.0, help="the designer's sampling temperature")
     parser.add_argument("--threads", type=int, default=2)
