@@ -11,7 +11,6 @@ spec or option is one sentence (``AgentSpecError``) with the nearest known name.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -92,30 +91,12 @@ def _learner(spec: Spec, seed: int, options: Any) -> Agent:
         from .learner import make_learner
     except ImportError as exc:
         raise AgentSpecError(f"the built-in learner is not available in this installation ({exc}).") from None
-    path = learner_checkpoint(spec.argument) if spec.argument else None
+    path = spec.argument or None  # a run directory was resolved by the caller (store.learner_run)
     try:
         return make_learner(path, seed, options.config)
     except (OSError, ValueError) as exc:  # CheckpointError is a ValueError
         message = str(exc).rstrip(".")
         raise AgentSpecError(f"cannot load the learner from '{spec.argument}': {message}.") from None
-
-
-def learner_checkpoint(path: str) -> str:
-    """A learner checkpoint directory, or a run directory (``learner:RUN``): its last round's checkpoint."""
-    from ..store.runstore import DB_NAME
-
-    run = Path(path).expanduser()
-    if not (run / DB_NAME).is_file():
-        return path
-    from ..loop.selfplay import resume_checkpoint
-    from ..store import RunStore
-
-    with RunStore.open(run) as store:
-        checkpoint = resume_checkpoint(store)
-    if checkpoint is None:
-        raise AgentSpecError(f"run {path} has no learner checkpoint (its agent is not the built-in learner, or no "
-                             "round has finished); give a run of `spadegym run --agent learner`, or a checkpoint directory.")
-    return str(checkpoint)
 
 
 def _openai(spec: Spec, seed: int, options: BaseModel) -> Agent:

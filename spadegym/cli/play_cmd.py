@@ -116,6 +116,7 @@ def play(
     from ..agents import AgentSpecError, PlayerQuit, make_agent
     from ..rollout.play import PlayFileError, play_file
     from ..rollout.runner import RolloutError
+    from ..store.learner_run import run_learner
 
     console = Console(highlight=False)
     interactive = agent.strip() == "human"
@@ -151,7 +152,7 @@ def play(
         except SourceError as exc:
             raise fail(str(exc), 1) from None
         try:
-            player = make_agent(agent, seed=seed, **agent_options(agent, sets))
+            player = make_agent(run_learner(agent), seed=seed, **agent_options(agent, sets))
         except AgentSpecError as exc:
             raise UserError(str(exc)) from None
 

@@ -18,6 +18,7 @@ from ..errors import UserError
 from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..store import RunStore
+from ..store.learner_run import run_learner
 from ..store.record import RoundSummary
 from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
 from .config import RunConfig, validate_config
@@ -97,7 +98,7 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
         designer = PoolDesigner(pool_files(config.pool.path), then=designer)
     kind = AGENTS.kind(config.agent)
-    agent = AGENTS.make(config.agent, config.seed, **kind.from_config(config),
+    agent = AGENTS.make(run_learner(config.agent), config.seed, **kind.from_config(config),
                         **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
     if config.sources:  # the sources propose beside the designer, each by its share
         main_share, parts = source_parts(config.sources, seed=config.seed, skills=config.skills,

@@ -34,7 +34,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -145,7 +144,7 @@ class SelfPlay:
         if designer:
             self.designer.load_state_dict(designer)
         self.watch.load_state_dict(self.store.load_state("watch") or {})
-        checkpoint = resume_checkpoint(self.store)
+        checkpoint = self.store.learner_checkpoint()
         if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
             for part in self.checkpointed:
                 part.restore(checkpoint)
@@ -399,10 +398,3 @@ def _transcript(episode: Episode) -> str:
     return transcript_text([t.observation for t in episode.turns], [t.action for t in episode.turns])
 
 
-def resume_checkpoint(store: RunStore) -> Path | None:
-    """The learner checkpoint of the last complete round, if the run has one."""
-    state = store.load_state("learner")
-    if not state:
-        return None
-    path = store.checkpoint_dir / state["checkpoint"]
-    return path if path.exists() else None

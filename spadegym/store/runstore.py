@@ -324,6 +324,14 @@ class RunStore:
         path.mkdir(exist_ok=True)
         return path
 
+    def learner_checkpoint(self) -> Path | None:
+        """The learner checkpoint of the last complete round, if the run has one."""
+        state = self.load_state("learner")
+        if not state:
+            return None
+        path = self.checkpoint_dir / state["checkpoint"]
+        return path if path.exists() else None
+
     # -- writing ---------------------------------------------------------
 
     @contextmanager

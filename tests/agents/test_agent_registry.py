@@ -74,11 +74,12 @@ def test_options_are_checked() -> None:
 
 def test_learner_run_takes_the_runs_last_checkpoint(tmp_path: Path) -> None:
     from spadegym.store import RunStore
+    from spadegym.store.learner_run import run_learner
 
     run = tmp_path / "run"
     with RunStore.create(run, {}, {}) as store:
         with pytest.raises(AgentSpecError, match="has no learner checkpoint"):
-            make_agent(f"learner:{run}")
+            run_learner(f"learner:{run}")
         for n, updates in ((0, 3), (1, 7)):  # as the loop writes them: a checkpoint per round, named in its state
             learner = make_agent("learner", seed=n)
             learner.updates = updates
@@ -86,8 +87,10 @@ def test_learner_run_takes_the_runs_last_checkpoint(tmp_path: Path) -> None:
             with store.round(n) as tx:
                 tx.save_state("learner", {"checkpoint": f"round-{n:04d}", "round": n})
                 tx.finish({})
-    assert make_agent(f"learner:{run}").updates == 7
-    assert make_agent(f"learner:{run / 'checkpoints' / 'round-0000'}").updates == 3
+    assert make_agent(run_learner(f"learner:{run}")).updates == 7
+    assert run_learner(f"learner:{run / 'checkpoints' / 'round-0000'}") == f"learner:{run / 'checkpoints' / 'round-0000'}"
+    assert make_agent(run_learner(f"learner:{run / 'checkpoints' / 'round-0000'}")).updates == 3
+    assert run_learner("random") == "random"
 
 
 def test_kinds_are_listed() -> None:
