@@ -63,7 +63,7 @@ class HeldoutConfig(BaseModel):
 
     suites: list[str] | None = Field(None, description="Suites to measure, the first one also with the hint and per family: in_distribution, frontier (past the hardest listed levels), edge_cases (held-out wording, layout, action names, start), unseen_families, path (the files of heldout.path). Unset: path alone when heldout.path is set, in_distribution alone when heldout.families is (a slow agent measured on a few), else the four built-in suites.")
     every: int = Field(4, ge=0, description="Evaluate the first suite every N rounds (0: only at the end).")
-    suites_every: int = Field(12, ge=0, description="Evaluate every suite at the end of every N rounds (0: only at the end); every suite is measured at the last round.")
+    suites_every: int = Field(0, ge=0, description="Evaluate every suite at the end of every N rounds (0: only at the end); every suite is measured at the last round.")
     seeds: int = Field(4, ge=1, description="Held-out seeds per suite level.")
     levels: str = Field("all", pattern="^(all|ends|easiest)$", description="Listed levels of the built-in suites (the frontier suite is always one and two steps past the hardest): all; ends: lowest and highest only; easiest: level 0.")
     families: list[str] = Field(default_factory=list, description="Only these families (empty: all); a slow agent (an LLM on a CPU) is measured on a few.")
