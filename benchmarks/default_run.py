@@ -8,7 +8,7 @@ band, and the seconds per phase. On a shared machine wall time follows the
 load: the CPU seconds are the figure that carries over, and the load average
 is printed beside them.
 
-    python benchmarks/default_run.py [--rounds 36] [--seed 0] [--json]
+    python benchmarks/default_run.py [--rounds 36] [--seed 0] [--set mutation.vary_fresh=false] [--json]
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=None, help="Rounds (default: the embedded default's).")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A setting of the run (repeatable), as `spadegym run --set` takes it.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,6 +58,7 @@ def main() -> None:
         cmd = [sys.executable, "-m", "spadegym", "run", "--out", str(out), "--no-report"]
         cmd += ["--rounds", str(args.rounds)] if args.rounds else []
         cmd += ["--seed", str(args.seed)] if args.seed is not None else []
+        cmd += [arg for setting in args.set for arg in ("--set", setting)]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
