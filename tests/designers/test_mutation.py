@@ -182,7 +182,7 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
 
     family = get_family("grid_maze")
     others = [f.name for f in list_families(SKILL) if f.name != family.name]
-    designer = MutationDesigner(seed=2, config={"vary_fresh": False})  # fresh levels differ only in their variant
+    designer = MutationDesigner(seed=2)  # by default fresh levels differ only in their variant
     designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
     taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
                           knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
