@@ -63,17 +63,20 @@ URL_SCHEMES = ("http", "https", "ws", "wss")
 def server_url(url: str) -> str:
     """An OpenEnv server's base URL, without trailing slashes; a ValueError in one sentence for anything else.
 
-    A host alone (``127.0.0.1:8000``) means http; a scheme, host or port that no connection can use is refused
-    here, where the run's configuration is read, rather than found out as a failed episode.
+    A host and port alone (``127.0.0.1:8000``) mean http; a scheme, host or port that no connection can use is
+    refused here, where the run's configuration is read, rather than found out as a failed episode.
     """
     url = url.strip().rstrip("/")
-    full = url if "://" in url else f"http://{url}"
+    schemeless = "://" not in url
+    full = f"http://{url}" if schemeless else url
     try:
         parts = urllib.parse.urlsplit(full)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
+        port = parts.port  # raises ValueError for a port out of range
     except ValueError as exc:
         raise ValueError(f"{url[:200]!r} is not a URL ({exc}); give the server's base URL, e.g. http://127.0.0.1:8000") from None
-    if parts.scheme not in URL_SCHEMES or not parts.hostname or any(c.isspace() or not c.isprintable() for c in url):
+    # Without a scheme only host:port names a server: a bare word ("notaurl", a pool's name) is a mistake, not port 80.
+    if (parts.scheme not in URL_SCHEMES or not parts.hostname or (schemeless and port is None)
+            or any(c.isspace() or not c.isprintable() for c in url)):
         raise ValueError(f"{url[:200]!r} is not an OpenEnv server's URL; give its base URL with a scheme among "
                          f"{', '.join(URL_SCHEMES)} and a host, e.g. http://127.0.0.1:8000")
     return url

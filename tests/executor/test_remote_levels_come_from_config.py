@@ -121,7 +121,7 @@ def test_malformed_settings_of_a_configured_remote_level_are_one_sentence() -> N
 
 
 @pytest.mark.parametrize("url", ["", "ftp://127.0.0.1:8000", "http://127.0.0.1:99999", "http://[::1", "http://127.0.0.1:9\x00",
-                                 "http://a host"])
+                                 "http://a host", "notaurl", "localhost"])
 def test_a_configured_remote_level_url_no_connection_can_use_is_one_sentence(url: str) -> None:
     with pytest.raises(UserError, match=r"'sources\.0' the URL: ") as caught:
         load_config(overrides={"sources": [{"source": f"openenv:{url}"}]})
@@ -131,3 +131,14 @@ def test_a_configured_remote_level_url_no_connection_can_use_is_one_sentence(url
 def test_a_configured_remote_level_url_may_leave_out_http_and_trailing_slashes() -> None:
     config = load_config(overrides={"sources": [{"source": "openenv: 127.0.0.1:8000/ "}]})
     assert config.sources[0].remote_level_settings().url == "127.0.0.1:8000"
+
+
+def test_a_config_file_naming_a_bare_word_as_a_remote_level_is_refused_when_read(tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('[[sources]]\nsource = "openenv:notaurl"\n')
+    proc = subprocess.run([sys.executable, "-m", "spadegym", "run", "--config", str(config), "--print-config"],
+                          capture_output=True, text=True, timeout=120)
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert said.startswith(f"error: {config}: 'sources.0' the URL: 'notaurl' is not an OpenEnv server's URL;")
+    assert "e.g. http://127.0.0.1:8000" in said
