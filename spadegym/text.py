@@ -41,6 +41,19 @@ def safe_text(text: str) -> str:
     return _UNSAFE.sub(_replace, text)
 
 
+def one_line(name: str) -> str:
+    """A name (a file's, a level's) printed on one line, never mistaken for another.
+
+    A name shows as it is when every character prints and none is a backslash; otherwise as Python's ``repr``
+    writes it, quoted with escapes, so a newline in a file name cannot start a forged line of output and
+    every name can be told apart from every other (a shown-as-is name never holds a backslash, an escaped one does).
+
+    >>> print(one_line("games/guess.py"), one_line("a\\nvalid b.py"))
+    games/guess.py 'a\\nvalid b.py'
+    """
+    return name if name.isprintable() and "\\" not in name else repr(name)
+
+
 def is_safe(text: str) -> bool:
     """Whether ``safe_text`` would leave ``text`` as it is."""
     return _SUSPECT.search(text) is None

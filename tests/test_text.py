@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spadegym.designers.extraction import extract_code, repair_boxed_braces
-from spadegym.text import safe_text, storable
+from spadegym.text import one_line, safe_text, storable
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
 
@@ -38,6 +38,17 @@ def test_safe_text_is_linear_on_hostile_input() -> None:
 def test_storable_text_encodes_as_utf8() -> None:
     assert storable("a\ud800b").encode("utf-8") == b"a?b"
     assert storable("\x1b[31m") == "\x1b[31m"  # only encoding is fixed here
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("games/guess_env.py", "games/guess_env.py"),
+    ("jeu/énigme 1.py", "jeu/énigme 1.py"),
+    ("a\nvalid b.py", "'a\\nvalid b.py'"),
+    ("esc\x1b[2J\ud800.py", "'esc\\x1b[2J\\ud800.py'"),
+    ("back\\n.py", "'back\\\\n.py'"),  # a literal backslash-n is told apart from a newline
+])
+def test_a_name_shows_on_one_line_and_unlike_any_other(name: str, shown: str) -> None:
+    assert one_line(name) == shown and "\n" not in shown
 
 
 def test_code_extraction_survives_a_parser_that_gives_up() -> None:

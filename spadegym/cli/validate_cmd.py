@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..text import safe_text
+from ..text import one_line, safe_text
 from . import app
 from .errors import user_errors
 
@@ -45,7 +45,8 @@ def validate(
     config = ValidationConfig()
     config.allowed_imports += [m for m in allow_import if m not in config.allowed_imports]
 
-    console = Console(highlight=False)
+    # One line per file and per check, as written: never wrapped at the terminal width, no :emoji: codes replaced.
+    console = Console(highlight=False, emoji=False, soft_wrap=True)
     invalid = 0
     with user_errors():
         for verdict in _verdicts(list(paths), hint, config):
@@ -54,16 +55,21 @@ def validate(
                 typer.echo(json.dumps(verdict.to_dict()))
                 continue
             if verdict.valid:
-                console.print(f"[green]valid[/]    {escape(safe_text(verdict.file))} [dim]({verdict.seconds:.2f}s)[/]")
+                console.print(f"[green]valid[/]    {escape(one_line(verdict.file))} [dim]({verdict.seconds:.2f}s)[/]")
             else:
-                console.print(f"[bold red]INVALID[/]  {escape(safe_text(verdict.file))} [red]{verdict.category}[/] "
+                console.print(f"[bold red]INVALID[/]  {escape(one_line(verdict.file))} [red]{verdict.category}[/] "
                               f"[dim]({verdict.seconds:.2f}s)[/]")
             for check in verdict.failed:
-                console.print(f"  [red]x {check.name}[/]: {escape(safe_text(check.message))}")
+                console.print(f"  [red]x {check.name}[/]: {escape(_message(check.message))}")
             for check in verdict.warnings:
-                console.print(f"  [yellow]! {check.name}[/]: {escape(safe_text(check.message))}")
+                console.print(f"  [yellow]! {check.name}[/]: {escape(_message(check.message))}")
     if invalid:
         raise typer.Exit(1)
+
+
+def _message(text: str) -> str:
+    """A check's message on its one line: it may quote the file's own text (an exception's), line breaks included."""
+    return safe_text(text).replace("\n", "\\n")
 
 
 def _verdicts(paths: list[Path], hint: str | None, config: ValidationConfig) -> Iterator[Verdict]:

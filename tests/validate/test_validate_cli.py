@@ -9,6 +9,7 @@ import sys
 
 from snippet_env import WORDS, make_env
 
+from spadegym.text import one_line
 from spadegym.validate import ValidationConfig
 
 
@@ -60,3 +61,31 @@ def test_missing_path_exits_two_with_one_sentence(tmp_path):
     assert proc.returncode == 2
     assert "nope.py: no such file or directory" in proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_file_names_and_messages_with_control_characters_print_one_line_each(tmp_path):
+    """A name or an exception's text cannot split a line of output, nor forge one for another file."""
+    (tmp_path / "sub\ndir").mkdir()
+    names = ["vault\nvalid    forged.py", "sub\ndir/tab\tesc\x1b[31m.py", "back\\slash.py",
+             ":smile: [bold]" + "y" * 120 + ".py", "raises_env.py"]
+    for name in names[:4]:
+        (tmp_path / name).write_text(make_env())
+    raises = 'raise ValueError("bad\\nvalid    forged_too.py (0.01s)")'
+    (tmp_path / names[4]).write_text(make_env(reset=f"\n    def reset(self, seed=None):\n        {raises}\n"))
+    files = sorted(str(tmp_path / name) for name in names)
+
+    text = _run(str(tmp_path))
+    assert text.returncode == 1 and "Traceback" not in text.stderr
+    lines = text.stdout.splitlines()
+    heads = [line for line in lines if not line.startswith("  ")]  # a line per file, its checks indented below it
+    assert len(heads) == len(names) and sum(head.startswith("valid    ") for head in heads) == 4
+    raising = str(tmp_path / "raises_env.py")
+    shown = {head.split(None, 1)[1].rsplit(" (", 1)[0] for head in heads}
+    assert shown == {one_line(f) for f in files if f != raising} | {f"{raising} exception"}
+    assert repr(str(tmp_path / "back\\slash.py")) in shown  # a backslash too is escaped: no two names look alike
+    assert all(line.startswith(("  x ", "  ! ")) for line in lines if line not in heads)
+    assert any(line.startswith("  x reset_runs: ") and "bad\\nvalid    forged_too.py" in line for line in lines)
+
+    as_json = _run("--json", str(tmp_path))
+    rows = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert sorted(row["file"] for row in rows) == files  # each name exactly, one line per file
