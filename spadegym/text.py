@@ -54,6 +54,16 @@ def one_line(name: str) -> str:
     return name if name.isprintable() and "\\" not in name else repr(name)
 
 
+def quoted(text: str, limit: int = 40) -> str:
+    """``text`` in a message: quoted with Python's escapes, only its first ``limit`` characters when longer,
+    with its length (a client's or a file's value is echoed, never in full).
+
+    >>> quoted("x" * 1000, 5)
+    "'xxxxx'... (1,000 characters)"
+    """
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def is_safe(text: str) -> bool:
     """Whether ``safe_text`` would leave ``text`` as it is."""
     return _SUSPECT.search(text) is None

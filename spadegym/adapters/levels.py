@@ -22,7 +22,11 @@ from ..envfile.folder import folder_files
 from ..envfile.reference import unsupported_source
 from ..level import FILE
 from ..store import DB_NAME, RunStore, StoreError
+from ..text import quoted
 from .level import Level, LevelSourceError
+
+#: The longest level id a client may name.
+LEVEL_ID_CHARS = 1024
 
 
 class LevelSource(Protocol):
@@ -39,11 +43,16 @@ def draw(levels: list[Level], rng: random.Random) -> Level:
 
 
 def find_level(levels: list[Level], level_id: str) -> Level:
+    """The level named ``level_id``; a client's id that names none is one sentence quoting only its start."""
+    # A longer id names no level (a file's stem is at most 255 characters, a run's ids are short): refused unread.
+    if not isinstance(level_id, str) or len(level_id) > LEVEL_ID_CHARS:
+        raise LevelSourceError(f"level_id {quoted(str(level_id))} is not a level's id (a string of at most "
+                               f"{LEVEL_ID_CHARS:,} characters); pass one of the levels' ids, or none to draw one.")
     for level in levels:
         if level.level_id == level_id:
             return level
     names = ", ".join(sorted(level.level_id for level in levels)[:10])
-    raise LevelSourceError(f"no level named {level_id!r}; levels here: {names}")
+    raise LevelSourceError(f"no level named {quoted(level_id)}; levels here: {names}")
 
 
 class PoolLevels:

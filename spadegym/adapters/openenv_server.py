@@ -35,6 +35,7 @@ from openenv.core.env_server.types import Action, ConcurrencyConfig, Environment
 from pydantic import Field
 
 from ..sandbox import Sandbox
+from .level import LevelSourceError
 from .levels import LevelSource, open_levels
 from .rewards import RewardMode, paid_reward, reward_mode
 from .session import PlaySession, Transition, shared_sandbox
@@ -84,7 +85,10 @@ class SpadegymEnvironment(Environment[SpadegymAction, SpadegymObservation, Spade
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, level_id: str | None = None,
               **kwargs: Any) -> SpadegymObservation:
-        first = self.session.reset(seed=seed, level_id=level_id)
+        try:
+            first = self.session.reset(seed=seed, level_id=level_id)
+        except LevelSourceError as exc:  # a level the client named that is none here: its sentence, not a bare 500
+            raise HTTPException(status_code=404, detail=str(exc)) from None
         self._state = SpadegymState(episode_id=episode_id or uuid.uuid4().hex, step_count=0,
                                     level_id=first.info["level"], seed=first.info["seed"], done=False)
         return _observation(first)

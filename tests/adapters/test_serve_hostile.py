@@ -94,3 +94,22 @@ async def ws_reset(url: str) -> dict:
         except ConnectionClosed:
             pass  # a refused session sends its error frame and closes
         return json.loads(await ws.recv())
+
+
+def test_a_huge_level_id_is_refused_in_one_short_sentence_and_the_session_serves_on(url: str) -> None:
+    async def resets() -> tuple[dict, dict]:
+        async with connect(f"ws://{url}/ws", max_size=None) as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "level_id": "x" * 100_000}}))
+            refused = json.loads(await ws.recv())
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "level_id": "number_guess"}}))
+            return refused, json.loads(await ws.recv())
+
+    refused, played = asyncio.run(resets())
+    said = refused["data"]["message"]
+    assert refused["type"] == "error" and len(said) < 300 and "x" * 41 not in said
+    assert f"'{'x' * 40}'... (100,000 characters) is not a level's id" in said and said.endswith("none to draw one.")
+    assert played["type"] == "observation" and played["data"]["observation"]["level_id"] == "number_guess"
+    over_http = httpx.post(f"http://{url}/reset", json={"seed": 1, "level_id": "y" * 100_000}, timeout=30)
+    assert over_http.status_code == 404 and len(over_http.text) < 300 and "(100,000 characters)" in over_http.text
+    unknown = httpx.post(f"http://{url}/reset", json={"seed": 1, "level_id": "nope"}, timeout=30)
+    assert unknown.status_code == 404 and unknown.json()["detail"].startswith("no level named 'nope'; levels here: ")
