@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from . import app
-from .errors import user_errors
+from .errors import UserError, user_errors
 from .specs import AGENT_SPECS, DESIGNER_REWARDS, DESIGNER_SPECS
 
 
@@ -52,6 +52,17 @@ def run_command(
                      "pool": {"path": str(pool)} if pool else None,
                      "sources": [{"source": spec} for spec in sources] if sources else None}
         if resume is not None:
+            # A resumed run continues with the configuration in its store (only --rounds extends it): any other
+            # setting would be dropped in silence, so it is refused before the store is read or anything connects.
+            given = [flag for flag, value in (("--config", config), ("--out", out), ("--seed", seed),
+                                              ("--designer", designer), ("--pool", pool), ("--source", sources),
+                                              ("--agent", agent), ("--designer-reward", designer_reward),
+                                              ("--time-limit", time_limit), ("--set", sets))
+                     if value not in (None, [], ())]
+            if given:
+                raise UserError(f"{', '.join(given)} cannot change a resumed run, which continues with the "
+                                f"configuration stored in {resume} (see: spadegym run --resume {resume} "
+                                f"--print-config); drop {'it' if len(given) == 1 else 'them'}, or start a new run with --out DIR.")
             check_resume_dir(resume)
             if print_config:
                 from ..store import RunStore

@@ -143,9 +143,13 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     footprint: Footprint | None = None  # a new run's, to erase if it fails to start
     if resume is not None:
         store = RunStore.open(resume)
-        config = validate_config(store.config, source=f"{resume}/run.sqlite", stored=True)
-        if rounds is not None:
-            config = config.model_copy(update={"rounds": rounds})
+        try:
+            config = validate_config(store.config, source=f"{resume}/run.sqlite", stored=True)
+            if rounds is not None:  # checked as every run's rounds are (a bare model_copy would take -3)
+                config = validate_config({**store.config, "rounds": rounds}, source="--rounds", stored=True)
+        except UserError:
+            store.close()
+            raise
     else:
         config = config or RunConfig()
         run_dir = Path(out) if out else Path("runs") / time.strftime("run-%Y%m%d-%H%M%S")

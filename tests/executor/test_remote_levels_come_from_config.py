@@ -21,6 +21,7 @@ import pytest
 
 from spadegym.errors import UserError
 from spadegym.loop import RunConfig, load_config, run
+from spadegym.loop.run import versions
 from spadegym.store import RunStore
 
 REMOTE = Path(__file__).parents[1] / "fixtures" / "hostile" / "remote"
@@ -142,3 +143,32 @@ def test_a_config_file_naming_a_bare_word_as_a_remote_level_is_refused_when_read
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
     assert said.startswith(f"error: {config}: 'sources.0' the URL: 'notaurl' is not an OpenEnv server's URL;")
     assert "e.g. http://127.0.0.1:8000" in said
+
+
+def test_a_stored_run_naming_servers_connects_nowhere_when_opened_or_given_settings_resume_would_drop(
+        tmp_path: Path) -> None:
+    """A store written by anyone may name any address: reading it contacts none, and a resume whose settings are
+    refused stops before it builds the parts that would connect."""
+    out = tmp_path / "run"
+
+    def spadegym(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "spadegym", *args], capture_output=True, text=True, timeout=120)
+
+    with listening() as ear:
+        config = RunConfig(rounds=2, designer=f"openai:m@http://127.0.0.1:{ear.port}/v1", agent="random",
+                           sources=[{"source": f"openenv:http://127.0.0.1:{ear.port}"}]).model_dump(mode="json")
+        RunStore.create(out, config, versions()).close()
+        shown = spadegym("run", "--resume", str(out), "--print-config")
+        reported = spadegym("report", str(out))
+        dropped = spadegym("run", "--resume", str(out), "--agent", "random", "--set", "plays=-1", "--no-report")
+        negative = spadegym("run", "--resume", str(out), "--rounds", "0", "--no-report")
+        assert ear.connections() == 0
+    assert shown.returncode == 0 and json.loads(shown.stdout)["sources"][0]["source"].endswith(f":{ear.port}")
+    assert reported.returncode == 0 and (out / "report.html").is_file()
+    said = " ".join(dropped.stderr.split())
+    assert dropped.returncode == 2 and "Traceback" not in dropped.stderr
+    assert said.startswith(f"error: --agent, --set cannot change a resumed run, which continues with the configuration "
+                           f"stored in {out}") and said.endswith("drop them, or start a new run with --out DIR.")
+    assert negative.returncode == 2 and "--rounds: 'rounds' Input should be greater than or equal to 1" in negative.stderr
+    with RunStore.open(out) as store:
+        assert store.config == config and store.last_complete_round() is None  # the store is as it was written
