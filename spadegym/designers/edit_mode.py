@@ -28,7 +28,7 @@ from ..families.edits import EditSpace, edit_space
 from ..llm.client import ChatResult
 from ..signals import bands
 from .base import Candidate, DesignContext, Level, LevelSummary, Lineage, Params
-from .edit_form import EditForm, EditRefused
+from .edit_form import OPERATORS, EditForm, EditRefused
 from .llm_config import LLMDesignerConfig
 
 Message = dict[str, str]
@@ -106,11 +106,14 @@ def verdict(summary: LevelSummary | None) -> str:
     return f"about right (inside the target {low:.2f}-{high:.2f} without the hint)"
 
 
-def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: bool = True) -> list[Message]:
+def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: bool = True,
+                  operators: Sequence[str] = OPERATORS) -> list[Message]:
     """The request for one edit of ``parent``: the level, how the agent does on it, and every allowed value.
 
     ``example`` shows one valid reply; where the reply is held to the form anyway, the example is left out, since
     a small model copies it (SmolLM2 replied with the example's edit to every parent, too hard or too easy).
+    ``operators``: the order the reply's operators are named in; a small model tends to take the first one named
+    whatever the verdict, so each request names them in its own order (``operator_order``).
     """
     s = parent.summary
     played = (f"The agent wins {s.win_rate:.2f} of its plays without the hint and {s.win_rate_hint:.2f} with it "
@@ -133,10 +136,16 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
           for name in space.dimensions if name in form.options.get("vary", {})],
         "",
         f"Change 1 to {form.max_changes} values with one operator. Reply with one JSON object: "
-        '{"operator": "harder" or "easier" or "vary", "changes": {name: new value, ...}}'
+        '{"operator": ' + " or ".join(f'"{op}"' for op in operators) + ', "changes": {name: new value, ...}}'
         + (f", for example {form.example()}" if example else ""),
     ]
     return [{"role": "system", "content": EDIT_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def operator_order(key: str) -> list[str]:
+    """The order one request names the operators in: a pure function of the candidate's id (so a run and its
+    resume ask the same), and every order alike over many requests, so no operator gains by coming first."""
+    return random.Random(f"operators:{key}").sample(list(OPERATORS), len(OPERATORS))
 
 
 class EditWriter:
@@ -157,7 +166,8 @@ class EditWriter:
     async def propose(self, ask: Ask, parent: Parent, candidate: Candidate) -> Candidate:
         """Fill ``candidate`` (its id and meta set) with the edit the model replies for ``parent``, or its refusal."""
         space, form = self.space(parent.family), self.form(parent)
-        messages = edit_messages(parent, space, form, example=not self.config.constrained)
+        messages = edit_messages(parent, space, form, example=not self.config.constrained,
+                                 operators=operator_order(candidate.candidate_id))
         candidate.meta.update(mode="edit", parent=parent.key, group=parent.key, prompt=messages[-1]["content"])
         reply = await ask(messages, form if self.config.constrained else None, self.config.edit_max_tokens)
         candidate.meta["completion"] = reply.text

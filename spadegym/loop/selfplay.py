@@ -178,7 +178,7 @@ class SelfPlay:
         levels = {**{p.name: p.candidate.level for p in new}, **{e: self.buffer.level(e) for e in record.replayed}}
 
         with clock("play"):
-            record.episodes = self.play(n, levels)
+            record.episodes = self.play(n, levels, steps.shares(record.chosen, cfg.envs_per_round, n))
         for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
             if not ep.hinted and ep.env_id not in record.replayed:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
@@ -271,12 +271,13 @@ class SelfPlay:
         )
 
     # -- branch: play ---------------------------------------------------------
-    def play(self, n: int, levels: dict[str, Level]) -> list[Episode]:
-        """G no-hint and H hint plays per level; both arms draw the same instance seeds."""
+    def play(self, n: int, levels: dict[str, Level], shares: dict[str, int] | None = None) -> list[Episode]:
+        """G no-hint and H hint plays per level and slot it fills; both arms draw the same instance seeds."""
         cfg = self.config
         plays = []
         for env_id in levels:
-            for arm, count in ((False, cfg.plays), (True, cfg.hint_plays)):
+            times = (shares or {}).get(env_id, 1)
+            for arm, count in ((False, cfg.plays * times), (True, cfg.hint_plays * times)):
                 for i in range(count):
                     group = i // cfg.group_size
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)

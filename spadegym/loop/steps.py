@@ -1,5 +1,7 @@
 """The pure steps of a round: functions of plain data, each testable on hand-made episodes.
 
+    shares      a round's levels and slots -> how many times each is played (a pool smaller than a round is
+                played over again, so every arm of a study trains on the same number of episodes)
     score       episodes -> per-level statistics (win rates, returns, plays)
     feedback    statistics -> raw designer rewards, and the centred reward each candidate earned (``told``,
                 which the red team's round uses too)
@@ -22,6 +24,23 @@ from ..sandbox.protocol import INFRA
 from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
 from ..store.record import RoundRecord, RoundSummary
 from ..watch.rules import priced
+
+
+def shares(ids: Sequence[str], slots: int, round_: int) -> dict[str, int]:
+    """How many slots of the round each level fills: one each, and the slots left over go to the levels in turn.
+
+    Only a round with fewer distinct levels than slots (a fixed pool smaller than
+    ``envs_per_round``, a designer that came up short with the buffer not yet full)
+    plays a level more than once; the turn starts further on each round, so over a
+    run every level gets the same extra plays.
+    """
+    out = dict.fromkeys(ids, 1)
+    if not ids:
+        return out
+    start = round_ * max(slots - len(ids), 0)
+    for k in range(max(slots - len(ids), 0)):
+        out[ids[(start + k) % len(ids)]] += 1
+    return out
 
 
 def score(levels: Mapping[str, Level], episodes: list[Episode], skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:

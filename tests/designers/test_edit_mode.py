@@ -90,3 +90,17 @@ def test_without_parents_it_edits_fresh_levels_of_the_skill_and_never_an_exclude
                           random.Random(0))
     keys = [p.key for p in groups]  # groups of 2 edits of one parent: each parent once, then again
     assert len(keys) == 5 and keys[0] == keys[1] and keys[2] == keys[3] and sorted(map(keys.count, "ab")) == [2, 3]
+
+
+def test_each_request_names_the_operators_in_its_own_order():
+    # A small model takes the operator named first; naming them in one fixed order would decide its edits.
+    from spadegym.designers.edit_mode import operator_order
+
+    assert operator_order("llm-1-00003") == operator_order("llm-1-00003")  # a resume asks the same
+    orders = {tuple(operator_order(f"llm-1-{k:05d}")) for k in range(60)}
+    assert len(orders) == 6  # every order of the three
+    with FakeOpenAIServer(first_schema_choice) as server:
+        asyncio.run(designer(server, edits_per_parent=6).propose(
+            DesignContext(skill=MAZE.skill, count=6, parents=[parent()])))
+    firsts = {r["messages"][-1]["content"].split('{"operator": "')[1].split('"')[0] for r in server.requests}
+    assert len(firsts) > 1  # six requests about one parent do not all name the same operator first

@@ -137,6 +137,30 @@ def test_lora_trains_only_the_adapter(tiny_dir):
     assert any("lora_" in n and p.requires_grad for n, p in policy.model.named_parameters())
 
 
+def test_a_trained_adapter_is_folded_to_sample_and_unfolded_to_train(tiny_dir):
+    # Sampling folds the LoRA adapter into the base weights (cheaper forward passes); the trainer reads and trains
+    # the adapter apart, with what was sampled scored the same and the base weights back as they were.
+    pytest.importorskip("peft")
+    policy = make_policy(tiny_dir, lr=5e-2, lora=True, lora_r=4)
+    policy.update([Sample(episode(policy), 1.0, "agent"), Sample(episode(policy), -1.0, "agent")])  # a live adapter
+    base = {n: p.detach().clone() for n, p in policy.model.named_parameters() if "lora_" not in n}
+    adapter = {n: p.detach().clone() for n, p in policy.model.named_parameters() if "lora_" in n}
+    traces = [episode(policy, turns=2), episode(policy, turns=2)]
+    folded = {n: p.detach().clone() for n, p in policy.model.named_parameters() if "lora_" not in n}
+    assert any(not torch.equal(base[n], folded[n]) for n in base)  # sampled with the adapter in the weights
+    batch = policy.batch([Sample(t, 0.0, "agent") for t in traces])
+    with torch.no_grad():
+        recomputed = policy.logprobs_of(batch)
+    mask = (batch["completion_mask"] * batch["tool_mask"]).bool()
+    assert torch.allclose(recomputed[mask], batch["sampling_per_token_logps"][mask], atol=1e-4)
+    for n, p in policy.model.named_parameters():
+        if "lora_" not in n:
+            assert torch.allclose(p, base[n], atol=1e-6), n  # unfolded: the base weights as they were
+    policy.update([Sample(traces[0], 1.0, "agent"), Sample(traces[1], -1.0, "agent")])
+    assert any(not torch.equal(adapter[n], p) for n, p in policy.model.named_parameters() if "lora_" in n)
+    assert all(torch.allclose(p, base[n], atol=1e-6) for n, p in policy.model.named_parameters() if "lora_" not in n)
+
+
 def test_long_sequences_go_fewer_at_a_time(tiny_dir):
     policy = make_policy(tiny_dir, micro_batch=4, micro_batch_tokens=1000)
     assert policy._micro_batches([100, 100, 300, 300, 600], [0, 1, 2, 3, 4]) == [[0, 1, 2], [3], [4]]
