@@ -263,6 +263,9 @@ def main() -> None:
     parser.add_argument("--heldout-seed", type=int, default=4242)
     parser.add_argument("--max-turns", type=int, default=8,
                         help="turn budget of an environment that declares none (the built-in families declare theirs)")
+    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                        help="weights dtype (auto: bfloat16 on a GPU, float32 on the CPU)")
+    parser.add_argument("--generation-batch", type=int, default=16, help="sequences generated in one batch")
     parser.add_argument("--max-new-tokens", type=int, default=8, help="tokens per reply after the given '\\boxed{'")
     parser.add_argument("--threads", type=int, default=2,
                         help="torch CPU threads (on a machine busy with other work 1 can be faster)")
@@ -301,11 +304,11 @@ def main() -> None:
     started = time.perf_counter()
     model = args.model or str(prepare_model("smollm2"))
     train = TrainConfig(system_prompt="short", action_rule="forgiving", reply_prefix="\\boxed{",
-                        max_new_tokens=args.max_new_tokens, lr=args.lr, device=args.device, micro_batch=8, generation_batch=16,
+                        max_new_tokens=args.max_new_tokens, lr=args.lr, device=args.device, micro_batch=8, generation_batch=args.generation_batch,
                         micro_batch_tokens=args.micro_batch_tokens,
                         max_seq_len=4096, threads=args.threads, temperature=args.temperature, lora=args.lora,
                         progress_reward=args.progress_reward, gradient_checkpointing=args.device == "cuda",
-                        loss_type=args.loss_type, cache_mb=args.cache_mb)
+                        loss_type=args.loss_type, cache_mb=args.cache_mb, dtype=args.dtype)
     out = Path(args.out or tempfile.mkdtemp(prefix="llm-grpo-"))
     rollout = RolloutConfig(max_turns=args.max_turns)
     figures: dict[str, Any] = {"model": Path(model).name, "device": args.device, "families": args.families}
