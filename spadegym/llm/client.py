@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import openai
 from pydantic import BaseModel, Field
 
 from .transport import SlotTransport
@@ -73,8 +72,11 @@ class ChatResult:
     trace_ref: str | None = None  # a local model's opaque reference to the completion's token sequence
 
 
-_RETRYABLE = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-              openai.InternalServerError)
+def _openai() -> Any:
+    """The ``openai`` SDK, imported when a client is first built: it took a third of every command's start-up."""
+    import openai
+
+    return openai
 
 
 class ChatClient(Protocol):
@@ -92,6 +94,7 @@ class LLMClient:
 
     def __init__(self, endpoint: EndpointConfig):
         self.endpoint = endpoint
+        openai = _openai()
         # One kept-alive connection per request in flight (the semaphore bounds them), each its
         # own slot: see transport.py for why not the SDK's shared pool.
         self._client = openai.AsyncOpenAI(
@@ -109,7 +112,9 @@ class LLMClient:
 
     async def chat(self, messages: list[dict[str, str]], **overrides: Any) -> ChatResult:
         """One completion; ``overrides`` replace request fields (temperature, max_tokens, ...)."""
-        ep = self.endpoint
+        ep, openai = self.endpoint, _openai()
+        retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
+                     openai.InternalServerError)
         body: dict[str, Any] = {"model": ep.model, "messages": messages, "temperature": ep.temperature,
                                 "top_p": ep.top_p, "max_tokens": ep.max_tokens}
         body.update(ep.extra_body)
@@ -129,7 +134,7 @@ class LLMClient:
                     # cost more than the four fields read from it.
                     raw = await self._client.post("/chat/completions", body=body, cast_to=bytes)
                 return self._result(json.loads(raw), start, attempt + 1)
-            except _RETRYABLE as exc:
+            except retryable as exc:
                 last_error = exc
             except openai.APIStatusError as exc:
                 self.failures += 1

@@ -27,16 +27,17 @@ def test_shares_give_the_spare_slots_to_each_level_in_turn():
 
 
 def test_a_fixed_pool_smaller_than_a_round_fills_it(tmp_path):
-    # Every family at its easiest level, one level each, in rounds of two slots more than the pool holds.
+    # Every family but two held out of training: a pool of two easiest levels in rounds of three slots.
     from spadegym.families import list_families
 
-    pool = len(list_families())
-    config = RunConfig(rounds=2, designer="fixed:easy", envs_per_round=pool + 2, plays=1, hint_plays=1, group_size=1,
-                       heldout={"every": 0, "levels": "ends", "seeds": 1, "families": ["take_away"],
-                                "unseen_families": []})
+    kept = ["take_away", "grid_maze"]
+    config = RunConfig(rounds=2, designer="fixed:easy", envs_per_round=3, plays=2, hint_plays=1, group_size=1,
+                       heldout={"every": 0, "levels": "ends", "seeds": 1, "families": kept[:1],
+                                "suites": ["in_distribution"],
+                                "unseen_families": [f.name for f in list_families() if f.name not in kept]})
     run(config, tmp_path / "run", console=Console(file=open(os.devnull, "w")), report=False)  # noqa: SIM115
     with RunStore.open(tmp_path / "run") as store:
         rounds = store.rounds()
-        assert [r["played"] for r in rounds] == [pool, pool]  # the pool's distinct levels, every round
-        assert [r["episodes"] for r in rounds] == [(pool + 2) * 2] * 2  # every slot: one play and one hinted
-        assert store.episode_count(split="train") == 4 * (pool + 2)
+        assert [r["played"] for r in rounds] == [2, 2]  # the pool's two levels, every round
+        assert [r["episodes"] for r in rounds] == [3 * 3, 3 * 3]  # three slots of two plays and one hinted
+        assert store.episode_count(split="train") == 18
