@@ -271,12 +271,12 @@ class SelfPlay:
         )
 
     # -- branch: play ---------------------------------------------------------
-    def play(self, n: int, levels: dict[str, Level], shares: dict[str, int] | None = None) -> list[Episode]:
+    def play(self, n: int, levels: dict[str, Level], shares: dict[str, int]) -> list[Episode]:
         """G no-hint and H hint plays per level and slot it fills; both arms draw the same instance seeds."""
         cfg = self.config
         plays = []
         for env_id in levels:
-            times = (shares or {}).get(env_id, 1)
+            times = shares[env_id]
             for arm, count in ((False, cfg.plays * times), (True, cfg.hint_plays * times)):
                 for i in range(count):
                     group = i // cfg.group_size
