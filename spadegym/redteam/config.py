@@ -36,6 +36,7 @@ from ..loop.config import (
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..specs import Spec
+from ..train.config import TrainConfig
 from ..validate import ValidationConfig
 
 #: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum. Its
@@ -94,6 +95,7 @@ class RedTeamConfig(BaseModel):
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")
     llm: LLMRoleConfig = Field(default_factory=LLMRoleConfig, description="Settings for roles played by a model server.")
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="How an hf:PATH target samples (its dtype, prompt and reply settings), as a run's [train] section; the target never trains.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
     executor: str = Field("local", pattern="^(local|ray)$", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor's settings (executor = ray).")
