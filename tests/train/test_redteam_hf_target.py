@@ -1,0 +1,23 @@
+"""An hf: red-team target samples as the search's [train] section says."""
+
+from __future__ import annotations
+
+import pytest
+
+from spadegym.errors import UserError
+from spadegym.redteam.config import load_redteam_config
+from spadegym.redteam.hunt import build_target
+
+
+def test_the_train_section_reaches_an_hf_target(tiny_dir):
+    config = load_redteam_config(None, {"target": f"hf:{tiny_dir}"},
+                                 ["train.max_new_tokens=5", "train.system_prompt=short"])
+    target = build_target(config)
+    assert target.config.max_new_tokens == 5
+    assert target.config.system_prompt == "short"
+    assert target.policy.config.max_new_tokens == 5  # the policy samples with it, not only the agent
+
+
+def test_a_bad_train_setting_is_refused_before_anything_loads(tiny_dir):
+    with pytest.raises(UserError, match="dtype"):
+        load_redteam_config(None, {"target": f"hf:{tiny_dir}"}, ["train.dtype=float8"])
