@@ -18,7 +18,7 @@ edit space (``families.edits``), the one place that says what a level may be:
                        the same family.
 
 Variation reaches the pool through ``vary`` edits of parents; with
-``vary_fresh`` fresh draws also take a random training choice of every
+``vary_fresh`` (a share) fresh draws also take a random training choice of every
 variation dimension (off by default: in a default run it halved the learner's
 held-out success on the listed games, 0.19 against 0.36, with no gain on the
 edge cases). No proposal ever takes a held-out choice (the
@@ -89,7 +89,7 @@ class MutationConfig(BaseModel):
     per_skill: bool = Field(False, description="Separate operator preferences for each skill.")
     max_attempts: int = Field(50, ge=1, description="Draws per slot before giving up on a level not proposed yet.")
     new_max_level: int = Field(0, ge=0, description="Fresh draws start at levels 0..new_max_level (ACCEL); edits climb.")
-    vary_fresh: bool = Field(False, description="Fresh draws take a random training choice of every variation dimension (wording, layout, action names, menu order, start, step cost, turn budget); off (the default: the built-in learner's skill on a variant does not carry back to the listed game): the family as listed, in a random variant, and variation comes from vary edits of parents.")
+    vary_fresh: float = Field(0.0, ge=0, le=1, description="Share of fresh draws that take a random training choice of every variation dimension (wording, layout, action names, menu order, start, step cost, turn budget); the rest are the family as listed, in a random variant (true = 1, false = 0). 0 (the default: the built-in learner's skill on a variant does not carry back to the listed game): variation comes from vary edits of parents.")
     balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
     directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
     band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder ones (or a variation); its top is where the band reward's plateau ends.")
@@ -295,7 +295,9 @@ class MutationDesigner:
         return {**knobs, **self._variation(space, held_out)}
 
     def _variation(self, space: EditSpace, held_out: bool) -> dict[str, Any]:
-        if self.config.vary_fresh:
+        share = self.config.vary_fresh
+        # Only a share strictly between 0 and 1 draws a coin, so runs at 0 or 1 keep their random streams.
+        if share >= 1 or (share > 0 and self.rng.random() < share):
             return space.random_variation(self.rng, held_out=held_out)
         return {"variant": self.rng.choice(space.allowed("variant"))} if "variant" in space.dimensions else {}
 

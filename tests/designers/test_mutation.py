@@ -285,3 +285,25 @@ def test_a_climbing_search_only_makes_its_parents_harder() -> None:
               for c in edits]
     assert all(all(family.level_index(c.knobs)[k] > start[k] for k in r) for c, r in zip(edits, raised))
     assert {len(r) for r in raised} == {1, 2}  # one knob up, or two at once
+
+
+def test_vary_fresh_is_the_share_of_fresh_draws_that_take_a_random_variation() -> None:
+    from spadegym.families.variation import DIMENSIONS
+
+    surface = {d.name for d in DIMENSIONS} - {"variant"}
+
+    def varied(share: float) -> list[bool]:
+        designer = MutationDesigner(seed=1, config={"vary_fresh": share})
+        out = []
+        for skill in ("Spatial Reasoning", "Optimization", "Pattern Recognition"):
+            for c in asyncio.run(designer.propose(DesignContext(skill=skill, count=12))):
+                family = get_family(c.family)
+                listed, knobs = family.check_knobs(family.level_knobs(0)), family.check_knobs(c.knobs)
+                out.append(any(knobs[k] != listed[k] for k in surface if k in knobs))
+        return out
+
+    assert not any(varied(0.0))
+    assert sum(varied(1.0)) >= 33  # of 36: a random draw can land on the listed choice of every dimension
+    half = varied(0.5)
+    assert 8 <= sum(half) <= 28
+    assert MutationDesigner(seed=1, config={"vary_fresh": True}).config.vary_fresh == 1.0  # true = every draw
