@@ -223,6 +223,10 @@ def judge(meter: LevelMeter, candidates: list[Candidate]) -> list[Measure]:
     return [measured.get(c.candidate_id, Measure(False)) for c in candidates]
 
 
+#: Times the mutation designer is asked again for edits of a parent (most of its proposals are fresh draws).
+EDIT_DRAWS = 20
+
+
 def figures(groups: dict[str, list[Measure]], keys: list[str]) -> dict[str, list[float]]:
     """Per context (in ``keys`` order): valid rate, mean reward, band share."""
     return {"valid": [float(np.mean([m.valid for m in groups[k]])) for k in keys],
@@ -242,14 +246,28 @@ def evaluate_designer(designer: HFDesigner, meter: LevelMeter, parents: list[Lev
     return figures(by_parent(candidates, measures), [p.env_id for p in parents]), operators
 
 
-def mutation_edits(meter: LevelMeter, parents: list[LevelSummary], edits: int, seed: int) -> dict[str, list[float]]:
-    """The mutation designer (default settings, the parent's family only) proposing from each parent alone."""
+def mutation_edits(meter: LevelMeter, parents: list[LevelSummary], edits: int,
+                   seed: int) -> tuple[dict[str, list[float]], dict[str, list[float]], list[str]]:
+    """The mutation designer (default settings, the parent's family only) proposing from each parent alone: what it
+    proposes (fresh draws of a family's easiest level included), and its edits of the parent alone (the same
+    designer asked again, up to ``EDIT_DRAWS`` times, until it made ``edits`` edits); the parents it can edit."""
     groups: dict[str, list[Measure]] = {}
+    edited: dict[str, list[Measure]] = {}
     for i, parent in enumerate(parents):
-        designer = MutationDesigner(seed=seed + i, config={"families": [parent.family]})
-        made = asyncio.run(designer.propose(DesignContext(skill=parent.skill, count=edits, parents=[parent])))
+        context = DesignContext(skill=parent.skill, count=edits, parents=[parent])
+        made = asyncio.run(MutationDesigner(seed=seed + i, config={"families": [parent.family]}).propose(context))
         groups[parent.env_id] = meter.measure([c.source for c in made]) or [Measure(False)]
-    return figures(groups, [p.env_id for p in parents])
+        found: list[str] = []
+        for draw in range(EDIT_DRAWS):
+            if len(found) >= edits:
+                break
+            designer = MutationDesigner(seed=seed + i + 1000 * draw, config={"families": [parent.family]})
+            found += [c.source for c in asyncio.run(designer.propose(context)) if c.lineage.operator != "new"]
+        if found:
+            edited[parent.env_id] = meter.measure(found[:edits])
+    keys = [p.env_id for p in parents]
+    editable = [k for k in keys if k in edited]
+    return figures(groups, keys), figures(edited, editable), editable
 
 
 def random_steps(meter: LevelMeter, parents: list[LevelSummary], edits: int, seed: int) -> dict[str, list[float]]:
@@ -305,9 +323,10 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         console.print(f"before: valid {np.mean(before['valid']):.3f} reward {np.mean(before['reward']):.3f} "
                       f"band {np.mean(before['band']):.3f} {ops_before}")
         partial(out, before=before, ops_before=ops_before)
-        mutation = mutation_edits(meter, held, args.edits, args.seed)
+        mutation, mutation_only_edits, editable = mutation_edits(meter, held, args.edits, args.seed)
         steps = random_steps(meter, held, args.edits, args.seed)
         console.print(f"mutation: reward {np.mean(mutation['reward']):.3f} band {np.mean(mutation['band']):.3f}; "
+                      f"its edits of {len(editable)} parents: band {np.mean(mutation_only_edits['band'] or [0]):.3f}; "
                       f"random steps: reward {np.mean(steps['reward']):.3f} band {np.mean(steps['band']):.3f}")
         rng = random.Random(args.seed)
         curve = []
@@ -316,7 +335,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
             batch = rng.sample(training, min(args.train_contexts, len(training)))
             curve.append(train_step(designer, meter, batch, args.edits))
             console.print(f"step {step}: {curve[-1]}  ({time.perf_counter() - t:.0f}s)")
-            partial(out, mutation=mutation, random_steps=steps, curve=curve)
+            partial(out, mutation=mutation, mutation_edits=mutation_only_edits, random_steps=steps, curve=curve)
         train_seconds = time.perf_counter() - t
         after, ops_after = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
         console.print(f"after: valid {np.mean(after['valid']):.3f} reward {np.mean(after['reward']):.3f} "
@@ -326,6 +345,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         return [x - y for x, y in zip(a, b)]
 
     mean = lambda xs: round(float(np.mean(xs)), 4)  # noqa: E731
+    keys = [p.env_id for p in held]
     return {
         "valid_rate_before": mean(before["valid"]), "valid_rate_after": mean(after["valid"]),
         "valid_rate_before_ci95": interval(before["valid"]), "valid_rate_after_ci95": interval(after["valid"]),
@@ -342,6 +362,14 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         "band_share_rise_ci95": interval(rise(after["band"], before["band"])),
         "band_share_after_vs_mutation": mean(rise(after["band"], mutation["band"])),
         "band_share_after_vs_mutation_ci95": interval(rise(after["band"], mutation["band"])),
+        # Its edits alone, on the parents it can edit (at a family's easiest knobs it has no easier edit, only fresh
+        # draws), paired with the trained model's edits of the same parents.
+        "mutation_editable_contexts": len(editable),
+        "band_share_mutation_edits": mean(mutation_only_edits["band"]) if editable else None,
+        "band_share_after_on_editable": mean([a for a, k in zip(after["band"], keys) if k in editable]) if editable else None,
+        "band_share_after_vs_mutation_edits_ci95": interval(rise([a for a, k in zip(after["band"], keys) if k in editable],
+                                                                 mutation_only_edits["band"])) if editable else None,
+        "reward_mutation_edits": mean(mutation_only_edits["reward"]) if editable else None,
         "operators_before": ops_before, "operators_after": ops_after,
         "contexts": len(held), "contexts_by_verdict": verdicts, "training_parents": len(training),
         "edits_per_context": args.edits, "train_contexts_per_step": args.train_contexts,
@@ -351,7 +379,11 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         "per_context": {"parents": [p.env_id for p in held], "win_rate": [round(p.win_rate, 3) for p in held],
                         "reward_before": [round(x, 3) for x in before["reward"]],
                         "reward_after": [round(x, 3) for x in after["reward"]],
-                        "reward_mutation": [round(x, 3) for x in mutation["reward"]]},
+                        "reward_mutation": [round(x, 3) for x in mutation["reward"]],
+                        "band_before": [round(x, 3) for x in before["band"]],
+                        "band_after": [round(x, 3) for x in after["band"]],
+                        "band_mutation": [round(x, 3) for x in mutation["band"]],
+                        "band_mutation_edits": dict(zip(editable, [round(x, 3) for x in mutation_only_edits["band"]]))},
         "seconds": round(time.perf_counter() - started, 1),
     }
 
