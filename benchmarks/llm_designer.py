@@ -23,8 +23,11 @@ Part ``edit`` (the default):
    invalid edits earn less than any valid one), one update through TRL;
 5. after: step 3 again with the trained model, on the same contexts from the same random stream;
 6. baselines on the same contexts: the mutation designer (its default settings, limited to the
-   parent's family) proposing ``--edits`` levels from the parent, and uniform single steps of the
-   edit space; and the untrained model without the grammar (how valid a free reply is).
+   parent's family) proposing ``--edits`` levels from the parent (most of them fresh draws of the
+   family's easiest level, which no edit of the parent can be), and its edits of the parent alone
+   (``band_share_mutation_edits``, on the parents it can edit: none is easier than a family's easiest
+   level); uniform single steps of the edit space; and the untrained model without the grammar (how
+   valid a free reply is).
 
 Each level is measured once (cached by its code), with the same instance seeds whoever proposed
 it, so before, after and the baselines share their measurement noise, and the paired intervals
