@@ -415,7 +415,7 @@ def both_part(args: argparse.Namespace, model: str, out: Path, console: Console)
     train = TrainConfig(system_prompt="short", action_rule="forgiving", reply_prefix="\\boxed{", max_new_tokens=8,
                         lr=5e-4, micro_batch=8, generation_batch=16, micro_batch_tokens=1024, max_seq_len=4096,
                         threads=args.threads, temperature=0.7, lora=True, progress_reward=1.0,
-                        gradient_checkpointing=False, loss_type="grpo")
+                        gradient_checkpointing=False, loss_type="grpo", dtype=args.dtype)
     rollout = RolloutConfig(max_turns=8)
     started = time.perf_counter()
     before, _, before_outcomes = heldout_success(model, train, [family], args.heldout_seeds, args.heldout_seed, rollout)
@@ -467,6 +467,8 @@ def main() -> None:
                         help="evaluation contexts sampled without the grammar too (default: all; 0: none)")
     parser.add_argument("--lr", type=float, default=5e-4, help="LoRA learning rate")
     parser.add_argument("--temperature", type=float, default=1.0, help="the designer's sampling temperature")
+    parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                        help="weights dtype (auto: bfloat16 on a GPU, float32 on the CPU)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-seed", type=int, default=777, help="the sampling stream of before and after")
@@ -487,7 +489,8 @@ def main() -> None:
     result: dict[str, Any] = {"model": Path(model).name, "part": args.part, "load_average_start": os.getloadavg()[0]}
     if args.part == "edit":
         train = TrainConfig(lr=args.lr, lora=True, temperature=args.temperature, threads=args.threads,
-                            gradient_checkpointing=False, micro_batch=8, micro_batch_tokens=4096, generation_batch=64)
+                            gradient_checkpointing=False, micro_batch=8, micro_batch_tokens=4096, generation_batch=64,
+                            dtype=args.dtype)
         result.update(steps=args.steps, **edit_part(args, model, train, out, console))
     else:
         result.update(both_part(args, model, out, console))
