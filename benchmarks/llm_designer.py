@@ -348,7 +348,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         return [x - y for x, y in zip(a, b)]
 
     mean = lambda xs: round(float(np.mean(xs)), 4)  # noqa: E731
-    keys = [p.env_id for p in held]
+    after_editable = [a for a, p in zip(after["band"], held) if p.env_id in editable]
     return {
         "valid_rate_before": mean(before["valid"]), "valid_rate_after": mean(after["valid"]),
         "valid_rate_before_ci95": interval(before["valid"]), "valid_rate_after_ci95": interval(after["valid"]),
@@ -369,9 +369,9 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         # draws), paired with the trained model's edits of the same parents.
         "mutation_editable_contexts": len(editable),
         "band_share_mutation_edits": mean(mutation_only_edits["band"]) if editable else None,
-        "band_share_after_on_editable": mean([a for a, k in zip(after["band"], keys) if k in editable]) if editable else None,
-        "band_share_after_vs_mutation_edits_ci95": interval(rise([a for a, k in zip(after["band"], keys) if k in editable],
-                                                                 mutation_only_edits["band"])) if editable else None,
+        "band_share_after_on_editable": mean(after_editable) if editable else None,
+        "band_share_after_vs_mutation_edits_ci95": interval(rise(after_editable, mutation_only_edits["band"]))
+        if editable else None,
         "reward_mutation_edits": mean(mutation_only_edits["reward"]) if editable else None,
         "operators_before": ops_before, "operators_after": ops_after,
         "contexts": len(held), "contexts_by_verdict": verdicts, "training_parents": len(training),
