@@ -144,16 +144,16 @@ class LevelMeter:
                 specs[key] = Level(source)
             else:
                 self.known[key] = Measure(False)
-        if specs:
+        for key, level in specs.items():
+            # Each level is played alone, the learner's sampling seeded by the level: its measure is a function of
+            # the level, not of the levels measured beside it (lockstep batches share one random stream).
             plays = [Play(key, derive_seed(self.seed, "measure", k), hinted=hinted, group=k)
-                     for key in specs for hinted, n in ((False, self.plays), (True, self.hint_plays)) for k in range(n)]
-            with self.learner.evaluating(self.seed):
-                episodes = asyncio.run(run_episodes(self.box, specs, plays, self.learner, RolloutConfig()))
-            stats = score(specs, episodes, {})
-            for key in specs:
-                s = stats.get(key)
-                self.known[key] = Measure(False) if s is None else Measure(
-                    True, s.win_rate, s.win_rate_hint, s.regret, float(self.reward(s)))
+                     for hinted, n in ((False, self.plays), (True, self.hint_plays)) for k in range(n)]
+            with self.learner.evaluating(derive_seed(self.seed, "measure", key)):
+                episodes = asyncio.run(run_episodes(self.box, {key: level}, plays, self.learner, RolloutConfig()))
+            s = score({key: level}, episodes, {}).get(key)
+            self.known[key] = Measure(False) if s is None else Measure(
+                True, s.win_rate, s.win_rate_hint, s.regret, float(self.reward(s)))
         self.seconds += time.perf_counter() - started
         return [self.known[normalized_code_hash(source)] for source in sources]
 
