@@ -260,8 +260,8 @@ def mutation_edits(meter: LevelMeter, parents: list[LevelSummary], edits: int,
         context = DesignContext(skill=parent.skill, count=edits, parents=[parent])
         made = asyncio.run(MutationDesigner(seed=seed + i, config={"families": [parent.family]}).propose(context))
         groups[parent.env_id] = meter.measure([c.source for c in made]) or [Measure(False)]
-        found: list[str] = []
-        for draw in range(EDIT_DRAWS):
+        found = [c.source for c in made if c.lineage.operator != "new"]
+        for draw in range(1, EDIT_DRAWS):
             if len(found) >= edits:
                 break
             designer = MutationDesigner(seed=seed + i + 1000 * draw, config={"families": [parent.family]})

@@ -19,5 +19,5 @@ def test_the_train_section_reaches_an_hf_target(tiny_dir):
 
 
 def test_a_bad_train_setting_is_refused_before_anything_loads(tiny_dir):
-    with pytest.raises(UserError, match="dtype"):
+    with pytest.raises(UserError, match="'train.dtype'.*'auto', 'float32' or 'bfloat16'"):
         load_redteam_config(None, {"target": f"hf:{tiny_dir}"}, ["train.dtype=float8"])
