@@ -1,7 +1,7 @@
 """The edit a model designer replies with: a small structured change of a parent level.
 
     form = EditForm.of(edit_space("grid_maze"), parent_knobs)
-    form.example()        # '{"operator": "harder", "changes": {"size": 5}}'
+    form.example()        # '{"operator": "harder", "changes": {"level": 2}}'
     form.schema()         # the JSON schema of every allowed reply (response_format on OpenAI-compatible servers)
     edit = form.parse(reply_text)  # a LevelEdit, or EditRefused with its refusal kind
     child = edit.knobs    # the parent's knobs with the changes applied
@@ -12,6 +12,12 @@ An edit names an operator and the values it sets:
     easier   difficulty knobs to easier values
     vary     variation dimensions (wording, layout, action names, menu order, start, instances, step cost, turn
              budget) to another training choice; the difficulty stays
+
+Beside the knobs, ``harder`` and ``easier`` may set ``level``: every difficulty
+knob at once to one of the family's levels (listed or extended) that is all
+harder, or all easier, than the parent. One choice then moves a whole level, as
+a curriculum steps, where a knob at a time moves a small model's edits too little
+to leave a level that is far out of the band; knobs named beside it override it.
 
 The allowed values come from the family's edit space (``families.edits``) in its
 training form: no reply can reach a held-out choice. Parsing is lenient about
@@ -40,6 +46,8 @@ OUT_OF_SPACE = "edit_out_of_space"  # a name or value the family's training edit
 NO_CHANGE = "no_change"  # the edit leaves the level as it was
 REFUSALS = (MALFORMED, OUT_OF_SPACE, NO_CHANGE)
 
+#: The pseudo knob of a whole-level move (see the module docstring).
+LEVEL = "level"
 _CHANGE_KEYS = ("changes", "change", "set", "knobs", "edit", "values")
 _OPERATOR_KEYS = ("operator", "op", "operation", "action")
 
@@ -52,6 +60,7 @@ class LevelEdit:
     changes: dict[str, Any]
     knobs: dict[str, Any]
     named_operator: str | None = None  # what the reply called it, when that differs
+    level: int | None = None  # the level the reply moved every difficulty knob to, if it named one
 
 
 @dataclass
@@ -71,12 +80,40 @@ class EditForm:
     options: dict[str, dict[str, list[Any]]]  # operator -> name -> allowed new values (the space's order)
     order: tuple[str, ...] = field(default=())  # every name in the space's order
     max_changes: int = 3
+    levels: dict[int, dict[str, Any]] = field(default_factory=dict)  # a level the form offers -> its knobs
+
+    @staticmethod
+    def _levels(space: EditSpace, full: dict[str, Any]) -> tuple[list[int], list[int], dict[int, dict[str, Any]]]:
+        """(harder levels, easier levels nearest first, their knobs): the family's levels whose every knob is at
+        or past the parent's one way, and one knob strictly (a level with knobs both ways is no one operator's)."""
+        harder, easier, knobs_of, seen = [], [], {}, set()
+        for level in range(space.max_extended_level + 1):
+            knobs = {name: value for name, value in space.level(level).items() if name in space.knobs}
+            key = tuple(knobs.items())
+            if key in seen:  # an extension past every ladder's end repeats the last level
+                continue
+            seen.add(key)
+            moves = [space.knobs[n].values.index(v) - space.knobs[n].values.index(full[n]) for n, v in knobs.items()]
+            if all(m >= 0 for m in moves) and any(m > 0 for m in moves):
+                harder.append(level)
+            elif all(m <= 0 for m in moves) and any(m < 0 for m in moves):
+                easier.insert(0, level)
+            else:
+                continue
+            knobs_of[level] = knobs
+        return harder, easier, knobs_of
 
     @classmethod
     def of(cls, space: EditSpace, knobs: dict[str, Any], max_changes: int = 3) -> EditForm:
         """The form of ``space``'s training edits of the level ``knobs``."""
         full = space.check(knobs, held_out=True)
         options: dict[str, dict[str, list[Any]]] = {op: {} for op in OPERATORS}
+        whole = LEVEL not in space.knobs and LEVEL not in space.dimensions
+        harder, easier, levels = cls._levels(space, full) if whole else ([], [], {})
+        if harder:
+            options["harder"][LEVEL] = harder
+        if easier:
+            options["easier"][LEVEL] = easier
         for name, knob in space.knobs.items():
             values = knob.values
             i = values.index(full[name])
@@ -89,7 +126,7 @@ class EditForm:
             if others:
                 options["vary"][name] = others
         return cls(space.family, full, {op: names for op, names in options.items() if names},
-                   tuple([*space.knobs, *space.dimensions]), max_changes)
+                   tuple([*([LEVEL] if whole else []), *space.knobs, *space.dimensions]), max_changes, levels)
 
     # -- what the model is shown and held to ------------------------------------------
     @property
@@ -129,14 +166,24 @@ class EditForm:
             return EditRefused(MALFORMED, "the reply held no edit: write one JSON object like " + self.example())
         named, raw = found
         changes: dict[str, Any] = {}
-        for key, value in raw.items():
+        level = None
+        for key, value in sorted(raw.items(), key=lambda item: _name(item[0], self.order) != LEVEL):
             name = _name(key, self.order)
             if name is None:
                 return EditRefused(OUT_OF_SPACE, f"{key!r} is no knob or variation of {self.family}; "
                                                  f"use one of {', '.join(self.order)}.")
+            if name == LEVEL:  # first, so that knobs named beside it override it
+                level = next((lv for lv in self.levels if _same(value, lv)), None)
+                if level is None:
+                    return EditRefused(OUT_OF_SPACE, f"level = {value!r} is not one of {self.family}'s levels "
+                                                     f"all harder or all easier than this one; allowed: "
+                                                     f"{', '.join(map(str, self.levels)) or 'none'}.")
+                changes.update({k: v for k, v in self.levels[level].items() if not _same(v, self.knobs[k])})
+                continue
             allowed = [v for names in self.options.values() for v in names.get(name, [])]
             if _same(value, self.knobs[name]):
-                continue  # set to what it is already: no part of the edit
+                changes.pop(name, None)  # set to what it is already: no part of the edit
+                continue
             match = next((v for v in allowed if _same(value, v)), None)
             if match is None:
                 return EditRefused(OUT_OF_SPACE, f"{name} = {value!r} is not allowed in {self.family}'s training "
@@ -146,7 +193,7 @@ class EditForm:
             return EditRefused(NO_CHANGE, "the edit changes nothing: set at least one knob or variation to a new value.")
         operator = self._operator(changes)
         return LevelEdit(operator, changes, {**self.knobs, **changes},
-                         named_operator=named if named and named != operator else None)
+                         named_operator=named if named and named != operator else None, level=level)
 
     def _operator(self, changes: dict[str, Any]) -> str:
         """What the changes do: harder, easier, vary (variation only) or mixed (knobs both ways)."""

@@ -28,7 +28,7 @@ from ..families.edits import EditSpace, edit_space
 from ..llm.client import ChatResult
 from ..signals import bands
 from .base import Candidate, DesignContext, Level, LevelSummary, Lineage, Params
-from .edit_form import OPERATORS, EditForm, EditRefused
+from .edit_form import LEVEL, OPERATORS, EditForm, EditRefused
 from .llm_config import LLMDesignerConfig
 
 Message = dict[str, str]
@@ -120,8 +120,13 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
               f"(regret {s.regret:.2f}; played in {s.times_played} round{'s' * (s.times_played != 1)})."
               if s is not None else "The agent has not played it yet.")
 
-    def ladder(name: str, values: list[Any]) -> str:
-        return f"  {name}: " + " ".join(f"[{v}]" if v == parent.knobs[name] else str(v) for v in values)
+    def ladder(name: str, values: list[Any], current: Any = None) -> str:
+        current = parent.knobs[name] if name in parent.knobs else current
+        return f"  {name}: " + " ".join(f"[{v}]" if v == current else str(v) for v in values)
+
+    own = next((lv for lv in range(space.max_extended_level + 1)
+                if all(form.knobs[k] == v for k, v in space.level(lv).items() if k in space.knobs)), None)
+    levels = sorted({*form.levels, *([own] if own is not None else [])})
 
     lines = [
         f"Game family: {space.family} ({space.skill}). {space.description}",
@@ -129,7 +134,8 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
         f"Verdict: {verdict(s)}.",
         "",
         "harder sets difficulty knobs to values further right, easier to values further left "
-        "(easiest first; [ ] marks the current value):",
+        "(easiest first; [ ] marks the current value; level sets every knob at once to one of the game's levels):",
+        *([ladder(LEVEL, levels, own)] if LEVEL in form.order and form.levels else []),
         *[ladder(name, knob.values) for name, knob in space.knobs.items() if len(knob.values) > 1],
         "vary sets variations to another value; the difficulty stays:",
         *[ladder(name, [parent.knobs[name], *form.options.get("vary", {}).get(name, [])])
@@ -182,7 +188,9 @@ class EditWriter:
         candidate.level = Level(family.render(edit.knobs), skill=family.skill, params=Params(family.name, dict(edit.knobs)),
                                 lineage=Lineage(parents=[parent.env_id] if parent.env_id else [], operator=edit.operator,
                                                 designer=candidate.lineage.designer, depth=parent.depth + 1))
-        candidate.meta.update(edit=edit.changes, **{"from": {k: parent.knobs[k] for k in edit.changes}})
+        candidate.meta.update(edit=edit.changes, **{"from": {k: form.knobs[k] for k in edit.changes}})
+        if edit.level is not None:
+            candidate.meta["level"] = edit.level
         if edit.named_operator:
             candidate.meta["named_operator"] = edit.named_operator
         return candidate

@@ -50,7 +50,9 @@ def test_an_edit_of_a_buffer_level_is_the_child_level_with_its_lineage():
         assert c.source == MAZE.render(c.knobs)
         assert c.meta["group"] == "r001-spati-00" and c.meta["edit"]
     assert {c.lineage.operator for c in made} == {"harder", "vary"}
-    assert sorted(c.knobs["size"] for c in made) == [4, 5]  # harder: size 5; vary: the first dimension
+    harder = next(c for c in made if c.lineage.operator == "harder")  # the first name offered: the next level
+    assert harder.meta["level"] == 1 and harder.knobs == {**parent().knobs, **MAZE.level_knobs(1)}
+    assert "level: [0] 1 2 3" in prompt
 
 
 def test_a_server_that_refuses_response_format_is_asked_plainly_from_then_on():
