@@ -77,3 +77,29 @@ def test_every_reply_of_the_grammar_fits_the_schema_and_renders(form):
         assert family.render(edit.knobs)
     with pytest.raises(jsonschema.ValidationError):  # a held-out choice is outside the schema too
         jsonschema.validate({"operator": "vary", "changes": {"layout": "bracket"}}, schema)
+
+
+def test_level_moves_every_difficulty_knob_to_a_level_all_one_way(form):
+    space = edit_space("grid_maze")
+    assert form.order[0] == "level" and form.options["easier"]["level"] == [0]
+    assert form.options["harder"]["level"][:2] == [2, 3]  # level 1 is the parent's own: not offered
+    easier = form.parse('{"operator": "easier", "changes": {"level": 0}}')
+    assert easier.operator == "easier" and easier.level == 0
+    assert easier.knobs == {**form.knobs, **{k: v for k, v in space.level(0).items() if k in space.knobs}}
+    assert set(easier.changes) == {k for k in space.knobs if space.level(0)[k] != space.level(1)[k]}
+    both = form.parse('{"operator": "harder", "changes": {"size": 5, "level": 3}}')  # a knob beside it wins
+    assert both.knobs["size"] == 5 and both.knobs["walls"] == space.level(3)["walls"]
+    refused = form.parse('{"operator": "harder", "changes": {"level": 1}}')
+    assert isinstance(refused, EditRefused) and refused.kind == OUT_OF_SPACE and "allowed: 0, 2" in refused.reason
+
+
+def test_a_level_with_knobs_both_ways_is_no_operators_and_is_not_offered():
+    space = edit_space("grid_maze")
+    parent = {**space.level(2), "size": 9}  # the largest maze, level 2's walls and slack
+    form = EditForm.of(space, parent)
+    offered = [*form.options.get("harder", {}).get("level", []), *form.options.get("easier", {}).get("level", [])]
+    for level in offered:
+        moves = {space.knobs[k].values.index(space.level(level)[k]) - space.knobs[k].values.index(parent[k])
+                 for k in space.knobs}
+        assert not (min(moves) < 0 < max(moves)), level
+    assert 3 not in offered  # size back down, walls and slack up
