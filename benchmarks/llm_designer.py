@@ -53,6 +53,7 @@ import random
 import resource
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,16 +238,26 @@ def figures(groups: dict[str, list[Measure]], keys: list[str]) -> dict[str, list
             "band": [float(np.mean([m.in_band for m in groups[k]])) for k in keys]}
 
 
+def edit_text(c: Candidate) -> str:
+    """What one candidate did, in a line: its refusal, or its operator and changes (``level`` when it named one)."""
+    if c.refusal:
+        return c.refusal
+    return f"{c.lineage.operator} " + json.dumps(({"level": c.meta["level"]} if "level" in c.meta else {})
+                                                 | c.meta.get("edit", {}))
+
+
+def top_edits(candidates: list[Candidate], n: int = 5) -> list[list[Any]]:
+    """The ``n`` most frequent edits, with their counts (a collapsed policy shows as one edit everywhere)."""
+    return [[text, count] for text, count in Counter(map(edit_text, candidates)).most_common(n)]
+
+
 def evaluate_designer(designer: HFDesigner, meter: LevelMeter, parents: list[LevelSummary], edits: int,
-                      seed: int) -> tuple[dict[str, list[float]], dict[str, int]]:
+                      seed: int) -> tuple[dict[str, list[float]], dict[str, int], list[list[Any]]]:
     with designer.policy.evaluating(seed):
         candidates = sample_edits(designer, parents, edits)
     measures = judge(meter, candidates)
-    operators: dict[str, int] = {}
-    for c in candidates:
-        op = c.refusal or c.lineage.operator
-        operators[op] = operators.get(op, 0) + 1
-    return figures(by_parent(candidates, measures), [p.env_id for p in parents]), operators
+    operators = dict(Counter(c.refusal or c.lineage.operator for c in candidates))
+    return figures(by_parent(candidates, measures), [p.env_id for p in parents]), operators, top_edits(candidates)
 
 
 def mutation_edits(meter: LevelMeter, parents: list[LevelSummary], edits: int,
@@ -296,7 +307,8 @@ def train_step(designer: HFDesigner, meter: LevelMeter, parents: list[LevelSumma
     return {"reward": round(float(np.mean([m.reward for m in measures])), 4),
             "valid": round(float(np.mean([m.valid for m in measures])), 4),
             "band": round(float(np.mean([m.in_band for m in measures])), 4),
-            "kl": stats.get("designer_kl_sampling"), "tokens_trained": stats.get("designer_tokens_trained")}
+            "kl": stats.get("designer_kl_sampling"), "tokens_trained": stats.get("designer_tokens_trained"),
+            "top_edit": top_edits(candidates, 1)[0]}
 
 
 def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Path, console: Console) -> dict[str, Any]:
@@ -319,13 +331,13 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         ops_free: dict[str, int] = {}
         if args.unconstrained_contexts != 0:
             some = held[:args.unconstrained_contexts or len(held)]
-            unconstrained, ops_free = evaluate_designer(free, meter, some, args.edits, args.eval_seed)
+            unconstrained, ops_free, _ = evaluate_designer(free, meter, some, args.edits, args.eval_seed)
             console.print(f"untrained, no grammar: valid {np.mean(unconstrained['valid']):.3f} {ops_free}")
             partial(out, unconstrained=unconstrained, ops_free=ops_free)
-        before, ops_before = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
+        before, ops_before, edits_before = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
         console.print(f"before: valid {np.mean(before['valid']):.3f} reward {np.mean(before['reward']):.3f} "
                       f"band {np.mean(before['band']):.3f} {ops_before}")
-        partial(out, before=before, ops_before=ops_before)
+        partial(out, before=before, ops_before=ops_before, edits_before=edits_before)
         mutation, mutation_only_edits, editable = mutation_edits(meter, held, args.edits, args.seed)
         steps = random_steps(meter, held, args.edits, args.seed)
         console.print(f"mutation: reward {np.mean(mutation['reward']):.3f} band {np.mean(mutation['band']):.3f}; "
@@ -340,7 +352,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
             console.print(f"step {step}: {curve[-1]}  ({time.perf_counter() - t:.0f}s)")
             partial(out, mutation=mutation, mutation_edits=mutation_only_edits, random_steps=steps, curve=curve)
         train_seconds = time.perf_counter() - t
-        after, ops_after = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
+        after, ops_after, edits_after = evaluate_designer(designer, meter, held, args.edits, args.eval_seed)
         console.print(f"after: valid {np.mean(after['valid']):.3f} reward {np.mean(after['reward']):.3f} "
                       f"band {np.mean(after['band']):.3f} {ops_after}")
 
@@ -374,6 +386,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         if editable else None,
         "reward_mutation_edits": mean(mutation_only_edits["reward"]) if editable else None,
         "operators_before": ops_before, "operators_after": ops_after,
+        "top_edits_before": edits_before, "top_edits_after": edits_after,
         "contexts": len(held), "contexts_by_verdict": verdicts, "training_parents": len(training),
         "edits_per_context": args.edits, "train_contexts_per_step": args.train_contexts,
         "plays": args.plays, "hint_plays": args.hint_plays, "levels_measured": len(meter.known),

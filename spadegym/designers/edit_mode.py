@@ -121,7 +121,7 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
               if s is not None else "The agent has not played it yet.")
 
     def ladder(name: str, values: list[Any], current: Any = None) -> str:
-        current = parent.knobs[name] if name in parent.knobs else current
+        current = form.knobs.get(name, current)
         return f"  {name}: " + " ".join(f"[{v}]" if v == current else str(v) for v in values)
 
     own = next((lv for lv in range(space.max_extended_level + 1)
@@ -138,7 +138,7 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
         *([ladder(LEVEL, levels, own)] if LEVEL in form.order and form.levels else []),
         *[ladder(name, knob.values) for name, knob in space.knobs.items() if len(knob.values) > 1],
         "vary sets variations to another value; the difficulty stays:",
-        *[ladder(name, [parent.knobs[name], *form.options.get("vary", {}).get(name, [])])
+        *[ladder(name, [form.knobs[name], *form.options.get("vary", {}).get(name, [])])
           for name in space.dimensions if name in form.options.get("vary", {})],
         "",
         f"Change 1 to {form.max_changes} values with one operator. Reply with one JSON object: "
