@@ -80,6 +80,7 @@ class RedTeamConfig(BaseModel):
     plays: int = Field(4, ge=1, description="No-hint plays of the target per level, one instance seed each.")
     hint_plays: int = Field(4, ge=0, description="Hinted plays of levels without solution(): the hint arm must win for the level to count as solvable.")
     max_win_rate: float = Field(0.5, ge=0, lt=1, description="A level is failed when the target wins at most this share of its plays.")
+    won_at: float | None = Field(None, gt=0, le=1, description="A level the target wins at least this share of its plays is remembered as won, and the search takes every level it dominates as won too; default: any level not failed (above max_win_rate). A sampling target (a language model) wins some plays of levels it still fails: raise it (0.75, 1.0) so that a lucky win closes no region of the space.")
     min_feasibility: float = Field(0.5, gt=0, le=1, description="Levels without solution() count as solvable when the hinted arm wins at least this share.")
     minimise: bool = Field(True, description="Shrink each new failure to the simplest level that still fails.")
     simplify_turns: int = Field(2, ge=0, description="'Make it simpler, keep the failure' turns for LLM-written files.")
@@ -122,6 +123,13 @@ class RedTeamConfig(BaseModel):
         for name in value or []:
             get_family(name)  # FamilyError (a ValueError) names the nearest family
         return value
+
+    @model_validator(mode="after")
+    def _won_above_failed(self) -> RedTeamConfig:
+        if self.won_at is not None and self.won_at <= self.max_win_rate:
+            raise ValueError(f"won_at ({self.won_at}) must be above max_win_rate ({self.max_win_rate}): a level "
+                             "cannot be both failed and won")
+        return self
 
     @model_validator(mode="after")
     def _families_match_skills(self) -> RedTeamConfig:

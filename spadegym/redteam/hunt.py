@@ -116,7 +116,7 @@ class RedTeam:
         self.reward_fn = get_designer_reward(config.reward)
         self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
-                             rollout=config.rollout, validation=config.validation)
+                             rollout=config.rollout, validation=config.validation, won_at=config.won_at)
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
         self.memory = memory if memory is not None else ClusterMemory()  # the search designer reads it too
         self.cases: list[tuple[Case, str, str]] = []
@@ -151,7 +151,7 @@ class RedTeam:
                 p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
             elif p.probe.stats is not None:
                 p.reward = self.reward_fn(p.probe.stats)
-                if p.probe.stats.win_rate > self.config.max_win_rate:
+                if self.prober.won(p.probe.stats.win_rate):
                     self.memory.add_pass(p.candidate.family, p.candidate.knobs)
         self.reward_designer(props)
         self.remember(n, props)
@@ -276,7 +276,7 @@ class RedTeam:
         if cand.family and self.config.minimise:
             minimal = await shrink_level(cand.family, cand.knobs, probe, judge)
             for step in minimal.steps:  # a simpler level the target won is remembered as won
-                if step["won"]:
+                if step["won"] and self.prober.won(step["win_rate"]):
                     self.memory.add_pass(cand.family, step["level"])
             return minimal
         if isinstance(self.designer, ModelDesigner) and self.config.minimise and self.config.simplify_turns:

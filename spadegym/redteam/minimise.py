@@ -98,7 +98,7 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
                 tried, fails = await judge(source, None)
                 won = bool(tried.valid and tried.stats and tried.stats.plays and not fails)
                 best.steps.append({"knob": name, "from": current[name], "to": simpler, "still_fails": fails,
-                                   "won": won, "level": trial})
+                                   "won": won, "win_rate": tried.stats.win_rate if won else None, "level": trial})
                 if fails:
                     current = trial
                     best = Minimal(source, dict(trial), tried, best.steps, level_size(family_name, trial))

@@ -48,10 +48,10 @@ class Prober:
 
     def __init__(self, executor: Executor, target: Agent, *, seed: int, plays: int, hint_plays: int,
                  max_win_rate: float, min_feasibility: float, rollout: RolloutConfig | None = None,
-                 validation: ValidationConfig | None = None):
+                 validation: ValidationConfig | None = None, won_at: float | None = None):
         self.executor, self.target, self.seed = executor, target, seed
         self.plays, self.hint_plays = plays, hint_plays
-        self.max_win_rate, self.min_feasibility = max_win_rate, min_feasibility
+        self.max_win_rate, self.min_feasibility, self.won_at = max_win_rate, min_feasibility, won_at
         self.rollout = rollout or RolloutConfig()
         self.validation = validation or ValidationConfig()
         self.validations = 0  # gate calls (the cost of a search)
@@ -85,6 +85,10 @@ class Prober:
         self.episodes += len(probe.episodes)
         probe.stats = score({"level": level}, probe.episodes, {}).get("level")  # the loop's statistics
         return probe
+
+    def won(self, win_rate: float) -> bool:
+        """Whether a level played at ``win_rate`` is remembered as won: at least ``won_at``, else not failed."""
+        return win_rate >= self.won_at if self.won_at is not None else win_rate > self.max_win_rate
 
     def fails(self, probe: Probe) -> bool:
         """Valid, solvable, and the target wins at most ``max_win_rate`` of its no-hint plays."""

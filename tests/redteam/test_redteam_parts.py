@@ -222,3 +222,17 @@ def test_a_won_level_between_a_minimal_failure_and_a_harder_level_stops_the_memo
     memory.add_pass("take_away", {**easiest, "max_take": 3})  # but a game with take limit 3 was won
     assert memory.known_cluster("take_away", three_piles) is None  # so three piles with limit 3 is judged
     assert memory.known_cluster("take_away", {**easiest, "stones": 11}) == key  # no won level in between
+
+
+def test_won_at_keeps_a_lucky_win_of_a_sampling_target_from_closing_a_region() -> None:
+    from spadegym.redteam.probe import Prober
+
+    def prober(won_at: float | None) -> Prober:
+        return Prober(None, None, seed=0, plays=4, hint_plays=4, max_win_rate=0.5, min_feasibility=0.5, won_at=won_at)
+
+    assert prober(None).won(0.75) and not prober(None).won(0.5)  # by default, any level not failed
+    assert not prober(1.0).won(0.75) and prober(1.0).won(1.0)
+    config = load_redteam_config(overrides={"target": "random"}, sets=["won_at=0.75"])
+    assert config.won_at == 0.75
+    with pytest.raises(UserError, match="won_at .* must be above max_win_rate"):
+        load_redteam_config(overrides={"target": "random"}, sets=["won_at=0.5"])
