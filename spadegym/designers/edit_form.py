@@ -104,8 +104,10 @@ class EditForm:
         return harder, easier, knobs_of
 
     @classmethod
-    def of(cls, space: EditSpace, knobs: dict[str, Any], max_changes: int = 3) -> EditForm:
-        """The form of ``space``'s training edits of the level ``knobs``."""
+    def of(cls, space: EditSpace, knobs: dict[str, Any], max_changes: int = 3,
+           operators: tuple[str, ...] | None = None) -> EditForm:
+        """The form of ``space``'s training edits of the level ``knobs``; only ``operators``' where given (every
+        operator's when none of those has an edit to offer, as at a family's easiest level)."""
         full = space.check(knobs, held_out=True)
         options: dict[str, dict[str, list[Any]]] = {op: {} for op in OPERATORS}
         whole = LEVEL not in space.knobs and LEVEL not in space.dimensions
@@ -125,8 +127,12 @@ class EditForm:
             others = [c for c in space.allowed(name) if c != full[name]]
             if others:
                 options["vary"][name] = others
-        return cls(space.family, full, {op: names for op, names in options.items() if names},
-                   tuple([*([LEVEL] if whole else []), *space.knobs, *space.dimensions]), max_changes, levels)
+        options = {op: names for op, names in options.items() if names}
+        if operators and any(op in options for op in operators):
+            options = {op: names for op, names in options.items() if op in operators}
+        return cls(space.family, full, options,
+                   tuple([*([LEVEL] if whole else []), *space.knobs, *space.dimensions]), max_changes,
+                   {lv: k for lv, k in levels.items() if any(lv in names.get(LEVEL, []) for names in options.values())})
 
     # -- what the model is shown and held to ------------------------------------------
     @property

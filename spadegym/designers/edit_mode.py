@@ -106,6 +106,14 @@ def verdict(summary: LevelSummary | None) -> str:
     return f"about right (inside the target {low:.2f}-{high:.2f} without the hint)"
 
 
+def asked_operators(summary: LevelSummary | None) -> tuple[str, ...] | None:
+    """The operators the verdict asks for (``llm_designer.directed``): None where it asks for none in particular."""
+    low, high = bands.PLATEAU
+    if summary is None or low <= summary.win_rate <= high:
+        return None
+    return ("easier",) if summary.win_rate < low else ("harder", "vary")
+
+
 def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: bool = True,
                   operators: Sequence[str] = OPERATORS) -> list[Message]:
     """The request for one edit of ``parent``: the level, how the agent does on it, and every allowed value.
@@ -137,12 +145,13 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
         "(easiest first; [ ] marks the current value; level sets every knob at once to one of the game's levels):",
         *([ladder(LEVEL, levels, own)] if LEVEL in form.order and form.levels else []),
         *[ladder(name, knob.values) for name, knob in space.knobs.items() if len(knob.values) > 1],
-        "vary sets variations to another value; the difficulty stays:",
+        *(["vary sets variations to another value; the difficulty stays:"] if "vary" in form.options else []),
         *[ladder(name, [form.knobs[name], *form.options.get("vary", {}).get(name, [])])
           for name in space.dimensions if name in form.options.get("vary", {})],
         "",
         f"Change 1 to {form.max_changes} values with one operator. Reply with one JSON object: "
-        '{"operator": ' + " or ".join(f'"{op}"' for op in operators) + ', "changes": {name: new value, ...}}'
+        '{"operator": ' + " or ".join(f'"{op}"' for op in operators if op in form.options)
+        + ', "changes": {name: new value, ...}}'
         + (f", for example {form.example()}" if example else ""),
     ]
     return [{"role": "system", "content": EDIT_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
@@ -167,7 +176,8 @@ class EditWriter:
         return self._spaces[family]
 
     def form(self, parent: Parent) -> EditForm:
-        return EditForm.of(self.space(parent.family), parent.knobs, self.config.max_changes)
+        asked = asked_operators(parent.summary) if self.config.directed else None
+        return EditForm.of(self.space(parent.family), parent.knobs, self.config.max_changes, asked)
 
     async def propose(self, ask: Ask, parent: Parent, candidate: Candidate) -> Candidate:
         """Fill ``candidate`` (its id and meta set) with the edit the model replies for ``parent``, or its refusal."""

@@ -19,6 +19,7 @@ class LLMDesignerConfig(BaseModel):
     edits_per_parent: int = Field(4, ge=1, description="edit, code_edit: proposals made from one parent level (on an hf: designer, one GRPO group).")
     max_changes: int = Field(3, ge=1, description="edit: most values one edit sets.")
     constrained: bool = Field(True, description="edit: hold the reply to the edit's form (a JSON schema as response_format on OpenAI-compatible servers, dropped for good if the server refuses it; a grammar over the tokens on hf: models).")
+    directed: bool = Field(True, description="edit: the form offers what the parent's verdict asks for, as the mutation designer's directed edits: only easier edits of a level the agent wins too rarely, harder or varied ones of a level it wins too often, any of one about right (or not played); off: every operator for every parent.")
     edit_max_tokens: int = Field(128, ge=16, description="edit: largest reply (a thinking model needs more); code_edit uses max_tokens.")
 
     corpus_words: int = Field(600, ge=0, description="Words of the grounding document shown per proposal (0 = no grounding).")

@@ -103,3 +103,14 @@ def test_a_level_with_knobs_both_ways_is_no_operators_and_is_not_offered():
                  for k in space.knobs}
         assert not (min(moves) < 0 < max(moves)), level
     assert 3 not in offered  # size back down, walls and slack up
+
+
+def test_a_directed_form_offers_only_the_operators_asked_for_unless_none_has_an_edit():
+    space = edit_space("grid_maze")
+    form = EditForm.of(space, space.level(2), operators=("easier",))
+    assert list(form.options) == ["easier"] and set(form.levels) == {0, 1}
+    refused = form.parse('{"operator": "harder", "changes": {"size": 9}}')
+    assert isinstance(refused, EditRefused) and refused.kind == OUT_OF_SPACE
+    assert form.parse('{"operator": "easier", "changes": {"level": 1}}').operator == "easier"
+    easiest = EditForm.of(space, space.level(0), operators=("easier",))  # nothing is easier: every operator
+    assert set(easiest.options) == {"harder", "vary"}

@@ -63,7 +63,7 @@ def test_a_server_that_refuses_response_format_is_asked_plainly_from_then_on():
 
     with FakeOpenAIServer(server_script) as server:
         d = designer(server, edits_per_parent=3)
-        made = asyncio.run(d.propose(DesignContext(skill=MAZE.skill, count=3, parents=[parent(level=1)])))
+        made = asyncio.run(d.propose(DesignContext(skill=MAZE.skill, count=3, parents=[parent(win_rate=0.05, level=1)])))
     assert [c.refusal for c in made] == [None] * 3 and all(c.knobs["walls"] == 0.1 for c in made)
     assert d.report()["fixes"]["response_format_refused"] >= 1
     assert "response_format" not in server.requests[-1]
@@ -106,3 +106,19 @@ def test_each_request_names_the_operators_in_its_own_order():
             DesignContext(skill=MAZE.skill, count=6, parents=[parent()])))
     firsts = {r["messages"][-1]["content"].split('{"operator": "')[1].split('"')[0] for r in server.requests}
     assert len(firsts) > 1  # six requests about one parent do not all name the same operator first
+
+
+def test_a_directed_designer_asks_only_for_what_the_verdict_says_and_an_undirected_one_for_anything():
+    def offered(request: dict[str, Any]) -> set[str]:
+        schema = request["response_format"]["json_schema"]["schema"]
+        return {b["properties"]["operator"]["enum"][0] for b in schema.get("anyOf", [schema])}
+
+    hard = parent(win_rate=0.05, level=2)
+    for directed, expected in ((True, {"easier"}), (False, {"harder", "easier", "vary"})):
+        with FakeOpenAIServer(first_schema_choice) as server:
+            made = asyncio.run(designer(server, directed=directed, edits_per_parent=1).propose(
+                DesignContext(skill=MAZE.skill, count=1, parents=[hard])))
+        assert offered(server.requests[0]) == expected
+        prompt = server.requests[0]["messages"][-1]["content"]
+        assert ('"operator": "easier", "changes"' in prompt) == directed and made[0].refusal is None
+    assert made[0].lineage.operator != "easier"  # undirected, the first branch offered is another operator
