@@ -58,10 +58,10 @@ def test_run_command_writes_rounds_store_and_report(tmp_path):
 
 
 def test_resume_continues_exactly(tmp_path):
-    straight = run(RunConfig(rounds=3, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
-    run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
-    resumed = run(resume=tmp_path / "b", rounds=3, console=quiet(), report=False)
-    assert [s.round for s in resumed.summaries] == [2]
+    straight = run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
+    run(RunConfig(rounds=1, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
+    resumed = run(resume=tmp_path / "b", rounds=2, console=quiet(), report=False)
+    assert [s.round for s in resumed.summaries] == [1]
     keys = ("win_rate", "win_rate_hint", "regret_mean", "valid", "difficulty_mean", "heldout_success", "learner",
             "diversity")
     last, resumed_last = straight.summaries[-1].to_dict(), resumed.summaries[-1].to_dict()
