@@ -23,7 +23,7 @@ from spadegym.store.export import export_run
 
 REFERENCE = Path(__file__).parents[1] / "fixtures" / "reference"
 TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
-        "heldout": {"every": 0, "levels": "ends", "seeds": 1}, "tensorboard": False}
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1, "suites": ["in_distribution"]}, "tensorboard": False}
 
 
 def spadegym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -18,10 +18,12 @@ from spadegym.errors import UserError
 from spadegym.loop import RunConfig, run
 from spadegym.store import RunStore
 
+# The in-distribution suite alone: the other suites have tests of their own (tests/loop/test_heldout_suites.py).
 TINY = ["--set", "envs_per_round=4", "--set", "plays=4", "--set", "hint_plays=4", "--set", "group_size=4",
-        "--set", "heldout.levels=ends", "--set", "heldout.seeds=1", "--set", "heldout.every=0"]
+        "--set", "heldout.levels=ends", "--set", "heldout.seeds=1", "--set", "heldout.every=0",
+        "--set", 'heldout.suites=["in_distribution"]']
 TINY_CONFIG = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
-               "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+               "heldout": {"every": 0, "levels": "ends", "seeds": 1, "suites": ["in_distribution"]}}
 
 
 def spadegym(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
