@@ -64,6 +64,7 @@ from rich.console import Console
 from spadegym.agents.learner.agent import Learner, make_learner
 from spadegym.agents.learner.trainer import train as train_learner
 from spadegym.designers.base import Candidate, DesignContext, Feedback, LevelSummary
+from spadegym.designers.edit_mode import side
 from spadegym.designers.hf import HFDesigner
 from spadegym.designers.llm_config import LLMDesignerConfig
 from spadegym.designers.mutation import MutationDesigner
@@ -319,7 +320,7 @@ def edit_part(args: argparse.Namespace, model: str, train: TrainConfig, out: Pat
         learner_seconds = time.perf_counter() - t
         meter = LevelMeter(box, learner, args.plays, args.hint_plays, args.seed)
         held, training = parent_contexts(meter, args.families, [0, 1, 2, 3], args.seed, args.eval_contexts)
-        verdicts = {v: sum(1 for p in held if _verdict(p) == v) for v in ("easy", "band", "hard")}
+        verdicts = {v: sum(1 for p in held if side(p) == v) for v in ("easy", "band", "hard")}
         console.print(f"learner {learner_seconds:.0f}s; {len(held)} evaluation and {len(training)} training parents "
                       f"(evaluation: {verdicts}; no-hint win rates {[round(p.win_rate, 2) for p in held]})")
         policy = Policy.from_path(model, train, seed=args.seed)
@@ -409,11 +410,6 @@ def partial(out: Path, **parts: Any) -> None:
     path = out / "partial.json"
     known = json.loads(path.read_text()) if path.exists() else {}
     path.write_text(json.dumps({**known, **parts}))
-
-
-def _verdict(parent: LevelSummary) -> str:
-    low, high = bands.PLATEAU
-    return "easy" if parent.win_rate > high else "hard" if parent.win_rate < low else "band"
 
 
 def both_part(args: argparse.Namespace, model: str, out: Path, console: Console) -> dict[str, Any]:

@@ -81,12 +81,15 @@ class EditForm:
     order: tuple[str, ...] = field(default=())  # every name in the space's order
     max_changes: int = 3
     levels: dict[int, dict[str, Any]] = field(default_factory=dict)  # a level the form offers -> its knobs
+    own_level: int | None = None  # the family level the parent is, if its knobs are one's
 
     @staticmethod
-    def _levels(space: EditSpace, full: dict[str, Any]) -> tuple[list[int], list[int], dict[int, dict[str, Any]]]:
-        """(harder levels, easier levels nearest first, their knobs): the family's levels whose every knob is at
-        or past the parent's one way, and one knob strictly (a level with knobs both ways is no one operator's)."""
-        harder, easier, knobs_of, seen = [], [], {}, set()
+    def _levels(space: EditSpace, full: dict[str, Any]) -> tuple[list[int], list[int], dict[int, dict[str, Any]],
+                                                                 int | None]:
+        """(harder levels, easier levels nearest first, their knobs, the parent's own level if it is one): the
+        family's levels whose every knob is at or past the parent's one way, and one knob strictly (a level with
+        knobs both ways is no one operator's)."""
+        harder, easier, knobs_of, seen, own = [], [], {}, set(), None
         for level in range(space.max_extended_level + 1):
             knobs = {name: value for name, value in space.level(level).items() if name in space.knobs}
             key = tuple(knobs.items())
@@ -99,9 +102,10 @@ class EditForm:
             elif all(m <= 0 for m in moves) and any(m < 0 for m in moves):
                 easier.insert(0, level)
             else:
+                own = level if own is None and not any(moves) else own
                 continue
             knobs_of[level] = knobs
-        return harder, easier, knobs_of
+        return harder, easier, knobs_of, own
 
     @classmethod
     def of(cls, space: EditSpace, knobs: dict[str, Any], max_changes: int = 3,
@@ -111,7 +115,7 @@ class EditForm:
         full = space.check(knobs, held_out=True)
         options: dict[str, dict[str, list[Any]]] = {op: {} for op in OPERATORS}
         whole = LEVEL not in space.knobs and LEVEL not in space.dimensions
-        harder, easier, levels = cls._levels(space, full) if whole else ([], [], {})
+        harder, easier, levels, own = cls._levels(space, full) if whole else ([], [], {}, None)
         if harder:
             options["harder"][LEVEL] = harder
         if easier:
@@ -132,7 +136,8 @@ class EditForm:
             options = {op: names for op, names in options.items() if op in operators}
         return cls(space.family, full, options,
                    tuple([*([LEVEL] if whole else []), *space.knobs, *space.dimensions]), max_changes,
-                   {lv: k for lv, k in levels.items() if any(lv in names.get(LEVEL, []) for names in options.values())})
+                   {lv: k for lv, k in levels.items() if any(lv in names.get(LEVEL, []) for names in options.values())},
+                   own)
 
     # -- what the model is shown and held to ------------------------------------------
     @property

@@ -94,24 +94,26 @@ EDIT_SYSTEM = (
 )
 
 
-def verdict(summary: LevelSummary | None) -> str:
-    """Where the parent sits against the band the designer reward pays for, in words."""
+def side(summary: LevelSummary | None) -> str | None:
+    """Where the parent sits against the band the designer reward pays for: easy, hard, band (None: not played)."""
     low, high = bands.PLATEAU
     if summary is None:
-        return "not played yet"
-    if summary.win_rate > high:
-        return f"too easy (the target is {low:.2f}-{high:.2f} without the hint)"
-    if summary.win_rate < low:
-        return f"too hard (the target is {low:.2f}-{high:.2f} without the hint)"
-    return f"about right (inside the target {low:.2f}-{high:.2f} without the hint)"
+        return None
+    return "easy" if summary.win_rate > high else "hard" if summary.win_rate < low else "band"
+
+
+def verdict(summary: LevelSummary | None) -> str:
+    """``side`` in words, with the band."""
+    low, high = bands.PLATEAU
+    target = f"{low:.2f}-{high:.2f} without the hint"
+    return {None: "not played yet", "easy": f"too easy (the target is {target})",
+            "hard": f"too hard (the target is {target})",
+            "band": f"about right (inside the target {target})"}[side(summary)]
 
 
 def asked_operators(summary: LevelSummary | None) -> tuple[str, ...] | None:
     """The operators the verdict asks for (``llm_designer.directed``): None where it asks for none in particular."""
-    low, high = bands.PLATEAU
-    if summary is None or low <= summary.win_rate <= high:
-        return None
-    return ("easier",) if summary.win_rate < low else ("harder", "vary")
+    return {"hard": ("easier",), "easy": ("harder", "vary")}.get(side(summary) or "")
 
 
 def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: bool = True,
@@ -132,8 +134,7 @@ def edit_messages(parent: Parent, space: EditSpace, form: EditForm, example: boo
         current = form.knobs.get(name, current)
         return f"  {name}: " + " ".join(f"[{v}]" if v == current else str(v) for v in values)
 
-    own = next((lv for lv in range(space.max_extended_level + 1)
-                if all(form.knobs[k] == v for k, v in space.level(lv).items() if k in space.knobs)), None)
+    own = form.own_level
     levels = sorted({*form.levels, *([own] if own is not None else [])})
 
     lines = [
