@@ -40,6 +40,7 @@ success of the agent before and after on the same instances, and each role's GRP
     python benchmarks/llm_designer.py --json                  # the edit part (see benchmarks/README.md for its time)
     python benchmarks/llm_designer.py --steps 1 --eval-contexts 2 --train-contexts 2 --edits 4 --learner-episodes 200   # a smoke run
     python benchmarks/llm_designer.py --part both --json      # both roles on shared weights
+    python benchmarks/llm_designer.py --part reach --out DIR  # no model: the band share of fixed kinds of edit
 """
 
 from __future__ import annotations
@@ -412,6 +413,28 @@ def partial(out: Path, **parts: Any) -> None:
     path.write_text(json.dumps({**known, **parts}))
 
 
+def reach_part(box: Sandbox, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Part ``reach``, no model: the band share of edits any designer could make of the evaluation parents (every
+    one-knob step easier; every knob a step easier at once; the family's level 0 in the parent's variation), on
+    the parents that have an easier level, measured as the edit part measures."""
+    learner = frozen_learner(box, args.families, args.learner_episodes, args.seed, out / "learner")
+    meter = LevelMeter(box, learner, args.plays, args.hint_plays, args.seed)
+    held, _ = parent_contexts(meter, args.families, [0, 1, 2, 3], args.seed, args.eval_contexts)
+    shares: dict[str, list[float]] = {"one_knob_easier": [], "every_knob_easier": [], "level_0": []}
+    for parent in held:
+        space, family = edit_space(parent.family or ""), get_family(parent.family or "")
+        full = space.check(parent.knobs, held_out=True)
+        down = {s.name: s.value for s in space.steps(full) if s.kind == "easier"}
+        if not down:
+            continue
+        zero = {k: v for k, v in space.level(0).items() if k in space.knobs}
+        for name, patches in (("one_knob_easier", [{k: v} for k, v in down.items()]), ("every_knob_easier", [down]),
+                              ("level_0", [zero])):
+            measures = meter.measure([family.render({**full, **patch}) for patch in patches])
+            shares[name].append(float(np.mean([m.in_band for m in measures])))
+    return {"parents": len(shares["level_0"]), **{f"band_share_{k}": round(float(np.mean(v)), 3) for k, v in shares.items()}}
+
+
 def both_part(args: argparse.Namespace, model: str, out: Path, console: Console) -> dict[str, Any]:
     """One SmolLM2 as agent and edit-mode designer on shared weights, in the real loop (see the module docstring)."""
     from llm_grpo import heldout_success, level_zero_pool, paired_rise
@@ -462,7 +485,7 @@ def both_part(args: argparse.Namespace, model: str, out: Path, console: Console)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", default="edit", choices=["edit", "both"])
+    parser.add_argument("--part", default="edit", choices=["edit", "both", "reach"])
     parser.add_argument("--model", help="model directory (default: spadegym models prepare smollm2)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="families of the parents (and the learner)")
     parser.add_argument("--learner-episodes", type=int, default=3000, help="the learner's training before it is frozen")
@@ -492,6 +515,10 @@ def main() -> None:
     args.families = [f.strip() for f in args.families.split(",") if f.strip()]
     console = Console(stderr=args.json)
     started = time.perf_counter()
+    if args.part == "reach":  # no model
+        with Sandbox() as box:
+            print(json.dumps({"part": "reach", **reach_part(box, args, Path(args.out or tempfile.mkdtemp()))}))
+        return
     model = args.model or str(prepare_model("smollm2"))
     out = Path(args.out or tempfile.mkdtemp(prefix="llm-designer-"))
     out.mkdir(parents=True, exist_ok=True)
