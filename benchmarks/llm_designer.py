@@ -447,7 +447,7 @@ def both_part(args: argparse.Namespace, model: str, out: Path, console: Console)
     train = TrainConfig(system_prompt="short", action_rule="forgiving", reply_prefix="\\boxed{", max_new_tokens=8,
                         lr=5e-4, micro_batch=8, generation_batch=16, micro_batch_tokens=1024, max_seq_len=4096,
                         threads=args.threads, temperature=0.7, lora=True, progress_reward=1.0,
-                        gradient_checkpointing=False, loss_type="grpo", dtype=args.dtype)
+                        gradient_checkpointing=args.checkpointing, loss_type="grpo", dtype=args.dtype)
     rollout = RolloutConfig(max_turns=8)
     started = time.perf_counter()
     before, _, before_outcomes = heldout_success(model, train, [family], args.heldout_seeds, args.heldout_seed, rollout)
@@ -502,6 +502,8 @@ def main() -> None:
     parser.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
                         help="weights dtype (auto: bfloat16 on a GPU, float32 on the CPU)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--checkpointing", action=argparse.BooleanOptionalAction, default=True,
+                        help="recompute activations in the backward pass (less memory, more compute)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-seed", type=int, default=777, help="the sampling stream of before and after")
     parser.add_argument("--both-family", default="number_sequence", help="part both: the family (and held-out level 0)")
@@ -525,8 +527,8 @@ def main() -> None:
     result: dict[str, Any] = {"model": Path(model).name, "part": args.part, "load_average_start": os.getloadavg()[0]}
     if args.part == "edit":
         train = TrainConfig(lr=args.lr, lora=True, temperature=args.temperature, threads=args.threads,
-                            gradient_checkpointing=False, micro_batch=8, micro_batch_tokens=4096, generation_batch=64,
-                            dtype=args.dtype)
+                            gradient_checkpointing=args.checkpointing, micro_batch=8, micro_batch_tokens=4096,
+                            generation_batch=64, dtype=args.dtype)
         result.update(steps=args.steps, **edit_part(args, model, train, out, console))
     else:
         result.update(both_part(args, model, out, console))

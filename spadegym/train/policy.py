@@ -56,6 +56,8 @@ class Policy:
             model = _with_lora(model, self.config)
         self.model = model.to(self.device)
         self.trainer = self._build_trainer()
+        if self.config.gradient_checkpointing:
+            _checkpoint_activations(self.model)
         self.optimizer = self.trainer.create_optimizer()
         self.updates = 0
         self.tokens = {"sampled": 0, "trained": 0, "masked": 0}
@@ -452,6 +454,16 @@ class Policy:
 
 def _rewards_come_from_the_loop(*args: Any, **kwargs: Any) -> list[float]:
     raise RuntimeError("spadegym computes rewards in its loop; the trainer's reward hook is not used")
+
+
+def _checkpoint_activations(model: Any) -> None:
+    """Recompute activations in the backward pass. The Trainer turns this on inside ``train()``, which the loop never
+    calls, so the policy does it; non-reentrant, so a LoRA model needs no gradient on its inputs."""
+    enable = getattr(model, "activation_checkpointing_enable", None)  # the name transformers 5 moves to
+    if enable is not None:
+        enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def _device(name: str) -> str:
