@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import app
 from .design_cmd import _is_llm_error, parse_skills
@@ -65,6 +66,10 @@ def redteam_command(
             else:
                 console.print(f"round {s['round']:>3}  valid {s['valid']}/{s['proposals']}  failed {s['failed']}  "
                               f"clusters {s['clusters']}  cases {s['cases']}  {s['seconds']:.1f}s", soft_wrap=True)
+                if s.get("unscored"):
+                    console.print(f"[yellow]{s['unscored']} level(s) unscored: every play ended in a failure of "
+                                  f"the target, not of the level: {escape(str(s['unscored_because']))}[/]",
+                                  soft_wrap=True)
         try:
             result = redteam(cfg, out, on_round=on_round)
         except Exception as exc:

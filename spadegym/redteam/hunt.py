@@ -23,6 +23,7 @@ less for a bug it has already found, so the search spreads over distinct failure
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -163,6 +164,7 @@ class RedTeam:
             "failed": sum(p.cluster is not None for p in props), "clusters": len(self.memory),
             "cases": len(self.cases), "seconds": round(time.perf_counter() - started, 3),
             "validations": self.prober.validations, "episodes": self.prober.episodes, "avoided": self.avoided,
+            **unscored(props),
         }
         self.write(n, props, summary)
         return summary
@@ -472,6 +474,17 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
         write_suite(out, team.cases, team.suite_info())
     return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
                          team.failures, summaries)
+
+
+def unscored(props: list[Proposal]) -> dict[str, Any]:
+    """The round's episode failures by kind, and the played levels none of whose plays scored: an agent failure
+    (a reply error, a context overflow) is the harness's, not the level's, so such a level can never count as
+    failed, and a search whose target fails that way spends its budget finding nothing."""
+    episodes = [e for p in props for e in p.probe.episodes]
+    lost = [p for p in props if p.probe.valid and p.probe.episodes and not (p.probe.stats and p.probe.stats.plays)]
+    first = next((e.failure_message for p in lost for e in p.probe.episodes if e.failure_message), None)
+    return {"episode_failures": dict(Counter(e.failure for e in episodes if e.failure)),
+            "unscored": len(lost), "unscored_because": first}
 
 
 def redteam(config: RedTeamConfig, out: str | Path,
