@@ -68,8 +68,8 @@ def redteam_command(
                               f"clusters {s['clusters']}  cases {s['cases']}  {s['seconds']:.1f}s", soft_wrap=True)
                 if s.get("unscored"):
                     console.print(f"[yellow]{s['unscored']} level(s) unscored: every play ended in a failure of "
-                                  f"the target, not of the level: {escape(str(s['unscored_because']))}[/]",
-                                  soft_wrap=True)
+                                  f"the target or the harness, not of the level: "
+                                  f"{escape(str(s['unscored_because']))}[/]", soft_wrap=True)
         try:
             result = redteam(cfg, out, on_round=on_round)
         except Exception as exc:
