@@ -491,7 +491,8 @@ def main() -> None:
     parser.add_argument("--learner-episodes", type=int, default=3000, help="the learner's training before it is frozen")
     parser.add_argument("--plays", type=int, default=24, help="no-hint plays measuring each level")
     parser.add_argument("--hint-plays", type=int, default=8, help="hinted plays measuring each level")
-    parser.add_argument("--eval-contexts", type=int, default=24, help="(family, level) cells evaluated before and after (24: all)")
+    parser.add_argument("--eval-contexts", type=int, default=24,
+                        help="(family, level) cells evaluated before and after (24: all)")
     parser.add_argument("--train-contexts", type=int, default=4, help="parents per GRPO step")
     parser.add_argument("--edits", type=int, default=6, help="edits per parent (a GRPO group)")
     parser.add_argument("--steps", type=int, default=24, help="GRPO steps")
