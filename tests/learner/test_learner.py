@@ -116,6 +116,26 @@ def test_loading_a_missing_checkpoint_is_one_clear_error(tmp_path):
         make_learner(str(tmp_path / "bad"))
 
 
+def test_a_run_directory_is_named_with_its_last_checkpoint(tmp_path):
+    for n in (3, 12):
+        (tmp_path / "checkpoints" / f"round-{n:04d}").mkdir(parents=True)
+    with pytest.raises(CheckpointError, match="is a run directory.*round-0012"):
+        make_learner(str(tmp_path))
+
+
+@pytest.mark.parametrize("layout", ["{} = {}", "{} | {}", "[{}] {}", "{} -> {}"])
+def test_a_game_laid_out_another_way_has_the_same_features(layout):
+    """A line's label is read whatever separator sets it apart: a layout is a convention, not a new game."""
+    lines = [("game", "vault"), ("position", "1 2"), ("target", "3 2"), ("turns left", "5"), ("actions", "up, down")]
+    colon = "\n".join(f"{label}: {value}" for label, value in lines) + "\nOpen the vault."
+    other = "\n".join(layout.format(label, value) for label, value in lines) + "\nOpen the vault."
+    a, b = Featurizer(bits=16).view(colon, ["up", "down"]), Featurizer(bits=16).view(other, ["up", "down"])
+    for name in ("obs_idx", "obs_val", "pair_idx", "pair_val", "cross_idx", "cross_val"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    unlabelled = Featurizer(bits=16).view(colon.replace(": ", " "), ["up", "down"])
+    assert not np.array_equal(unlabelled.obs_idx, a.obs_idx)  # the labels do matter: the check can fail
+
+
 def test_feature_cache_is_bounded_and_eviction_changes_nothing():
     featurizer = Featurizer(bits=16, cache_entries=2_000)
     first = featurizer.view("position: 0 0\nkey: 1 1", ACTIONS)

@@ -1,7 +1,9 @@
 """Observation features, shared by every action of a view, and the parsed lines the pair features read.
 
-An observation is read line by line; a line may carry a label, the text before
-``:`` (``position`` in ``position: 1 2``). Its features are the words, bigrams
+An observation is read line by line; a line may carry a label, a short phrase
+set apart from its value by a separator (``position`` in ``position: 1 2``,
+``position = 1 2``, ``position | 1 2``, ``position -> 1 2`` or ``[position] 1 2``:
+the same game laid out another way reads as the same lines). Its features are the words, bigrams
 within a line, words tagged with their line's label (and, for a line's first
 words, with their place in it), the labels themselves, and *relations*: the
 numbers of two labelled lines compared slot by slot (``position: 1 2`` against
@@ -21,8 +23,9 @@ from .hashing import BoundedMemo, Entries, Kind, TokenHashes, keyed
 
 TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 WORD = re.compile(r"[a-z0-9]+")
-# A line label: a short phrase starting with a letter, then a colon ("position: 1 2", "hint: ...").
-_LABEL = re.compile(r"^\s*([a-z][a-z0-9 _\-]{0,23}?)\s*:\s?(.*)$")
+# A line label: a short phrase starting with a letter, then a separator ("position: 1 2", "hint: ...", "turns = 3",
+# "key | 4", "goal -> 5"), or the phrase in brackets ("[turns] 3"): a layout is a convention, not a new game.
+_LABEL = re.compile(r"^\s*(?:\[\s*([a-z][a-z0-9 _\-]{0,23}?)\s*\]|([a-z][a-z0-9 _\-]{0,23}?)\s*(?::|=>?|\||->))\s?(.*)$")
 _NO_LABEL = "_"
 _ALL_LINES = "*"  # the label of all lines read together
 HINT_LABEL = HINT_PREFIX.split(":")[0]
@@ -115,7 +118,7 @@ class LineReader(BoundedMemo):
 
     def compute(self, key: str) -> ReadLine:
         m = _LABEL.match(key)
-        label, content = (m.group(1).strip(), m.group(2)) if m else (_NO_LABEL, key)
+        label, content = ((m.group(1) or m.group(2)).strip(), m.group(3)) if m else (_NO_LABEL, key)
         return _read_line(label, m is not None, label == HINT_LABEL, TOKEN.findall(content), self.hashes)
 
     def read(self, raw: str, budget: int) -> ReadLine:
