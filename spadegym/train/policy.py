@@ -18,6 +18,7 @@ import math
 import random
 import tempfile
 import time
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,15 +83,17 @@ class Policy:
         from trl import GRPOConfig, GRPOTrainer
 
         c = self.config
-        args = GRPOConfig(
-            output_dir=tempfile.mkdtemp(prefix="spadegym-trl-"), report_to="none", save_strategy="no",
-            learning_rate=c.lr, lr_scheduler_type="constant", max_grad_norm=c.max_grad_norm,
-            loss_type=c.loss_type, epsilon=c.epsilon, epsilon_high=c.epsilon_high, beta=c.beta,
-            num_iterations=c.epochs, temperature=c.temperature, per_device_train_batch_size=2,
-            num_generations=2, gradient_accumulation_steps=1, use_cpu=self.device == "cpu",
-            bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
-            gradient_checkpointing=c.gradient_checkpointing,
-        )
+        with warnings.catch_warnings():  # transformers renamed the Trainer's setting; TRL still sets the old name
+            warnings.filterwarnings("ignore", "`gradient_checkpointing` is deprecated", FutureWarning)
+            args = GRPOConfig(
+                output_dir=tempfile.mkdtemp(prefix="spadegym-trl-"), report_to="none", save_strategy="no",
+                learning_rate=c.lr, lr_scheduler_type="constant", max_grad_norm=c.max_grad_norm,
+                loss_type=c.loss_type, epsilon=c.epsilon, epsilon_high=c.epsilon_high, beta=c.beta,
+                num_iterations=c.epochs, temperature=c.temperature, per_device_train_batch_size=2,
+                num_generations=2, gradient_accumulation_steps=1, use_cpu=self.device == "cpu",
+                bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
+                gradient_checkpointing=c.gradient_checkpointing,
+            )
         # The loop computes every reward and advantage; TRL's own reward hook must never run.
         return GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
                            train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
