@@ -107,20 +107,13 @@ def test_checkpoint_round_trip_gives_identical_probabilities(tmp_path):
 
 
 def test_loading_a_missing_checkpoint_is_one_clear_error(tmp_path):
-    with pytest.raises(CheckpointError, match="is not a learner checkpoint"):
+    with pytest.raises(CheckpointError, match="is not a learner checkpoint.*for a run directory.*run_learner"):
         make_learner(str(tmp_path / "nothing"))
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "learner.json").write_text("{not json")
     (tmp_path / "bad" / "weights.npz").write_bytes(b"")
     with pytest.raises(CheckpointError, match="unreadable learner checkpoint"):
         make_learner(str(tmp_path / "bad"))
-
-
-def test_a_run_directory_is_named_with_its_last_checkpoint(tmp_path):
-    for n in (3, 12):
-        (tmp_path / "checkpoints" / f"round-{n:04d}").mkdir(parents=True)
-    with pytest.raises(CheckpointError, match="is a run directory.*round-0012"):
-        make_learner(str(tmp_path))
 
 
 @pytest.mark.parametrize("layout", ["{} = {}", "{} | {}", "[{}] {}", "{} -> {}"])

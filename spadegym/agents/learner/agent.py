@@ -240,14 +240,11 @@ class Learner:
         path = Path(directory)
         meta_file, weights_file = path / CONFIG_FILE, path / WEIGHTS_FILE
         if not meta_file.is_file() or not weights_file.is_file():
-            rounds = sorted((path / "checkpoints").glob("round-*"))
-            if rounds:  # a run directory: the commands resolve it (``store.learner_run``); Python callers may not
-                raise CheckpointError(f"{path} is a run directory, not a learner checkpoint; name its last "
-                                      f"checkpoint, {rounds[-1]}, or resolve the spec with "
-                                      "spadegym.store.learner_run.run_learner.")
+            # The commands resolve a run directory to its last checkpoint (``store.learner_run``); Python may not.
             raise CheckpointError(
                 f"{path} is not a learner checkpoint (it needs {CONFIG_FILE} and {WEIGHTS_FILE}); "
-                "train one with `spadegym learn FILE --out DIR`."
+                "train one with `spadegym learn FILE --out DIR`, or for a run directory name one of its "
+                "checkpoints/round-NNNN (spadegym.store.learner_run.run_learner finds the last)."
             )
         try:
             meta = json.loads(meta_file.read_text())

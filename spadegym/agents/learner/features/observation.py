@@ -1,9 +1,9 @@
 """Observation features, shared by every action of a view, and the parsed lines the pair features read.
 
 An observation is read line by line; a line may carry a label, a short phrase
-set apart from its value by a separator (``position`` in ``position: 1 2``,
-``position = 1 2``, ``position | 1 2``, ``position -> 1 2`` or ``[position] 1 2``:
-the same game laid out another way reads as the same lines). Its features are the words, bigrams
+set apart from its value (``position`` in ``position: 1 2``, ``position = 1 2``,
+``position | 1 2``, ``position -> 1 2`` or ``[position] 1 2``: a game laid out
+another way reads as the same lines). Its features are the words, bigrams
 within a line, words tagged with their line's label (and, for a line's first
 words, with their place in it), the labels themselves, and *relations*: the
 numbers of two labelled lines compared slot by slot (``position: 1 2`` against
