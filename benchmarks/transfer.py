@@ -32,8 +32,9 @@ from rich.console import Console
 from rich.table import Table
 
 from spadegym.agents import make_agent
-from spadegym.cli.agent_settings import agent_options, settings_for
+from spadegym.cli.agent_settings import agent_options, check_settings_apply, settings_for
 from spadegym.families import difficulty_index, get_family
+from spadegym.errors import UserError
 from spadegym.families.variation import DIMENSIONS, held_out_variation
 from spadegym.level import Level
 from spadegym.loop import RunConfig
@@ -115,6 +116,7 @@ def main() -> int:
     parser.add_argument("--run-seed", type=int, default=0, help="Leave out this run seed's unseen families.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    check_settings_apply(args.agent, args.set)  # a setting no agent reads is an error, as in `spadegym eval`
     envs, owner = suite_of(args.run_seed)
     results = {spec: measure(spec, args.set, envs, owner, args.seeds, args.heldout_seed) for spec in args.agent}
     table = Table(title=f"held-out success, one change at a time ({len(envs) // len(variants())} listed levels, "
@@ -137,4 +139,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except UserError as exc:  # a bad spec or setting: one sentence, no traceback
+        sys.exit(f"transfer.py: {exc}")
