@@ -33,8 +33,8 @@ from rich.table import Table
 
 from spadegym.agents import make_agent
 from spadegym.cli.agent_settings import agent_options, check_settings_apply, settings_for
-from spadegym.families import difficulty_index, get_family
 from spadegym.errors import UserError
+from spadegym.families import difficulty_index, get_family
 from spadegym.families.variation import DIMENSIONS, held_out_variation
 from spadegym.level import Level
 from spadegym.loop import RunConfig
