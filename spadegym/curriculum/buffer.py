@@ -13,6 +13,12 @@ A level played ``retire_after`` times leaves replay (it is replayed again only
 when no other level is left): the curriculum moves on from a level the learner
 has had its share of, whether or not it masters it.
 
+Past ``capacity`` a level leaves the buffer (a level not yet played stays until
+it has been judged): the lowest-scoring (``evict = "score"``), or the
+lower-scoring of the two levels most alike in code and play (``"redundant"``,
+the buffer's ``similarity``), so the pool keeps distinct games rather than
+many near-copies of the few that score best.
+
 A level's score is the designer reward it earned (``replay_score =
 "designer_reward"``), or its no-hint learning progress (``"learning_progress"``,
 PLR's positive value loss without a critic: the mean over a round's no-hint
@@ -25,7 +31,7 @@ never, scores 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,7 +46,8 @@ class BufferConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    capacity: int = Field(256, ge=1, description="Most levels kept; the lowest-scoring is evicted first.")
+    capacity: int = Field(48, ge=1, description="Most levels kept (as many as the listed levels of the training families); past it a played level leaves (see evict).")
+    evict: str = Field("redundant", pattern="^(score|redundant)$", description="Which level leaves past capacity: score: the lowest-scoring; redundant: the lower-scoring of the two most alike in code and play (the pool keeps distinct games).")
     replay_fraction: float = Field(0.75, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
     min_fill: int = Field(8, ge=0, description="Levels needed before any replay.")
     prioritization: str = Field("rank", pattern="^(rank|topk)$", description="rank: P ~ (1/rank)^(1/T); topk: uniform over the k best.")
@@ -120,10 +127,13 @@ class LevelBuffer:
 
     HISTORY_LIMIT = 64
 
-    def __init__(self, config: BufferConfig | None = None, state: BufferState | None = None):
+    def __init__(self, config: BufferConfig | None = None, state: BufferState | None = None,
+                 similarity: Callable[[list[str]], np.ndarray] | None = None):
         self.config = config or BufferConfig()
         self.state = state or BufferState()
         self.held: dict[str, Level] = {}  # env id -> the level its record describes
+        #: env ids -> their pairwise similarity (unit diagonal): what ``evict = "redundant"`` compares.
+        self.similarity = similarity
 
     def __len__(self) -> int:
         return len(self.state.levels)
@@ -143,13 +153,37 @@ class LevelBuffer:
         self.state.hashes[record.code_hash] = record.env_id
         if level is not None:
             self.held[record.env_id] = level
-        while len(self.state.levels) > self.config.capacity:
-            self._evict()
+        self.trim()
         return True
 
-    def _evict(self) -> None:
-        worst = min(self.state.levels.values(), key=lambda r: (r.score, r.last_played, r.added_round))
-        self.remove(worst.env_id)
+    def trim(self) -> None:
+        """Evict down to ``capacity``, never a level that has not been played while a played one is left."""
+        excess = len(self.state.levels) - self.config.capacity
+        if excess <= 0:
+            return
+        played = [i for i, r in self.state.levels.items() if r.times_played] or list(self.state.levels)
+        if self.config.evict == "redundant" and self.similarity is not None and len(played) > 1:
+            for env_id in self._redundant(played, excess):
+                self.remove(env_id)
+        for _ in range(len(self.state.levels) - self.config.capacity):
+            candidates = [r for r in self.state.levels.values() if r.times_played] or list(self.state.levels.values())
+            self.remove(min(candidates, key=self._weakest).env_id)
+
+    @staticmethod
+    def _weakest(record: LevelRecord) -> tuple[float, int, int]:
+        return record.score, record.last_played, record.added_round
+
+    def _redundant(self, ids: list[str], count: int) -> list[str]:
+        """``count`` of ``ids`` to evict, one at a time: the weaker of the two most alike among those left."""
+        sim = np.array(self.similarity(ids), dtype=np.float64)
+        np.fill_diagonal(sim, -np.inf)
+        out: list[str] = []
+        for _ in range(min(count, len(ids) - 1)):
+            a, b = np.unravel_index(int(np.argmax(sim)), sim.shape)
+            gone = min((a, b), key=lambda k: self._weakest(self.state.levels[ids[k]]))
+            out.append(ids[gone])
+            sim[gone, :] = sim[:, gone] = -np.inf
+        return out
 
     def remove(self, env_id: str) -> None:
         record = self.state.levels.pop(env_id, None)

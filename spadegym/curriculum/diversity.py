@@ -120,15 +120,32 @@ class PoolDiversity:
     def add_play(self, env_id: str, transcript: str) -> None:
         self.play.setdefault(env_id, ngrams(transcript))
 
+    def kernel(self, sources: Mapping[str, str]) -> np.ndarray:
+        """The identity similarity (code kernel x play kernel) of the named levels (env id -> source code), in
+        their order; a level with no play yet is compared by its code alone."""
+        ids = list(sources)
+        code = [self.code[i] if i in self.code else ngrams(sources[i]) for i in ids]
+        plays = [self._play_of(i) for i in ids]
+        played = [k for k, g in enumerate(plays) if g is not None]
+        k = similarity(code)
+        k[np.ix_(played, played)] *= similarity([plays[i] for i in played])
+        return k
+
+    def _play_of(self, env_id: str) -> Grams | None:
+        if env_id not in self.play:
+            transcript = self.first_play(env_id)
+            if transcript is None:
+                return None
+            self.play[env_id] = ngrams(transcript)
+        return self.play[env_id]
+
     def summary(self, new: Mapping[str, str], pool: Mapping[str, str]) -> dict[str, float | bool | None]:
         """Vendi score per level of the round's new levels and of the pool (each: env id -> source code): by identity
         (code and transcript, the levels that have both), by code, by transcript."""
         named = {**new, **pool}
         self.code = {i: self.code[i] if i in self.code else ngrams(source) for i, source in named.items()}
-        for env_id in named.keys() - self.play.keys():
-            transcript = self.first_play(env_id)
-            if transcript is not None:
-                self.play[env_id] = ngrams(transcript)
+        for env_id in named:
+            self._play_of(env_id)
         self.play = {i: g for i, g in self.play.items() if i in named}
 
         def score(grams: dict[str, Grams], ids: Iterable[str]) -> float | None:

@@ -102,7 +102,8 @@ class SelfPlay:
         self.checkpointed: list[Checkpointed] = list({id(p): p for p in (
             self.learner, designer if abilities(designer).checkpointed else None) if p is not None}.values())
         self.reward_fn = get_designer_reward(config.designer_reward)
-        self.buffer = LevelBuffer(config.buffer)  # the accepted levels, their scores and plays
+        # The accepted levels, their scores and plays.
+        self.buffer = LevelBuffer(config.buffer, similarity=self._pool_similarity)
         self.state = LoopState()
         self.diversity = PoolDiversity(first_play=self._first_play)  # n-grams of the pool's code and first plays
         self.watch = Watch(config.watch, config.seed)  # is the designer gaming its reward? (spadegym.watch)
@@ -149,6 +150,10 @@ class SelfPlay:
             for part in self.checkpointed:
                 part.restore(checkpoint)
         self.buffer.hold(self.store.levels(self.buffer.state.levels))
+
+    def _pool_similarity(self, env_ids: list[str]) -> np.ndarray:
+        """How alike the named buffer levels are, by code and first play (what ``buffer.evict = "redundant"`` reads)."""
+        return self.diversity.kernel({e: self.buffer.level(e).source or "" for e in env_ids})
 
     def _first_play(self, env_id: str) -> str | None:
         """The transcript of a level's first no-hint play, as the store holds it (for the pool's diversity)."""

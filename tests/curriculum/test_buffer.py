@@ -27,6 +27,43 @@ def test_capacity_evicts_the_lowest_score():
     assert buf.duplicate_of("h1") is None  # its hash is forgotten with it
 
 
+def test_a_level_not_yet_played_is_never_evicted_before_a_played_one():
+    buf = LevelBuffer(BufferConfig(capacity=2))
+    for i, score in enumerate([0.5, 0.9]):
+        buf.add(level(i, score))
+        buf.record_play(f"e{i}", 0, score, 0.5, 1.0, 0.5)
+    buf.add(level(2))  # this round's new level: score 0 until it is played, so it must not be the one to go
+    assert sorted(buf.state.levels) == ["e1", "e2"]
+
+
+def twins_buffer(capacity, evict):
+    """Two near-copies (a0, a1) and two distinct levels; a0 scores lowest, a1 is the better twin."""
+    alike = {("a0", "a1"): 0.95, ("a0", "b"): 0.2, ("a1", "b"): 0.2, ("a0", "c"): 0.1, ("a1", "c"): 0.1, ("b", "c"): 0.3}
+
+    def similarity(ids):
+        return np.array([[1.0 if x == y else alike.get((x, y), alike.get((y, x))) for y in ids] for x in ids])
+
+    buf = LevelBuffer(BufferConfig(capacity=capacity, evict=evict), similarity=similarity)
+    for env_id, score in [("a0", 0.5), ("a1", 0.6), ("b", 0.1), ("c", 0.2)]:
+        buf.add(LevelRecord(env_id=env_id, skill="s", code_hash=env_id, added_round=0))
+        buf.record_play(env_id, 0, score, 0.5, 1.0, 0.5)
+    return buf
+
+
+def test_redundant_eviction_drops_the_weaker_of_the_two_most_alike_levels():
+    buf = twins_buffer(capacity=4, evict="redundant")
+    buf.config.capacity = 3
+    buf.trim()
+    assert sorted(buf.state.levels) == ["a1", "b", "c"]  # by score alone b (0.1) would have gone
+    by_score = twins_buffer(capacity=4, evict="score")
+    by_score.config.capacity = 3
+    by_score.trim()
+    assert sorted(by_score.state.levels) == ["a0", "a1", "c"]
+    buf.config.capacity = 1  # once no twins are left, the least alike still go, the weaker of each pair
+    buf.trim()
+    assert list(buf.state.levels) == ["a1"]
+
+
 def test_replay_waits_for_min_fill():
     buf = LevelBuffer(BufferConfig(min_fill=3, replay_fraction=0.5))
     buf.add(level(1))

@@ -50,6 +50,21 @@ def test_pool_diversity_scores_new_levels_and_the_pool_and_forgets_levels_that_l
     assert set(pool.code) == set(pool.play) == {"e1"}
 
 
+def test_the_pool_kernel_finds_the_near_copy_and_reads_plays_it_has_not_seen_from_the_store():
+    maze, sorter = get_family("grid_maze"), get_family("rule_sorter")
+    sources = {"maze0": maze.render(maze.level_knobs(0)), "maze0b": maze.render({**maze.level_knobs(0), "variant": 1}),
+               "sorter": sorter.render(sorter.level_knobs(0)), "unplayed": sorter.render(sorter.level_knobs(1))}
+    plays = {"maze0b": "position: 1 1\n> go north"}
+    pool = PoolDiversity(first_play=plays.get)
+    pool.add_play("maze0", "position: 1 2\n> go north")
+    pool.add_play("sorter", "item: red square\n> bin a")
+    k = pool.kernel(sources)
+    assert k.shape == (4, 4) and (k.diagonal() == 1.0).all()
+    assert k[0, 1] > 0.5 > k[0, 2]  # one game's two instances are alike; two games are not
+    assert pool.play["maze0b"] == ngrams(plays["maze0b"])  # read from the store
+    assert "unplayed" not in pool.play and k[2, 3] > 0  # no play yet: compared by its code alone
+
+
 def test_a_level_is_its_code_and_its_play_so_varied_renders_of_one_family_count_as_more_levels(sandbox):
     import random
 

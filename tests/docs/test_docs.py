@@ -227,15 +227,17 @@ def test_print_config_describe_shows_each_setting_with_its_value_and_description
     import subprocess
     import sys
 
+    from spadegym.curriculum import BufferConfig
+
     done = subprocess.run([sys.executable, "-m", "spadegym", "run", "--print-config", "--describe",
                            "--set", "buffer.capacity=128"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("buffer.capacity = 128")
-    assert lines[at - 1] == "# Most levels kept; the lowest-scoring is evicted first."
+    assert lines[at - 1] == f"# {BufferConfig.model_fields['capacity'].description}"
     assert "validation.sandbox.min_tier = null" in lines
     plain = subprocess.run([sys.executable, "-m", "spadegym", "run", "--print-config"], capture_output=True, text=True,
                            timeout=120)
     import json
 
-    assert json.loads(plain.stdout)["buffer"]["capacity"] == 256
+    assert json.loads(plain.stdout)["buffer"]["capacity"] == BufferConfig().capacity != 128
