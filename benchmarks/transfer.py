@@ -28,6 +28,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+from curriculum import paired
 from rich.console import Console
 from rich.table import Table
 
@@ -44,8 +45,6 @@ from spadegym.sandbox import Sandbox
 from spadegym.store.learner_run import run_learner
 
 HELDOUT_SEED = 4242  # the curriculum benchmark's held-out instances
-#: Two-sided 95% quantile of Student's t, past 30 degrees of freedom (the levels number 40 or more).
-T95_LARGE = 2.02
 
 
 def variants() -> dict[str, dict[str, Any]]:
@@ -95,12 +94,10 @@ def measure(spec: str, sets: list[str], envs: list[HeldoutEnv], owner: dict[str,
     out: dict[str, Any] = {}
     for name in variants():
         pairs = [(rate[(name, b)], rate[("listed", b)]) for b in levels if (name, b) in rate and ("listed", b) in rate]
-        d = np.array([v - listed for v, listed in pairs])
         entry: dict[str, Any] = {"success": round(float(np.mean([v for v, _ in pairs])), 4) if pairs else None}
-        if name != "listed" and len(d) > 1:
-            half = T95_LARGE * float(d.std(ddof=1)) / float(np.sqrt(len(d)))
-            entry["vs_listed"] = round(float(d.mean()), 4)
-            entry["vs_listed_ci95"] = [round(float(d.mean()) - half, 4), round(float(d.mean()) + half, 4)]
+        if name != "listed" and len(pairs) > 1:
+            diff = paired([v for v, _ in pairs], [listed for _, listed in pairs])
+            entry["vs_listed"], entry["vs_listed_ci95"] = diff["mean"], diff["ci95"]
         out[name] = entry
     return out
 
