@@ -46,13 +46,18 @@ def wait_then_go(request: dict, index: int) -> str:
 
 
 def v1_eval(python: str, levels: Path, out: Path, server: FakeOpenAIServer) -> subprocess.CompletedProcess:
-    """verifiers' v1 eval command of the install that ``python`` runs (0.3: ``eval``; 0.4: ``vf-eval``)."""
+    """verifiers' v1 eval command of the install that ``python`` runs (0.3: ``eval``; 0.4: ``vf-eval``).
+
+    0.3's rollouts run in-process (``--no-serve``): its worker pool re-imports verifiers in each
+    spawned worker, and the examples' test (``tests/docs/test_examples.py``) plays through that pool.
+    """
     bin_dir = Path(python).parent
-    command = bin_dir / "eval" if (bin_dir / "eval").exists() else bin_dir / "vf-eval"
+    classic = (bin_dir / "eval").exists()
+    command = bin_dir / "eval" if classic else bin_dir / "vf-eval"
     return subprocess.run(
         [str(command), "spadegym-verifiers", "--env.taskset.levels", str(levels), "--env.taskset.tasks", "2",
          "--model", "fake-model", "--client.base-url", server.url, "--client.api-key-var", "SPADEGYM_TEST_KEY",
-         "--num-rollouts", "1", "--no-rich", "--no-push", "--output-dir", str(out)],
+         "--num-rollouts", "1", "--no-rich", "--no-push", "--output-dir", str(out), *(["--no-serve"] if classic else [])],
         env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600,
     )
 
@@ -111,7 +116,7 @@ def test_the_classic_api_loads_by_name_and_its_vf_eval_scores_the_return(tmp_pat
             [str(Path(sys.executable).parent / "vf-eval"), "spadegym-verifiers", "-a",
              json.dumps({"levels": str(tmp_path), "tasks": 2}), "-m", "fake-model", "-b", server.url,
              "-k", "SPADEGYM_TEST_KEY", "-n", "2", "-r", "1", "--disable-tui", "--save-results",
-             "--output-dir", str(tmp_path / "out")],
+             "--output-dir", str(tmp_path / "out"), "--disable-env-server"],  # the examples' test uses its env server
             env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         assert len(server.requests) == 4
