@@ -46,7 +46,7 @@ class BufferConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    capacity: int = Field(48, ge=1, description="Most levels kept (as many as the listed levels of the training families); past it a played level leaves (see evict).")
+    capacity: int = Field(48, ge=1, description="Most levels kept: as many as the listed levels of the training families (a run seeded with pool.path: plus the pool's files); past it a played level leaves (see evict).")
     evict: str = Field("redundant", pattern="^(score|redundant)$", description="Which level leaves past capacity: score: the lowest-scoring; redundant: the lower-scoring of the two most alike in code and play (the pool keeps distinct games).")
     replay_fraction: float = Field(0.75, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
     min_fill: int = Field(8, ge=0, description="Levels needed before any replay.")

@@ -289,7 +289,8 @@ class RunConfig(BaseModel):
     @model_validator(mode="after")
     def _baseline_buffer(self) -> RunConfig:
         """A baseline designer's levels are played as the baseline intends (a fixed pool replayed
-        whole, never retired; fresh draws never replayed), except where the buffer was set by hand."""
+        whole, never retired; fresh draws never replayed), and a pool of seed levels fits the buffer
+        whole beside the designer's levels, except where the buffer was set by hand."""
         from ..designers.pool import pool_files
         from ..designers.sampler import SAMPLER_SPECS, baseline_overrides, pool_overrides
 
@@ -301,6 +302,8 @@ class RunConfig(BaseModel):
             intended = pool_overrides(len(pool_files(self.pool.path)))
         elif self.designer.text in SAMPLER_SPECS:
             intended = baseline_overrides(self.designer.text, exclude=self.training_exclusions())
+        elif self.pool.path:  # seed levels: the buffer keeps the whole pool beside the designer's own levels
+            intended = {"capacity": BufferConfig.model_fields["capacity"].default + len(pool_files(self.pool.path))}
         if intended:
             update = {k: v for k, v in intended.items() if k not in self.buffer.model_fields_set}
             if update:

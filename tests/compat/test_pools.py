@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from spadegym.curriculum import BufferConfig
 from spadegym.families import get_family
 from spadegym.loop import RunConfig, run
 from spadegym.sandbox import Sandbox
@@ -126,6 +127,10 @@ def test_run_on_a_pool_alone_replays_it_and_as_seed_levels_goes_on_with_the_desi
     with RunStore.open(tmp_path / "seeded") as store:
         stored = {e["source"] for e in store.environments()}
         assert sources <= stored and len(stored) > len(sources)  # the pool first, then the designer's levels
+        # The seed pool fits the buffer whole, beside as many designed levels as a run without seeds keeps.
+        assert store.config["buffer"]["capacity"] == BufferConfig().capacity + 2
+    by_hand = RunConfig(designer="mutation", pool={"path": str(tmp_path / "pool")}, buffer={"capacity": 5})
+    assert by_hand.buffer.capacity == 5
 
 
 def test_run_pool_on_the_command_line(tmp_path):
