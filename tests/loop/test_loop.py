@@ -11,9 +11,11 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from rich.console import Console
 
+from spadegym.curriculum.diversity import PoolDiversity, transcript_text
 from spadegym.errors import UserError
 from spadegym.loop import RunConfig, run
 from spadegym.store import RunStore
@@ -68,6 +70,32 @@ def test_resume_continues_exactly(tmp_path):
             "diversity")
     last, resumed_last = straight.summaries[-1].to_dict(), resumed.summaries[-1].to_dict()
     assert {k: last.get(k) for k in keys} == {k: resumed_last.get(k) for k in keys}
+
+
+def test_a_full_buffer_drops_near_copies_and_a_resumed_run_drops_the_same(tmp_path):
+    # Round 0 fills it, round 1 overflows it; on seed 1 the lowest-scoring level is not one of the two most alike.
+    small = {**TINY_CONFIG, "seed": 1, "buffer": {"capacity": 4, "min_fill": 2}}
+    run(RunConfig(rounds=2, **small), tmp_path / "a", console=quiet(), report=False)
+    run(RunConfig(rounds=1, **small), tmp_path / "b", console=quiet(), report=False)
+    run(resume=tmp_path / "b", rounds=2, console=quiet(), report=False)
+    kept = {}
+    for name in ("b", "a"):
+        with RunStore.open(tmp_path / name) as store:
+            kept[name] = store.load_state("buffer")["levels"]
+            made = {e["env_id"]: e for e in store.environments()}
+
+            def first_play(env_id):
+                turns = store.episodes(env_id=env_id, split="train", hinted=False, limit=1)[0]["turns"]
+                return transcript_text([t["observation"] for t in turns], [t["action"] for t in turns])
+
+            first = sorted(e for e in made if made[e]["round"] == 0)
+            alike = PoolDiversity(first_play).kernel({e: made[e]["source"] for e in first})
+    assert len(made) > 4 and len(kept["a"]) == 4  # levels left the full buffer
+    assert {e for e in made if made[e]["round"] == 1} <= set(kept["a"])  # none before it was played
+    np.fill_diagonal(alike, -1)
+    twins = {first[i] for i in np.unravel_index(int(np.argmax(alike)), alike.shape)}
+    assert len(twins - set(kept["a"])) == 1  # one of the two most alike levels left
+    assert kept["a"] == kept["b"]  # the same levels left, with the same records, after a resume
 
 
 def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
