@@ -73,7 +73,7 @@ DEFAULT_ARMS = ("adaptive_blend", "fixed_all", "fixed_easy")
 FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret", "adaptive_lp")
 SUITES = BUILT_IN_SUITES
-#: Two-sided 95% quantiles of Student's t by degrees of freedom (1.96 past the table).
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (past the table, its last entry).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
        12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
