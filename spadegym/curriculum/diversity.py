@@ -84,12 +84,20 @@ def per_item(items: Sequence[Grams]) -> float | None:
     return round(vendi(similarity(items)) / len(items), 4) if items else None
 
 
+def identity_kernel(code: Sequence[Grams], play: Sequence[Grams | None]) -> np.ndarray:
+    """The product of the code and transcript kernels (a level's identity is its code and its behaviour); a
+    level with no transcript (None) is compared by its code alone."""
+    played = [i for i, grams in enumerate(play) if grams is not None]
+    k = similarity(code)
+    k[np.ix_(played, played)] *= similarity([play[i] for i in played])
+    return k
+
+
 def identity(code: Sequence[Grams], play: Sequence[Grams]) -> float | None:
-    """Vendi score per item over the product of the code and transcript kernels (a level's identity is its
-    code and its behaviour); None for none."""
+    """Vendi score per item over the identity kernel (``identity_kernel``); None for none."""
     if not code:
         return None
-    return round(vendi(similarity(code) * similarity(play)) / len(code), 4)
+    return round(vendi(identity_kernel(code, play)) / len(code), 4)
 
 
 def collapsed(per_item: float | None, size: int) -> bool:
@@ -123,13 +131,8 @@ class PoolDiversity:
     def kernel(self, sources: Mapping[str, str]) -> np.ndarray:
         """The identity similarity (code kernel x play kernel) of the named levels (env id -> source code), in
         their order; a level with no play yet is compared by its code alone."""
-        ids = list(sources)
-        code = [self.code[i] if i in self.code else ngrams(sources[i]) for i in ids]
-        plays = [self._play_of(i) for i in ids]
-        played = [k for k, g in enumerate(plays) if g is not None]
-        k = similarity(code)
-        k[np.ix_(played, played)] *= similarity([plays[i] for i in played])
-        return k
+        code = [self.code[i] if i in self.code else ngrams(source) for i, source in sources.items()]
+        return identity_kernel(code, [self._play_of(i) for i in sources])
 
     def _play_of(self, env_id: str) -> Grams | None:
         if env_id not in self.play:

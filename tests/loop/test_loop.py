@@ -78,18 +78,18 @@ def test_a_full_buffer_drops_near_copies_and_a_resumed_run_drops_the_same(tmp_pa
     run(RunConfig(rounds=2, **small), tmp_path / "a", console=quiet(), report=False)
     run(RunConfig(rounds=1, **small), tmp_path / "b", console=quiet(), report=False)
     run(resume=tmp_path / "b", rounds=2, console=quiet(), report=False)
-    kept = {}
-    for name in ("b", "a"):
-        with RunStore.open(tmp_path / name) as store:
-            kept[name] = store.load_state("buffer")["levels"]
-            made = {e["env_id"]: e for e in store.environments()}
+    with RunStore.open(tmp_path / "b") as store:
+        kept = {"b": store.load_state("buffer")["levels"]}
+    with RunStore.open(tmp_path / "a") as store:
+        kept["a"] = store.load_state("buffer")["levels"]
+        made = {e["env_id"]: e for e in store.environments()}
 
-            def first_play(env_id):
-                turns = store.episodes(env_id=env_id, split="train", hinted=False, limit=1)[0]["turns"]
-                return transcript_text([t["observation"] for t in turns], [t["action"] for t in turns])
+        def first_play(env_id):
+            turns = store.episodes(env_id=env_id, split="train", hinted=False, limit=1)[0]["turns"]
+            return transcript_text([t["observation"] for t in turns], [t["action"] for t in turns])
 
-            first = sorted(e for e in made if made[e]["round"] == 0)
-            alike = PoolDiversity(first_play).kernel({e: made[e]["source"] for e in first})
+        first = sorted(e for e in made if made[e]["round"] == 0)
+        alike = PoolDiversity(first_play).kernel({e: made[e]["source"] for e in first})
     assert len(made) > 4 and len(kept["a"]) == 4  # levels left the full buffer
     assert {e for e in made if made[e]["round"] == 1} <= set(kept["a"])  # none before it was played
     np.fill_diagonal(alike, -1)
