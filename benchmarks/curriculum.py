@@ -108,6 +108,7 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
             "by_level": final.get("heldout_by_level", {}), "episodes": sum(s.episodes for s in result.summaries),
             # Vendi score per level (identity: code and play) of the pool, over the run and at its end.
             "diversity_pool_mean": _mean(pool), "diversity_pool_min": _min(pool), "diversity_pool_final": pool[-1],
+            "diversity_pool_curve": pool,
             "diversity_code_final": final.get("diversity", {}).get("pool_code"),
             "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
             "difficulty_new_max": max((s.difficulty_new_mean or 0.0 for s in result.summaries), default=0.0),
@@ -214,7 +215,20 @@ def summarize(results: dict[str, list[dict]], randoms: list[dict[str, float]]) -
             "unseen_above_random": (unseen.get("ci95") or [0])[0] > 0 if unseen else None,  # interval above 0
         }
         out["ratio_adaptive_over_best_fixed"] = ratios.get("in_distribution")  # the old single figure
+        out["goals"].update(diversity_goal(results.get(adaptive, []), results.get("fixed_all", [])))
     return out
+
+
+def diversity_goal(adaptive: list[dict], fixed: list[dict]) -> dict[str, Any]:
+    """The adaptive pool's diversity against the pool of all listed levels, round by round of the same seed:
+    the rounds below it (goal: none) of the rounds compared, and the lowest round's margin."""
+    pairs = [(a, f) for run, base in zip(adaptive, fixed)
+             for a, f in zip(run.get("diversity_pool_curve") or [], base.get("diversity_pool_curve") or [])
+             if a is not None and f is not None]
+    if not pairs:
+        return {}
+    return {"diversity_rounds_below_fixed": sum(a < f for a, f in pairs), "diversity_rounds_compared": len(pairs),
+            "diversity_lowest_margin": round(min(a - f for a, f in pairs), 4)}
 
 
 def _mean(values: list) -> float | None:

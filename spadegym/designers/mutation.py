@@ -17,11 +17,14 @@ edit space (``families.edits``), the one place that says what a level may be:
 - recombination:       ``crossover`` takes each knob and dimension from one of two parents of
                        the same family.
 
-Variation reaches the pool through ``vary`` edits of parents; with
-``vary_fresh`` (a share) fresh draws also take a random training choice of every
-variation dimension (off by default: in a default run it halved the learner's
-held-out success on the listed games, 0.19 against 0.36, with no gain on the
-edge cases). No proposal ever takes a held-out choice (the
+Variation reaches the pool through ``vary`` edits of parents, and through
+fresh draws of a game the pool already holds (``distinct_games``): a skill has
+fewer families than a round has slots, so its easiest games would come back
+as near-copies on other instances; such a draw sets one variation dimension
+to another training choice instead. With ``vary_fresh`` (a share) fresh draws
+take a random training choice of every variation dimension (off by default:
+in a default run it halved the learner's held-out success on the listed
+games, 0.19 against 0.36, with no gain on the edge cases). No proposal ever takes a held-out choice (the
 edge-case suite's slice), and no family in ``exclude`` (a run's unseen
 families) is ever proposed.
 
@@ -89,7 +92,7 @@ class MutationConfig(BaseModel):
     per_skill: bool = Field(False, description="Separate operator preferences for each skill.")
     max_attempts: int = Field(50, ge=1, description="Draws per slot before giving up on a level not proposed yet.")
     new_max_level: int = Field(0, ge=0, description="Fresh draws start at levels 0..new_max_level (ACCEL); edits climb.")
-    vary_fresh: float = Field(0.0, ge=0, le=1, description="Share of fresh draws that take a random training choice of every variation dimension (wording, layout, action names, menu order, start, step cost, turn budget); the rest are the family as listed, in a random variant (true = 1, false = 0). 0 (the default: the built-in learner's skill on a variant does not carry back to the listed game): variation comes from vary edits of parents.")
+    vary_fresh: float = Field(0.0, ge=0, le=1, description="Share of fresh draws that take a random training choice of every variation dimension (wording, layout, action names, menu order, start, step cost, turn budget); the rest are the family as listed, in a random variant (or, of a game the pool holds, as distinct_games says) (true = 1, false = 0). 0 (the default: the built-in learner's skill on a variant does not carry back to the listed game): variation comes from vary edits of parents.")
     balance_families: bool = Field(True, description="Each slot goes to the skill's least-proposed family, so no family is starved of levels.")
     directed: bool = Field(True, description="Edit direction follows the parent's win rate (see the module docstring).")
     band: tuple[float, float] = Field((0.2, 0.6), description="No-hint win rates below it get only easier edits, above it only harder ones (or a variation); its top is where the band reward's plateau ends.")
@@ -98,6 +101,7 @@ class MutationConfig(BaseModel):
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
     climb: bool = Field(False, description="Edits only make a level harder, one difficulty knob a step up or two at once (a search climbing the target's failure rate; ignores ``directed``).")
     min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
+    distinct_games: bool = Field(True, description="No proposal is a game the pool already holds on other instances (the same knobs but variant): a fresh draw of one sets a variation dimension to another training choice instead, and no edit changes the instances alone. False: such near-copies are proposed.")
     held_out_choices: bool = Field(False, description="Also draw the variation dimensions' held-out choices (a red team probing a fixed agent); never in training, where they are the edge-case suite's slice.")
 
     @field_validator("families")
@@ -184,12 +188,12 @@ class MutationDesigner:
     async def propose(self, context: DesignContext) -> list[Candidate]:
         families = _allowed(self._families(context.skill), self.config.families)
         parents = self._usable_parents(context, {f.name for f in families})
-        taken = {self._level_key(p.family, p.knobs) for p in _all_levels(context) if p.family}
+        taken = {self._identity(p.family, self._completed(p.family, p.knobs)) for p in _all_levels(context) if p.family}
         out: list[Candidate] = []
         for _ in range(context.count):
             cand = self._one(context, families, parents, taken)
             if cand is not None:
-                taken.add(_key(cand.family, cand.knobs))
+                taken.add(self._identity(cand.family, cand.knobs))
                 out.append(cand)
         return out
 
@@ -214,12 +218,27 @@ class MutationDesigner:
             self._spaces[family.name] = edit_space(family)
         return self._spaces[family.name]
 
-    def _level_key(self, family: str, knobs: dict[str, Any]) -> str:
-        """The key of a stored level, its knobs completed the way ``render`` completes them."""
+    def _identity(self, family: str | None, knobs: dict[str, Any]) -> str:
+        """What makes two levels one for ``taken``: their knobs, or with ``distinct_games`` their game (the
+        knobs but ``variant``, which only maps reset seeds to other instances) where the family has other
+        ways to vary (an imported task's instances are all it has)."""
+        if self.config.distinct_games and self._varies(family):
+            knobs = {k: v for k, v in knobs.items() if k != "variant"}
+        return _key(family, knobs)
+
+    def _varies(self, name: str | None) -> bool:
+        """Whether the family has a variation dimension besides ``variant``."""
         try:
-            return _key(family, self._family(family).check_knobs(knobs))
+            return any(d != "variant" for d in self.space(self._family(name or "")).dimensions)
         except FamilyError:
-            return _key(family, knobs)
+            return False
+
+    def _completed(self, family: str, knobs: dict[str, Any]) -> dict[str, Any]:
+        """A stored level's knobs, completed the way ``render`` completes them."""
+        try:
+            return self._family(family).check_knobs(knobs)
+        except FamilyError:
+            return knobs
 
     def _usable_parents(self, context: DesignContext, names: set[str]) -> list[LevelSummary]:
         usable = []
@@ -267,7 +286,7 @@ class MutationDesigner:
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
-                knobs = self._fresh(family)
+                knobs = self._fresh(family, taken)
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
                 detail: dict[str, Any] = {"level": knobs}
             else:
@@ -278,21 +297,30 @@ class MutationDesigner:
                 lineage = Lineage(parents=[parent.env_id, *([other] if other else [])], operator=op, designer=VERSION,
                                   depth=parent.depth + 1)
                 detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
-            if _key(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
+            if self._identity(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
                 continue
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
         return None
 
-    def _fresh(self, family: Family) -> dict[str, Any]:
+    def _fresh(self, family: Family, taken: set[str] = frozenset()) -> dict[str, Any]:
         """A fresh level: one of the family's easiest levels (or, with ``fresh_uniform``, the most novel of
-        ``novelty_draws`` uniform draws of its listed knob values), in a random variation."""
+        ``novelty_draws`` uniform draws of its listed knob values), in a random variation; with
+        ``distinct_games``, of a game ``taken`` holds, one variation of it that it does not."""
         space, held_out = self.space(family), self.config.held_out_choices
         if self.config.fresh_uniform:
             draws = [{**{k: self.rng.choice(v.listed) for k, v in space.knobs.items()},
                       **self._variation(space, held_out)} for _ in range(self.config.novelty_draws)]
             return max(draws, key=lambda d: self.novelty(family, d))  # the first of equals
-        knobs = family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level)))
-        return {**knobs, **self._variation(space, held_out)}
+        knobs = {**family.level_knobs(self.rng.randint(0, min(family.max_level, self.config.new_max_level))),
+                 **self._variation(space, held_out)}
+        if not self.config.distinct_games or self._identity(family.name, knobs) not in taken:
+            return knobs
+        # A skill has fewer families than a round has slots, so its easiest games come back: one
+        # variation makes the slot another game rather than a near-copy on other instances.
+        varies = [{**knobs, **s.patch()} for s in space.steps(knobs, held_out=held_out)
+                  if s.kind not in ("harder", "easier") and s.name != "variant"]
+        new = [v for v in varies if self._identity(family.name, v) not in taken]
+        return self.rng.choice(new or varies) if varies else knobs
 
     def _variation(self, space: EditSpace, held_out: bool) -> dict[str, Any]:
         share = self.config.vary_fresh
@@ -310,7 +338,8 @@ class MutationDesigner:
         if self.config.climb:
             return {"harder": [(None, patch) for patch in _climbs(space, knobs)]}
         direction = self._direction(parent)
-        out = {op: [(None, patch) for patch in patches]
+        same_game = self.config.distinct_games and self._varies(family.name)  # a change of instances alone
+        out = {op: [(None, patch) for patch in patches if not (same_game and set(patch) == {"variant"})]
                for op, patches in _edits(space, knobs, direction, self.config.held_out_choices).items()}
         if outgrown:  # the slot went to a family the agent has outgrown: a harder level of it
             return {"harder": out["harder"]}
@@ -449,6 +478,7 @@ def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:
 
 def _key(family: str | None, knobs: dict[str, Any]) -> str:
     return f"{family}:{json.dumps(knobs, sort_keys=True, default=str)}"
+
 
 
 def _all_levels(context: DesignContext) -> list[LevelSummary]:

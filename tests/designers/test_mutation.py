@@ -64,6 +64,7 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
         elif c.lineage.operator == "vary":  # one variation dimension, to a training choice
             (name,) = changed
             assert name in FREE_KNOBS and c.knobs[name] in dimension(name).training
+            assert name != "variant"  # other instances of the same game are not another level
         else:  # each knob from one of the two parents
             assert c.lineage.operator == "crossover" and len(c.lineage.parents) == 2
             mate = by_id[c.lineage.parents[1]]
@@ -74,7 +75,8 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
     assert not set(keys) & {json.dumps([p.family, p.knobs], sort_keys=True) for p in parents}
     # A grandchild is one level deeper.
     child = mutated[0]
-    grand = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=4, parents=_as_parents([child]))))
+    grand = [g for _ in range(4)  # a slot of the child's family may draw a fresh level: a few rounds
+             for g in asyncio.run(designer.propose(DesignContext(skill=SKILL, count=6, parents=_as_parents([child]))))]
     assert any(g.lineage.depth == 2 and g.lineage.parents == [f"env-{child.candidate_id}"] for g in grand)
     for c in children[:3]:
         assert validate_source(c.source, "child.py", sandbox=sandbox).valid
@@ -182,7 +184,7 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
 
     family = get_family("grid_maze")
     others = [f.name for f in list_families(SKILL) if f.name != family.name]
-    designer = MutationDesigner(seed=2)  # by default fresh levels differ only in their variant
+    designer = MutationDesigner(seed=2, config={"distinct_games": False})  # fresh levels differ only in their variant
     designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
     taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
                           knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
@@ -293,7 +295,7 @@ def test_vary_fresh_is_the_share_of_fresh_draws_that_take_a_random_variation() -
     surface = {d.name for d in DIMENSIONS} - {"variant"}
 
     def varied(share: float) -> list[bool]:
-        designer = MutationDesigner(seed=1, config={"vary_fresh": share})
+        designer = MutationDesigner(seed=1, config={"vary_fresh": share, "distinct_games": False})
         out = []
         for skill in ("Spatial Reasoning", "Optimization", "Pattern Recognition"):
             for c in asyncio.run(designer.propose(DesignContext(skill=skill, count=12))):
@@ -307,3 +309,28 @@ def test_vary_fresh_is_the_share_of_fresh_draws_that_take_a_random_variation() -
     half = varied(0.5)
     assert 8 <= sum(half) <= 28
     assert MutationDesigner(seed=1, config={"vary_fresh": True}).config.vary_fresh == 1.0  # true = every draw
+
+
+def test_a_fresh_draw_of_a_game_the_pool_holds_is_one_variation_of_it() -> None:
+    from spadegym.families.variation import DIMENSIONS
+
+    surface = {d.name for d in DIMENSIONS} - {"variant"}
+
+    def games(distinct: bool) -> list[tuple[str, dict]]:
+        designer = MutationDesigner(seed=4, config={"distinct_games": distinct})
+        first = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=3)))  # one game per family
+        later = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=9, parents=[], mastered=_as_parents(first))))
+        out = []
+        for c in [*first, *later]:
+            family = get_family(c.family)
+            knobs, listed = family.check_knobs(c.knobs), family.check_knobs(family.level_knobs(0))
+            out.append((c.family, {k: knobs[k] for k in surface if knobs[k] != listed[k]}))
+        return out
+
+    copies, varied = games(False), games(True)
+    assert all(changed == {} for _, changed in copies)  # nine more draws of the same three games
+    assert all(changed == {} for _, changed in varied[:3])  # a family's first draw is its game as listed
+    assert all(len(changed) == 1 for _, changed in varied[3:])  # a repeat: one dimension at a training choice
+    assert all(in_training_slice(dict(changed)) for _, changed in varied)
+    distinct = {json.dumps(g, sort_keys=True) for g in varied}
+    assert len(distinct) == 12
