@@ -17,11 +17,11 @@ edit space (``families.edits``), the one place that says what a level may be:
 - recombination:       ``crossover`` takes each knob and dimension from one of two parents of
                        the same family.
 
-Variation reaches the pool through ``vary`` edits of parents, and through
-fresh draws of a game the pool already holds (``distinct_games``): a skill has
-fewer families than a round has slots, so its easiest games would come back
-as near-copies on other instances; such a draw sets one variation dimension
-to another training choice instead. With ``vary_fresh`` (a share) fresh draws
+Variation reaches the pool through ``vary`` edits of parents; with
+``distinct_games`` also through fresh draws of a game the pool already holds
+(a skill has fewer families than a round has slots, so its easiest games come
+back as near-copies on other instances): such a draw sets one variation
+dimension to another training choice instead. With ``vary_fresh`` (a share) fresh draws
 take a random training choice of every variation dimension (off by default:
 in a default run it halved the learner's held-out success on the listed
 games, 0.19 against 0.36, with no gain on the edge cases). No proposal ever takes a held-out choice (the
@@ -101,7 +101,7 @@ class MutationConfig(BaseModel):
     novelty_draws: int = Field(1, ge=1, description="A fresh draw is the most novel of this many (farthest from every level of its family proposed so far: novelty search); 1 = a plain draw.")
     climb: bool = Field(False, description="Edits only make a level harder, one difficulty knob a step up or two at once (a search climbing the target's failure rate; ignores ``directed``).")
     min_novelty: float = Field(0.0, ge=0, le=1, description="Levels closer than this to one already proposed are not proposed (see ``novelty``); above 0, never the same difficulty twice: a family with none left yields its slot, a skill with none left proposes fewer (a search).")
-    distinct_games: bool = Field(True, description="No proposal is a game the pool already holds on other instances (the same knobs but variant): a fresh draw of one sets a variation dimension to another training choice instead, and no edit changes the instances alone. False: such near-copies are proposed.")
+    distinct_games: bool = Field(False, description="No proposal is a game the pool already holds on other instances (the same knobs but variant): a fresh draw of one sets a variation dimension to another training choice instead, and no edit changes the instances alone. Off by default: it lifts the pool's diversity in a default run's first rounds but costs the built-in learner held-out success on the listed games (benchmarks/README.md).")
     held_out_choices: bool = Field(False, description="Also draw the variation dimensions' held-out choices (a red team probing a fixed agent); never in training, where they are the edge-case suite's slice.")
 
     @field_validator("families")

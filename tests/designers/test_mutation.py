@@ -64,7 +64,6 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
         elif c.lineage.operator == "vary":  # one variation dimension, to a training choice
             (name,) = changed
             assert name in FREE_KNOBS and c.knobs[name] in dimension(name).training
-            assert name != "variant"  # other instances of the same game are not another level
         else:  # each knob from one of the two parents
             assert c.lineage.operator == "crossover" and len(c.lineage.parents) == 2
             mate = by_id[c.lineage.parents[1]]
@@ -184,7 +183,7 @@ def test_a_family_with_every_fresh_level_taken_yields_its_slot_to_another() -> N
 
     family = get_family("grid_maze")
     others = [f.name for f in list_families(SKILL) if f.name != family.name]
-    designer = MutationDesigner(seed=2, config={"distinct_games": False})  # fresh levels differ only in their variant
+    designer = MutationDesigner(seed=2)  # by default fresh levels differ only in their variant
     designer.proposed = {**dict.fromkeys(others, 5), family.name: 0}  # grid_maze is the least proposed
     taken = [LevelSummary(f"t{v}", SKILL, 1.0, 1.0, 0.0, 0.0, family=family.name,
                           knobs={**family.level_knobs(0), "variant": v}) for v in family.knobs["variant"]]
@@ -295,7 +294,7 @@ def test_vary_fresh_is_the_share_of_fresh_draws_that_take_a_random_variation() -
     surface = {d.name for d in DIMENSIONS} - {"variant"}
 
     def varied(share: float) -> list[bool]:
-        designer = MutationDesigner(seed=1, config={"vary_fresh": share, "distinct_games": False})
+        designer = MutationDesigner(seed=1, config={"vary_fresh": share})
         out = []
         for skill in ("Spatial Reasoning", "Optimization", "Pattern Recognition"):
             for c in asyncio.run(designer.propose(DesignContext(skill=skill, count=12))):
@@ -334,3 +333,10 @@ def test_a_fresh_draw_of_a_game_the_pool_holds_is_one_variation_of_it() -> None:
     assert all(in_training_slice(dict(changed)) for _, changed in varied)
     distinct = {json.dumps(g, sort_keys=True) for g in varied}
     assert len(distinct) == 12
+    # Nor does an edit change only the instances (``variant``).
+    designer = MutationDesigner(seed=4, config={"distinct_games": True})
+    first = asyncio.run(designer.propose(DesignContext(skill=SKILL, count=3)))
+    edits = [c for _ in range(6) for c in asyncio.run(designer.propose(
+        DesignContext(skill=SKILL, count=6, parents=_as_parents(first, [0.9, 0.5, 0.5]))))
+        if c.lineage.operator == "vary"]
+    assert edits and all(set(c.meta["edit"]) != {"variant"} for c in edits)
