@@ -21,12 +21,12 @@ Variation reaches the pool through ``vary`` edits of parents; with
 ``distinct_games`` also through fresh draws of a game the pool already holds
 (a skill has fewer families than a round has slots, so its easiest games come
 back as near-copies on other instances): such a draw sets one variation
-dimension to another training choice instead. With ``vary_fresh`` (a share) fresh draws
-take a random training choice of every variation dimension (off by default:
-in a default run it halved the learner's held-out success on the listed
-games, 0.19 against 0.36, with no gain on the edge cases). No proposal ever takes a held-out choice (the
-edge-case suite's slice), and no family in ``exclude`` (a run's unseen
-families) is ever proposed.
+dimension to another training choice instead. With ``vary_fresh`` (a share)
+fresh draws take a random training choice of every variation dimension (off
+by default: in a default run it halved the learner's held-out success on the
+listed games, 0.19 against 0.36, with no gain on the edge cases). No proposal
+ever takes a held-out choice (the edge-case suite's slice), and no family in
+``exclude`` (a run's unseen families) is ever proposed.
 
 With ``climb`` (a red-team search), edits only make a parent harder: one
 difficulty knob a step up, or two at once. A search's parents are levels the
@@ -478,7 +478,6 @@ def _allowed(families: list[Family], names: list[str] | None) -> list[Family]:
 
 def _key(family: str | None, knobs: dict[str, Any]) -> str:
     return f"{family}:{json.dumps(knobs, sort_keys=True, default=str)}"
-
 
 
 def _all_levels(context: DesignContext) -> list[LevelSummary]:

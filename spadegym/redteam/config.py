@@ -41,9 +41,9 @@ from ..validate import ValidationConfig
 
 #: The mutation designer's defaults in a search, under whatever the user sets: a search needs no curriculum. Its
 #: fresh levels keep the families' listed wording, layout and menu (``vary_fresh``): a search of the variation
-#: space is a choice of its own; a failure may hang on the instances, so another variant is another level.
+#: space is a choice of its own.
 SEARCH_MUTATION = {"fresh_uniform": True, "directed": False, "novelty_draws": 16, "min_novelty": 0.01, "climb": True,
-                   "vary_fresh": False, "distinct_games": False}
+                   "vary_fresh": False}
 
 
 #: The red team's own designers (``search``: redteam/search.py; ``uniform``: redteam/space.py), which draw from
