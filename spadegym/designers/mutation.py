@@ -302,7 +302,7 @@ class MutationDesigner:
             return self._candidate(family, knobs, lineage, context.skill, probs, detail)
         return None
 
-    def _fresh(self, family: Family, taken: set[str] = frozenset()) -> dict[str, Any]:
+    def _fresh(self, family: Family, taken: set[str]) -> dict[str, Any]:
         """A fresh level: one of the family's easiest levels (or, with ``fresh_uniform``, the most novel of
         ``novelty_draws`` uniform draws of its listed knob values), in a random variation; with
         ``distinct_games``, of a game ``taken`` holds, one variation of it that it does not."""
