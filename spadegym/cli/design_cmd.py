@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
 from . import app
+from .console import cli_console
 from .errors import UserError, user_errors
 
 
@@ -77,7 +77,7 @@ def design_command(
             options = {"sandbox": box} if DESIGNERS.kind(designer).takes("sandbox") else {}
             made = make_designer(designer, seed=seed, **options, **({"corpus": str(corpus)} if corpus else {}))
             with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                          MofNCompleteColumn(), console=Console(stderr=True), transient=True,
+                          MofNCompleteColumn(), console=cli_console(stderr=True), transient=True,
                           disable=as_json) as progress:
                 task = progress.add_task(f"designing with {designer}", total=count)
                 summary = design(made, count, chosen, out, box, seed=seed,
@@ -107,4 +107,4 @@ def design_command(
         for fix, n in stats.get("fixes", {}).items():
             table.add_row(f"code fixed: {fix}", str(n))
     table.add_row("seconds", f"{summary.seconds:.1f} ({summary.proposals_per_second:.2f} proposals/s)")
-    Console(highlight=False).print(table)
+    cli_console().print(table)

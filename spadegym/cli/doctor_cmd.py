@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import app
+from .console import cli_console
 from .errors import user_errors
 
 
@@ -33,7 +33,7 @@ def doctor(
     if as_json:
         typer.echo(json.dumps(facts))
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = cli_console()
     box = facts["sandbox"]
     console.print(f"sandbox tier: [bold]{box['tier']}[/]  (landlock ABI {box['landlock_abi'] or 'none'})")
     for name, layer in box["layers"].items():

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from ..errors import UserError
 from ..text import safe_text
+from .console import cli_console
 
-err_console = Console(stderr=True)
+err_console = cli_console(stderr=True)
 
 __all__ = ["UserError", "err_console", "fail", "user_errors"]
 

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import app
 from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
+from .console import cli_console
 from .design_cmd import _is_llm_error
 from .errors import UserError, err_console, user_errors
 from .specs import AGENT_SPECS
@@ -104,7 +104,7 @@ def _print(results: dict, junit: Path | None, html: Path | None) -> None:
     table.add_column("pass rate")
     for spec, r in results["agents"].items():
         table.add_row(escape(spec), f"{r['passed']}/{len(r['cases'])}", f"{r['pass_rate']:.2f}")
-    console = Console(highlight=False)
+    console = cli_console()
     console.print(table)
     for spec, ids in results.get("fixed", {}).items():
         if ids:

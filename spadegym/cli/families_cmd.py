@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from . import app
+from .console import cli_console
 
 
 @app.command("families")
@@ -41,4 +41,4 @@ def families(
     for f in fams:
         knobs = "\n".join(f"{k}: {' / '.join(map(str, v))}" for k, v in f.knobs.items() if k not in FREE_KNOBS)
         table.add_row(f.name, f.skill, str(f.max_level + 1), knobs)
-    Console().print(table)
+    cli_console().print(table)

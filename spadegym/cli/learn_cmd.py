@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from . import app
+from .console import cli_console
 from .errors import UserError, user_errors
 
 
@@ -112,7 +112,7 @@ def learn(
     from ..rollout import RolloutError
     from ..sandbox import Sandbox
 
-    console = Console()
+    console = cli_console()
     with user_errors():
         envs = collect_envs(paths)
         every = eval_every or max(1, episodes // 8)
@@ -127,7 +127,7 @@ def learn(
         with Sandbox() as sandbox:
             envs, skipped = playable(sandbox, envs, {p.stem for p in paths if p.is_file()})
             if skipped:
-                Console(stderr=True).print(f"skipped {len(skipped)} files that list no actions: "
+                cli_console(stderr=True).print(f"skipped {len(skipped)} files that list no actions: "
                                            f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
                                            highlight=False)
             try:
@@ -137,4 +137,4 @@ def learn(
             except RolloutError as exc:
                 raise UserError(str(exc)) from None
         learner.save(out)
-        Console(stderr=True).print(f"checkpoint: {out} (play it with --agent learner:{out})", highlight=False)
+        cli_console(stderr=True).print(f"checkpoint: {out} (play it with --agent learner:{out})", highlight=False)

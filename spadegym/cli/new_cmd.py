@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import app
+from .console import cli_console
 from .errors import UserError, user_errors
 
 
@@ -47,7 +47,7 @@ def new(
             out.write_text(source, encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror}; choose another --out path.") from None
-    console = Console(highlight=False)
+    console = cli_console()
     shown = ", ".join(f"{k}={v}" for k, v in knobs.items())
     console.print(f"wrote {escape(str(out))} ({fam.name}, {fam.skill}; {escape(shown)})")
     console.print(f"  validate: spadegym validate {escape(str(out))}")

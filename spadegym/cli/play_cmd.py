@@ -16,6 +16,7 @@ from rich.text import Text
 from ..text import safe_text
 from . import app
 from .agent_settings import SET_HELP, agent_options
+from .console import cli_console
 from .errors import UserError, err_console, fail, user_errors
 from .specs import AGENT_SPECS
 
@@ -46,6 +47,16 @@ def _rule_in_force(path: Path) -> str:
 
 def _indent(text: str) -> Padding:
     return Padding(Text(safe_text(text).rstrip() or "(empty)"), (0, 0, 0, 4))
+
+
+def file_heading(console: Console, path: Path) -> None:
+    """A rule naming the file; a path too long for the rule's title goes on its own line (a rule would cut it)."""
+    title = escape(str(path))
+    if len(str(path)) + 6 <= console.width:
+        console.rule(f"[bold]{title}")
+    else:
+        console.rule()
+        console.print(f"[bold]{title}")
 
 
 def print_episode(console: Console, episode: Any, number: int, total: int, transcript: bool = True) -> None:
@@ -118,7 +129,7 @@ def play(
     from ..rollout.runner import RolloutError
     from ..store.learner_run import run_learner
 
-    console = Console(highlight=False)
+    console = cli_console()
     interactive = agent.strip() == "human"
     from ..envfile import SourceError
     from ..validate.gate import expand_paths
@@ -162,7 +173,7 @@ def play(
                     current.update(file=path, offset=len(printed))
                     done.clear()
                     if len(files) > 1 and not as_json:
-                        console.rule(f"[bold]{escape(str(path))}")
+                        file_heading(console, path)
                     try:
                         await play_file(path, player, episodes=episodes, seed=seed, hint=hint, hinted=hinted,
                                         max_turns=max_turns, concurrency=1 if interactive else 16,

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from . import app
+from .console import cli_console
 from .design_cmd import _is_llm_error, parse_skills
 from .errors import UserError, user_errors
 from .specs import AGENT_SPECS
@@ -56,7 +56,7 @@ def redteam_command(
             raise UserError("give --budget or --rounds, not both.")
         if budget is not None or rounds is not None:
             cfg = cfg.model_copy(update={"budget": budget or rounds * cfg.per_round})
-        console = Console(stderr=as_json, highlight=False)
+        console = cli_console(stderr=as_json)
         console.print(f"[bold]spadegym redteam[/] target {cfg.target}, designer {cfg.designer}, "
                       f"{cfg.budget} proposals → {out}", soft_wrap=True)
 

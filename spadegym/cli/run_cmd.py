@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from . import app
+from .console import cli_console
 from .errors import UserError, user_errors
 from .specs import AGENT_SPECS, DESIGNER_REWARDS, DESIGNER_SPECS
 
@@ -41,7 +42,6 @@ def run_command(
       spadegym run --agent random --source reasoning-gym:chain_sum   # a task's levels beside the families
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
-    from rich.console import Console
 
     from ..loop import RunConfig, load_config, run
     from ..loop.run import check_resume_dir
@@ -70,13 +70,13 @@ def run_command(
                 with RunStore.open(resume) as store:
                     _print_config(RunConfig.model_validate(store.config) if describe else store.config, describe)
                 return
-            run(resume=resume, rounds=rounds, report=not no_report, console=Console())
+            run(resume=resume, rounds=rounds, report=not no_report, console=cli_console())
             return
         cfg = load_config(config, overrides, sets)
         if print_config:
             _print_config(cfg, describe)
             return
-        run(cfg, out, report=not no_report, console=Console())
+        run(cfg, out, report=not no_report, console=cli_console())
 
 
 def _print_config(config, describe: bool) -> None:

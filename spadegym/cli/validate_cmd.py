@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from ..text import one_line, safe_text
 from . import app
+from .console import cli_console
 from .errors import user_errors
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def validate(
     config.allowed_imports += [m for m in allow_import if m not in config.allowed_imports]
 
     # One line per file and per check, as written: never wrapped at the terminal width, no :emoji: codes replaced.
-    console = Console(highlight=False, emoji=False, soft_wrap=True)
+    console = cli_console(emoji=False)
     invalid = 0
     with user_errors():
         for verdict in _verdicts(list(paths), hint, config):

@@ -50,3 +50,16 @@ def test_new_user_errors_are_one_sentence(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert expected in done.stderr and "Traceback" not in done.stderr
     assert not Path(out).exists()
+
+
+def test_a_path_longer_than_a_line_prints_whole_to_a_pipe(tmp_path: Path) -> None:
+    # A pipe has no width: the CLI never breaks a line itself, so a printed path stays copyable and greppable.
+    deep = tmp_path / ("a-folder-name-long-enough-to-pass-any-terminal-width-" * 2) / "pool"
+    files = [deep / "first_lock.py", deep / "second_lock.py"]
+    for out in files:
+        made = _cli("new", "button_lock", "-o", str(out))
+        assert made.returncode == 0, made.stderr
+        assert f"wrote {out} " in made.stdout and f"spadegym validate {out}\n" in made.stdout
+    played = _cli("play", str(deep), "--agent", "random", "--episodes", "1")
+    assert played.returncode == 0, played.stderr
+    assert all(f"{out}\n" in played.stdout for out in files), played.stdout
