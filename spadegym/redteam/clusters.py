@@ -115,16 +115,32 @@ class ClusterMemory:
 
         Dominance assumes a level harder on every knob fails the same way; a won level between the
         two refutes that for this pair (a weakness at the easy end of a knob, say), so the level is
-        judged after all.
+        judged after all. Only a won level strictly above the failure refutes it: one that is the
+        failure's own game (won once on the hunt's seeds, failed on its fresh ones) was luck.
         """
         if not family:
             return self.written.get(code_hash) if code_hash else None
         for key, (fam, minimal) in self.minimal.items():
-            if fam == family and dominates(family, knobs, minimal) and not any(
-                    dominates(family, won, minimal) and dominates(family, knobs, won)
-                    for f, won in self.passes if f == family):
+            if fam == family and dominates(family, knobs, minimal) and not self._refuted(family, knobs, minimal):
                 return key
         return None
+
+    def _refuted(self, family: str, knobs: dict[str, Any], minimal: dict[str, Any]) -> list[dict[str, Any]]:
+        """The won levels strictly above ``minimal`` and at or below ``knobs``."""
+        return [won for f, won in self.passes if f == family and dominates(family, knobs, won)
+                and dominates(family, won, minimal) and not dominates(family, minimal, won)]
+
+    def won_between(self, family: str, knobs: dict[str, Any]) -> list[dict[str, Any]]:
+        """The won levels that keep this level from repeating a known failure below it (``known_cluster``)."""
+        found: list[dict[str, Any]] = []
+        for fam, minimal in self.minimal.values():
+            if fam == family and dominates(family, knobs, minimal):
+                found += [won for won in self._refuted(family, knobs, minimal) if won not in found]
+        return found
+
+    def forget_pass(self, family: str, knobs: dict[str, Any]) -> None:
+        """A won level that fails its fresh seeds after all: its win was luck, and refutes nothing."""
+        self.passes = [(f, won) for f, won in self.passes if not (f == family and won == knobs)]
 
     def passed_above(self, family: str, knobs: dict[str, Any]) -> bool:
         """Whether the target won a level at least as hard as this one (so it would most likely win this one)."""

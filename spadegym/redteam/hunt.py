@@ -125,6 +125,7 @@ class RedTeam:
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
         self.avoided = 0  # proposals replaced before judging because they repeated a known failure
         self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
+        self.won_replayed: set[str] = set()  # won levels replayed on fresh seeds before a form above them was kept
         # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
         adaptive = config.allocate == "yield" and abilities(designer).learns
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
@@ -276,7 +277,8 @@ class RedTeam:
             return tried, self.prober.fails(tried)
 
         if cand.family and self.config.minimise:
-            minimal = await shrink_level(cand.family, cand.knobs, probe, judge)
+            minimal = await shrink_level(cand.family, cand.knobs, probe, judge,
+                                         lambda knobs: self.memory.known_cluster(cand.family, knobs))
             for step in minimal.steps:  # a simpler level the target won is remembered as won
                 if step["won"] and self.prober.won(step["win_rate"]):
                     self.memory.add_pass(cand.family, step["level"])
@@ -329,10 +331,20 @@ class RedTeam:
         variation undone) fails its own fresh seeds as well, the failure is that simpler level's, and the walk
         goes on from there. The form kept fails its replays and none of the levels just below it does, so
         the change between them is what it needs; on the shrink's four hunt seeds a target that loses a
-        level now and then can win one by chance and leave a variation in a form that does not need it."""
+        level now and then can win one by chance and leave a variation in a form that does not need it.
+
+        A level below that repeats a known failure is no such evidence (it fails for the known cause); the
+        won levels that set this form apart from that failure are replayed instead, and one that fails its
+        fresh seeds is forgotten as a lucky win, so the form falls back into the known failure's cluster."""
         family = p.candidate.family
         while family:
+            if (known := await self.known_after_replaying_wins(family, form.knobs)) is not None:
+                fam, knobs = self.memory.minimal[known]
+                return Minimal(get_family(fam).render(knobs), dict(knobs), form.probe, form.steps,
+                               level_size(fam, knobs)), check
             for simpler in one_step_simpler(family, form.knobs):
+                if self.memory.known_cluster(family, simpler) is not None:
+                    continue
                 source = get_family(family).render(simpler)
                 below = await self.replay(source, None, cluster_key(family, simpler, source, ""))
                 changed = {k: v for k, v in simpler.items() if form.knobs.get(k) != v}
@@ -344,6 +356,19 @@ class RedTeam:
             else:
                 break
         return form, check
+
+    async def known_after_replaying_wins(self, family: str, knobs: dict[str, Any]) -> str | None:
+        """Replay the won levels between this level and the known failures below it on fresh seeds, forget
+        those that fail there, and return the known failure the level repeats once they are gone (or None)."""
+        for won in self.memory.won_between(family, knobs):
+            source = get_family(family).render(won)
+            key = cluster_key(family, won, source, "")
+            if key in self.won_replayed:
+                continue  # replayed already and still won
+            self.won_replayed.add(key)
+            if (await self.replay(source, None, "won:" + key)).kept:
+                self.memory.forget_pass(family, won)
+        return self.memory.known_cluster(family, knobs)
 
     # -- reward and memory ---------------------------------------------------------
     def reward_designer(self, props: list[Proposal]) -> None:

@@ -8,7 +8,8 @@ fails; repeat until nothing changes. Knobs go first, so a failure that needs a
 variation (a wording, a layout, shifted starts) shrinks to the easiest level
 that still fails with it, and keeps it: the variation is the failure's cause
 there, where resetting it first, at a level hard enough to fail anyway, would
-lose it. Files
+lose it. A simpler level that would repeat a known failure is not tried (see
+``shrink_level``). Files
 written by a model get "make it simpler, keep the failure" turns from the same
 model; each answer passes the gate again and is kept only if it is shorter and
 still fails. The suite keeps the minimal form beside the original.
@@ -83,8 +84,15 @@ def one_step_simpler(family_name: str, knobs: dict[str, Any]) -> list[dict[str, 
     return [{**current, name: values[-1]} for name, values in simpler_values(family_name, current).items()]
 
 
-async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, judge: Judge) -> Minimal:
-    """Lower one knob at a time, easiest value first, then reset one dimension at a time, while the level still fails."""
+async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, judge: Judge,
+                       explained: Callable[[dict[str, Any]], str | None] | None = None) -> Minimal:
+    """Lower one knob at a time, easiest value first, then reset one dimension at a time, while the level still fails.
+
+    ``explained`` names the known failure a simpler level would repeat (None if none): such a level is not
+    tried, since its failure is a known one's and cannot tell what this failure needs. A level reaches the
+    shrinker only when a won level lies between it and every known failure below it, so the form kept is
+    where it fails above that won level: its own cause, not the known failure again.
+    """
     family = get_family(family_name)
     current = family.check_knobs(knobs)
     best = Minimal(probe.source, dict(current), probe, size=level_size(family_name, current))
@@ -94,6 +102,11 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
         for name, values in simpler_values(family_name, current).items():
             for simpler in values:
                 trial = {**current, name: simpler}
+                known = explained(trial) if explained else None
+                if known is not None:
+                    best.steps.append({"knob": name, "from": current[name], "to": simpler, "still_fails": None,
+                                       "won": False, "explained_by": known, "level": trial})
+                    continue
                 source = family.render(trial)
                 tried, fails = await judge(source, None)
                 won = bool(tried.valid and tried.stats and tried.stats.plays and not fails)

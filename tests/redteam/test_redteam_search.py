@@ -48,6 +48,32 @@ def test_shrinking_lowers_the_knobs_first_and_keeps_the_variation_a_failure_need
     assert plain == {**EASIEST, "size": big, "variant": start["variant"]}
 
 
+
+def test_shrinking_keeps_above_a_won_level_rather_than_refinding_the_known_failure_below_it() -> None:
+    # The target fails the easiest maze, wins it with more turns, and fails that again once it is bigger: a
+    # failure of its own, above the won level. Shrinking the big maze with extra turns must not walk back
+    # down to the easiest maze (a repeat of the failure known), nor play any level that would repeat it.
+    memory = ClusterMemory()
+    memory.add(cluster_key("grid_maze", EASIEST, "", "lost"), "grid_maze", EASIEST)
+    memory.add_pass("grid_maze", {**EASIEST, "extra_turns": 4})
+    big = MAZE.ladder("size")[2]
+    start = {**EASIEST, "size": MAZE.ladder("size")[-1], "extra_turns": 4}
+    played: list[dict] = []
+
+    async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+        knobs = eval(source.split("DIFFICULTY = ")[1].splitlines()[0])
+        played.append(knobs)
+        return Probe(source, True, {}), knobs["extra_turns"] == 0 or knobs["size"] >= big
+
+    explained = lambda knobs: memory.known_cluster("grid_maze", knobs)  # noqa: E731
+    kept = asyncio.run(shrink_level("grid_maze", start, Probe(MAZE.render(start), True, {}), judge, explained))
+    assert kept.knobs == {**EASIEST, "size": big, "extra_turns": 4, "variant": start["variant"]}
+    assert not any(explained(k) for k in played)
+    assert any(step.get("explained_by") for step in kept.steps)
+    # Without the memory, the same shrink walks down to the failure already known.
+    again = asyncio.run(shrink_level("grid_maze", start, Probe(MAZE.render(start), True, {}), judge))
+    assert again.knobs == {**EASIEST, "variant": start["variant"]}
+
 def test_the_uniform_baseline_draws_the_whole_space_or_the_listed_one() -> None:
     space = edit_space("grid_maze")
     for kind, sees_more in (("full", True), ("listed", False)):
@@ -63,6 +89,20 @@ def test_the_uniform_baseline_draws_the_whole_space_or_the_listed_one() -> None:
 def _open_for(memory: ClusterMemory, knobs: dict) -> bool:
     return memory.known_cluster("grid_maze", knobs) is None and not memory.passed_above("grid_maze", knobs)
 
+
+
+def test_a_win_of_the_failures_own_game_refutes_nothing_above_it_and_a_win_above_it_does() -> None:
+    memory = ClusterMemory()
+    key = cluster_key("grid_maze", EASIEST, "", "lost")
+    memory.add(key, "grid_maze", EASIEST)
+    harder = {**EASIEST, "size": MAZE.ladder("size")[-1]}
+    memory.add_pass("grid_maze", {**EASIEST, "variant": 3})  # its own game on other instances, won by luck
+    assert memory.known_cluster("grid_maze", harder) == key and not memory.won_between("grid_maze", harder)
+    between = {**EASIEST, "size": MAZE.ladder("size")[2]}
+    memory.add_pass("grid_maze", between)
+    assert memory.known_cluster("grid_maze", harder) is None and memory.won_between("grid_maze", harder) == [between]
+    memory.forget_pass("grid_maze", between)
+    assert memory.known_cluster("grid_maze", harder) == key
 
 def test_the_search_proposes_only_levels_whose_outcome_the_memory_cannot_tell() -> None:
     memory = ClusterMemory()
