@@ -39,8 +39,12 @@ class YieldAllocator:
 
     def pick(self, among: list[str]) -> str:
         """The one of ``among`` with the highest posterior draw."""
+        return self.ranked(among)[0]
+
+    def ranked(self, among: list[str]) -> list[str]:
+        """``among`` by one posterior draw each, highest first."""
         draws = {s: self.rng.betavariate(1 + self.found[s], 1 + self.tried[s] - self.found[s]) for s in among}
-        return max(among, key=draws.__getitem__)
+        return sorted(among, key=lambda s: -draws[s])
 
     def record(self, skill: str, value: float) -> None:
         """One judged proposal of ``skill`` and what it yielded (0, ``PARTIAL_YIELD`` or 1)."""
@@ -51,4 +55,8 @@ class YieldAllocator:
         self.exhausted.add(skill)
 
     def state(self) -> dict[str, dict[str, float]]:
-        return {s: {"tried": self.tried[s], "found": self.found[s]} for s in self.skills}
+        return {s: {"tried": self.tried[s], "found": self.found[s]} for s in dict.fromkeys([*self.skills, *self.tried])}
+
+    def load(self, state: dict[str, dict[str, float]]) -> None:
+        for s, counts in state.items():
+            self.tried[s], self.found[s] = counts["tried"], counts["found"]

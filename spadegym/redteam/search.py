@@ -17,9 +17,10 @@ game proposed before. Within the open levels of a family, three ways to pick:
             (conjunctions of knobs) where it fails for good
 
 The way to pick is a Thompson draw over what each way yielded (a new failure 1, a
-level lost only sometimes one half). Slots go to the family of the skill with the
-fewest proposals that still has an open level; a skill with none left proposes
-fewer, and the search ends when no skill has any (every failure it can reach is found).
+level lost only sometimes one half). A slot goes to the family of its skill picked by a
+Thompson draw over what each family's proposals yielded, the same way, among those that still
+have an open level; a skill with none left proposes fewer, and the search ends when no skill
+has any (every failure it can reach is found).
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ class SearchDesigner:
         self.space, self.memory = space, memory
         self.rng = random.Random(seed)
         self.ops = YieldAllocator(list(OPERATORS), seed=seed)
+        self.family_yield = YieldAllocator([], seed=seed + 1)  # what each family's proposals yielded
         self.serial = 0
         self.proposed: dict[str, int] = {}  # family -> proposals
         self.taken: set[str] = set()  # games proposed (level_key)
         self.visited: dict[str, list[list[float]]] = {}  # family -> positions of its proposals (novelty)
         self.pending: dict[str, str] = {}  # candidate id -> operator
+        self.pending_family: dict[str, str] = {}  # candidate id -> family
         self.batch_round = -1
         self.batch: list[tuple[str, dict[str, Any]]] = []  # this round's proposals (family, knobs), judged after it
         self.apart = False
@@ -72,8 +75,8 @@ class SearchDesigner:
     def _one(self, context: DesignContext) -> Candidate | None:
         if context.round != self.batch_round:
             self.batch_round, self.batch = context.round, []
-        families = sorted(self.space.families(context.skill), key=lambda f: (self.proposed.get(f.name, 0),
-                                                                             self.rng.random()))
+        by_name = {f.name: f for f in self.space.families(context.skill)}
+        families = [by_name[name] for name in self.family_yield.ranked(sorted(by_name))]
         # Levels of one round are judged together: first look for one no harder and no easier than the
         # round's others (whichever way those go, it may still tell something new), then for any open one.
         for self.apart in (True, False):
@@ -165,20 +168,25 @@ class SearchDesigner:
         self.visited.setdefault(family.name, []).append(_position(family, knobs))
         cand = family_candidate(family, knobs, operator, self.serial, VERSION, parents)
         self.pending[cand.candidate_id] = operator
+        self.pending_family[cand.candidate_id] = family.name
         return cand
 
     # -- learning which way pays --------------------------------------------------------
     def update(self, feedback: list[Feedback]) -> None:
         """What each proposal yielded (``details['found']``: a new failure 1, lost only some plays 1/2)."""
         for earned in feedback:
+            found = float(earned.details.get("found", 0.0))
             op = self.pending.pop(earned.candidate_id, None)
             if op in OPERATORS:
-                self.ops.record(op, float(earned.details.get("found", 0.0)))
+                self.ops.record(op, found)
+            if (family := self.pending_family.pop(earned.candidate_id, None)) is not None:
+                self.family_yield.record(family, found)
 
     def state_dict(self) -> dict[str, Any]:
         return {"version": VERSION, "serial": self.serial, "rng": random_state(self.rng),
                 "ops": self.ops.state(), "proposed": dict(self.proposed), "taken": sorted(self.taken),
-                "visited": self.visited, "pending": dict(self.pending)}
+                "visited": self.visited, "pending": dict(self.pending), "families": self.family_yield.state(),
+                "pending_family": dict(self.pending_family)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.serial = int(state.get("serial", 0))
@@ -190,6 +198,8 @@ class SearchDesigner:
         self.taken = set(state.get("taken", []))
         self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
         self.pending = dict(state.get("pending", {}))
+        self.family_yield.load(state.get("families", {}))
+        self.pending_family = dict(state.get("pending_family", {}))
 
 
 def _position(family: Family, knobs: dict[str, Any]) -> list[float]:

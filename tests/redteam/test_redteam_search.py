@@ -136,3 +136,20 @@ def test_a_skill_whose_families_fail_their_easiest_game_has_nothing_left_to_prop
     assert asyncio.run(designer.propose(DesignContext(skill="Spatial Reasoning", count=3))) == []
     rng = random.Random(0)
     assert all(memory.known_cluster(n, SearchSpace("full").draw(rng, get_family(n))) for n in families for _ in range(20))
+
+
+def test_the_search_spends_a_skills_slots_on_the_family_whose_proposals_find_failures() -> None:
+    from spadegym.designers.base import Feedback
+
+    designer = SearchDesigner(SearchSpace("full", ["grid_maze", "key_rooms"]), ClusterMemory(), seed=0)
+    families = []
+    for n in range(12):
+        cands = asyncio.run(designer.propose(DesignContext(skill="Spatial Reasoning", count=4, round=n)))
+        families += [c.family for c in cands]
+        designer.update([Feedback(c.candidate_id, 0.0, True, details={"found": float(c.family == "key_rooms")})
+                         for c in cands])
+    late = families[len(families) // 2:]
+    assert late.count("key_rooms") >= 3 * late.count("grid_maze") and "grid_maze" in families
+    restored = SearchDesigner(SearchSpace("full", ["grid_maze", "key_rooms"]), ClusterMemory(), seed=0)
+    restored.load_state_dict(designer.state_dict())
+    assert restored.family_yield.state() == designer.family_yield.state()
