@@ -7,7 +7,8 @@ likely be won again. Every proposal is **open**: neither of those, and not a
 game proposed before. Within the open levels of a family, three ways to pick:
 
     fresh   a uniform draw from the space, lowered out of every known failure it would repeat
-            (one knob below the failure's, or a dimension it needs changed), the most novel of 16
+            (one knob below the failure's, or a dimension it needs changed), the most novel of 16,
+            a draw whose nearest known level was won weighing a quarter
     edge    one change away from a won level (shrinking leaves many): a difficulty knob a step
             harder, or one dimension the target sees (wording, layout, line order, action names,
             menu, start, turns) changed. A failure here differs from a won level by one change,
@@ -38,6 +39,8 @@ VERSION = "search-2"
 OPERATORS = ("fresh", "edge", "climb")
 #: Uniform draws a fresh level is the most novel of.
 FRESH_DRAWS = 16
+#: A fresh draw's weight when the level the memory knows nearest to it was won (its novelty is multiplied by it).
+NEAR_WIN = 0.25
 #: Times a draw is lowered out of known failures before it is given up.
 ESCAPES = 12
 
@@ -132,7 +135,17 @@ class SearchDesigner:
         """The most novel of ``FRESH_DRAWS`` uniform draws, each lowered out of the failures it would repeat."""
         draws = [d for d in (self._escape(family, self.space.draw(self.rng, family)) for _ in range(FRESH_DRAWS))
                  if d is not None]
-        return max(draws, key=lambda d: self.novelty(family, d)) if draws else None
+        return max(draws, key=lambda d: self.novelty(family, d) * self.likely_lost(family, d)) if draws else None
+
+    def likely_lost(self, family: Family, knobs: dict[str, Any]) -> float:
+        """1, or ``NEAR_WIN`` when the level the memory knows nearest to this one (a failure or a won level) was won."""
+        point = _position(family, knobs)
+        known = [(False, k) for f, k in self.memory.passes if f == family.name] + \
+            [(True, k) for f, k in self.memory.minimal.values() if f == family.name]
+        if not known:
+            return 1.0
+        lost, _ = min(known, key=lambda item: sum(abs(a - b) for a, b in zip(point, _position(family, item[1]))))
+        return 1.0 if lost else NEAR_WIN
 
     def _escape(self, family: Family, knobs: dict[str, Any]) -> dict[str, Any] | None:
         """``knobs`` moved below every known failure it is at or above (one knob under the failure's, or a

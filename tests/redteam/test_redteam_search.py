@@ -153,3 +153,15 @@ def test_the_search_spends_a_skills_slots_on_the_family_whose_proposals_find_fai
     restored = SearchDesigner(SearchSpace("full", ["grid_maze", "key_rooms"]), ClusterMemory(), seed=0)
     restored.load_state_dict(designer.state_dict())
     assert restored.family_yield.state() == designer.family_yield.state()
+
+
+def test_a_fresh_draw_nearest_a_won_level_weighs_less_than_one_nearest_a_failure() -> None:
+    memory = ClusterMemory()
+    designer = SearchDesigner(SearchSpace("full", ["grid_maze"]), memory, seed=0)
+    small = {**EASIEST, "size": MAZE.ladder("size")[2]}
+    big = {**EASIEST, "size": MAZE.ladder("size")[-1], "walls": MAZE.ladder("walls")[-1]}
+    assert designer.likely_lost(MAZE, small) == designer.likely_lost(MAZE, big) == 1.0  # nothing known yet
+    memory.add_pass("grid_maze", {**EASIEST, "size": MAZE.ladder("size")[3]})
+    failed = {**EASIEST, "size": MAZE.ladder("size")[-2], "walls": MAZE.ladder("walls")[-1]}
+    memory.add(cluster_key("grid_maze", failed, "", "lost"), "grid_maze", failed)
+    assert designer.likely_lost(MAZE, small) < designer.likely_lost(MAZE, big) == 1.0
