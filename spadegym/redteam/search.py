@@ -56,7 +56,6 @@ class SearchDesigner:
         self.ops = YieldAllocator(list(OPERATORS), seed=seed)
         self.family_yield = YieldAllocator([], seed=seed + 1)  # what each family's proposals yielded
         self.serial = 0
-        self.proposed: dict[str, int] = {}  # family -> proposals
         self.taken: set[str] = set()  # games proposed (level_key)
         self.visited: dict[str, list[list[float]]] = {}  # family -> positions of its proposals (novelty)
         self.pending: dict[str, str] = {}  # candidate id -> operator
@@ -176,7 +175,6 @@ class SearchDesigner:
 
     def _candidate(self, family: Family, knobs: dict[str, Any], operator: str, parents: list[str]) -> Candidate:
         self.serial += 1
-        self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
         self.taken.add(level_key(family.name, knobs))
         self.visited.setdefault(family.name, []).append(_position(family, knobs))
         cand = family_candidate(family, knobs, operator, self.serial, VERSION, parents)
@@ -197,7 +195,7 @@ class SearchDesigner:
 
     def state_dict(self) -> dict[str, Any]:
         return {"version": VERSION, "serial": self.serial, "rng": random_state(self.rng),
-                "ops": self.ops.state(), "proposed": dict(self.proposed), "taken": sorted(self.taken),
+                "ops": self.ops.state(), "taken": sorted(self.taken),
                 "visited": self.visited, "pending": dict(self.pending), "families": self.family_yield.state(),
                 "pending_family": dict(self.pending_family)}
 
@@ -205,9 +203,7 @@ class SearchDesigner:
         self.serial = int(state.get("serial", 0))
         if "rng" in state:
             set_random_state(self.rng, state["rng"])
-        for op, counts in state.get("ops", {}).items():
-            self.ops.tried[op], self.ops.found[op] = counts["tried"], counts["found"]
-        self.proposed = dict(state.get("proposed", {}))
+        self.ops.load(state.get("ops", {}))
         self.taken = set(state.get("taken", []))
         self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
         self.pending = dict(state.get("pending", {}))
