@@ -138,6 +138,12 @@ class ClusterMemory:
                 found += [won for won in self._refuted(family, knobs, minimal) if won not in found]
         return found
 
+    def above_failure(self, family: str, knobs: dict[str, Any]) -> bool:
+        """Whether this level lies strictly above a known minimal failure (won, it would refute that failure
+        for the levels above it)."""
+        return any(fam == family and dominates(family, knobs, minimal) and not dominates(family, minimal, knobs)
+                   for fam, minimal in self.minimal.values())
+
     def forget_pass(self, family: str, knobs: dict[str, Any]) -> None:
         """A won level that fails its fresh seeds after all: its win was luck, and refutes nothing."""
         self.passes = [(f, won) for f, won in self.passes if not (f == family and won == knobs)]

@@ -71,6 +71,7 @@ class Proposal:
     env_id: str | None = None
     cluster: str | None = None
     new_cluster: bool = False
+    confirmed: bool = False  # its failure's form passed its fresh seeds (a case, or a known cluster's form)
     reward: float = 0.0
 
     @property
@@ -86,12 +87,13 @@ class Proposal:
         return None if self.probe.valid else self.probe.reason
 
     def found(self, max_win_rate: float) -> float:
-        """What the proposal yielded, for the allocator: a new failure 1, some lost plays one half."""
+        """What the proposal yielded, for the allocators: what the search is for (a new failure confirmed on
+        fresh seeds) 1; a new failure its fresh seeds refused one half; some lost plays one quarter."""
         stats = self.probe.stats
         if self.new_cluster:
-            return 1.0
+            return 1.0 if self.confirmed else PARTIAL_YIELD
         lost_some = stats is not None and self.cluster is None and stats.win_rate < 1 and stats.plays > 0
-        return PARTIAL_YIELD if lost_some and stats.win_rate > max_win_rate else 0.0
+        return PARTIAL_YIELD / 2 if lost_some and stats.win_rate > max_win_rate else 0.0
 
 
 @dataclass
@@ -138,23 +140,18 @@ class RedTeam:
         slots = self.allocator.slots(count) if self.allocator else fresh_slots(n, count, len(skills), len(skills))
         for skill, k in zip(skills, slots):
             if k:
-                cands = await self.propose(self.context(n, skill, k))
+                context = self.context(n, skill, k)
+                cands = await _propose(self.designer, context)
                 if self.allocator and len(cands) < k:  # the designer has nothing new left for this skill
                     self.allocator.exhaust(skill)
+                # Each proposal is judged and filed before the next is judged, so one that would repeat a
+                # failure found earlier in the round is asked for again, not spent.
                 for cand in cands:
-                    props.append(await self.judge(n, len(props), cand, {p.code_hash for p in props}))
+                    cand = await self.unknown(cand, context)
+                    p = await self.judge(n, len(props), cand, {p.code_hash for p in props})
+                    await self.file(p)
+                    props.append(p)
         self.proposals += len(props)
-        for p in props:
-            if self.prober.fails(p.probe):
-                self.failures += 1
-                known = len(self.memory)
-                p.cluster, novelty = await self.cluster(p)
-                p.new_cluster = len(self.memory) > known
-                p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
-            elif p.probe.stats is not None:
-                p.reward = self.reward_fn(p.probe.stats)
-                if self.prober.won(p.probe.stats.win_rate):
-                    self.memory.add_pass(p.candidate.family, p.candidate.knobs)
         self.reward_designer(props)
         self.remember(n, props)
         if self.allocator:
@@ -187,21 +184,45 @@ class RedTeam:
             parents=[summary(r) for r in ranked if r.score > 0][:16],
         )
 
-    async def propose(self, context: DesignContext, attempts: int = 8) -> list[Candidate]:
-        """The designer's candidates; with ``avoid_known``, ones that repeat a known failure are asked for again."""
-        out = []
-        for cand in await _propose(self.designer, context):
-            for _ in range(attempts if self.config.avoid_known else 0):
-                code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
-                if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
-                    break
-                self.avoided += 1
-                again = await _propose(self.designer, replace(context, count=1))
-                if not again:
-                    break
-                cand = again[0]
-            out.append(cand)
-        return out
+    async def unknown(self, cand: Candidate, context: DesignContext, attempts: int = 8) -> Candidate:
+        """With ``avoid_known``, a candidate that repeats a known failure is asked for again (up to ``attempts``
+        times; the last answer is judged)."""
+        for _ in range(attempts if self.config.avoid_known else 0):
+            code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
+            if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
+                break
+            self.avoided += 1
+            again = await _propose(self.designer, replace(context, count=1))
+            if not again:
+                break
+            cand = again[0]
+        return cand
+
+    async def file(self, p: Proposal) -> None:
+        """A judged proposal into the memory: a failure into its cluster (shrunk and confirmed when new), a
+        won level into the won ones; and its reward."""
+        if self.prober.fails(p.probe):
+            self.failures += 1
+            known = len(self.memory)
+            p.cluster, novelty, p.confirmed = await self.cluster(p)
+            p.new_cluster = len(self.memory) > known
+            p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
+        elif p.probe.stats is not None:
+            p.reward = self.reward_fn(p.probe.stats)
+            if self.prober.won(p.probe.stats.win_rate):
+                await self.remember_win(p.candidate.family, p.candidate.knobs)
+
+    async def remember_win(self, family: str | None, knobs: dict[str, Any]) -> None:
+        """A won level joins the memory's won levels; one strictly above a known failure would reopen the
+        levels above it to the search, so it is replayed on fresh seeds first and forgotten if it fails
+        there (a lucky win on the hunt's seeds, which would only send proposals back to that failure)."""
+        if family and self.memory.above_failure(family, knobs):
+            source = get_family(family).render(knobs)
+            key = cluster_key(family, knobs, source, "")
+            self.won_replayed.add(key)
+            if (await self.replay(source, None, "won:" + key)).kept:
+                return
+        self.memory.add_pass(family, knobs)
 
     async def judge(self, n: int, i: int, cand: Candidate, earlier: set[str] | None = None) -> Proposal:
         """Gate and target plays; a file already judged (in an earlier round or this one) is a duplicate."""
@@ -218,14 +239,15 @@ class RedTeam:
         return Proposal(cand, probe, code_hash, env_id)
 
     # -- cluster, shrink, confirm ----------------------------------------------
-    async def cluster(self, p: Proposal) -> tuple[str, float]:
-        """The failure's cluster and its novelty; a new cluster's minimal form is confirmed as a case."""
+    async def cluster(self, p: Proposal) -> tuple[str, float, bool]:
+        """The failure's cluster, its novelty, and whether a form of it was confirmed on fresh seeds; a new
+        cluster's minimal form is confirmed as a case."""
         cand = p.candidate
         known = self.memory.known_cluster(cand.family, cand.knobs, p.code_hash)
         if known is not None:
             novelty = self.memory.novelty(known)
             self.memory.add(known)
-            return known, novelty
+            return known, novelty, False
         minimal = await self.minimise(p)
         kept, tries, confirmed = minimal, 0, False
         # A form that fails its fresh seeds only by chance is no case; a less shrunk one on the
@@ -252,7 +274,7 @@ class RedTeam:
         # above a form that failed by chance may hold a real failure (a graded weakness), so they are judged.
         landmark = confirmed or key not in self.refused
         self.memory.add(key, cand.family if landmark else None, kept.knobs, written)
-        return key, novelty
+        return key, novelty, confirmed
 
     async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
         """The minimal form, then each less shrunk form that still failed, back to the level first found."""
@@ -281,7 +303,7 @@ class RedTeam:
                                          lambda knobs: self.memory.known_cluster(cand.family, knobs))
             for step in minimal.steps:  # a simpler level the target won is remembered as won
                 if step["won"] and self.prober.won(step["win_rate"]):
-                    self.memory.add_pass(cand.family, step["level"])
+                    await self.remember_win(cand.family, step["level"])
             return minimal
         if isinstance(self.designer, ModelDesigner) and self.config.minimise and self.config.simplify_turns:
             client = self.designer.chat_client()

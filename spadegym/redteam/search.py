@@ -35,7 +35,7 @@ from .allocate import YieldAllocator
 from .clusters import SEEN_DIMENSIONS, ClusterMemory, dominates, level_features
 from .space import SearchSpace, family_candidate, level_key
 
-VERSION = "search-2"
+VERSION = "search-3"
 OPERATORS = ("fresh", "edge", "climb")
 #: Uniform draws a fresh level is the most novel of.
 FRESH_DRAWS = 16

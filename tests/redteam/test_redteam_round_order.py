@@ -1,0 +1,98 @@
+"""Within a round, each proposal is judged and filed before the next is judged; a win above a known failure
+is confirmed before it reopens the levels above that failure.
+
+Real parts: the target is ``FamilyPlayer`` behind the fake OpenAI-compatible server (it loses every three-pile
+take-away game), the gate and the plays run in the sandbox. The designer is a scripted one: its first answer
+holds two levels, the second of which repeats the failure the first one finds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from spadegym.agents import make_agent
+from spadegym.designers.base import Candidate, DesignContext, Level, Params
+from spadegym.executor import make_executor
+from spadegym.families import get_family
+from spadegym.llm import FakeOpenAIServer
+from spadegym.llm.fake_players import FamilyPlayer, read_nim
+from spadegym.redteam import RedTeam, RedTeamConfig
+from spadegym.redteam.clusters import cluster_key
+from spadegym.redteam.hunt import Proposal
+from spadegym.redteam.probe import Probe
+from spadegym.signals import EnvStats
+
+FAMILY = get_family("take_away")
+EASIEST = FAMILY.level_knobs(0)
+THREE_PILES = {**EASIEST, "piles": 3}  # the target loses these
+HARDER = {**THREE_PILES, "stones": 11}  # at or above three piles: the same failure
+TWO_PILES = {**EASIEST, "max_take": 3}  # won
+
+
+def _candidate(knobs: dict[str, Any]) -> Candidate:
+    return Candidate(Level(FAMILY.render(knobs), FAMILY.skill, params=Params("take_away", dict(knobs))))
+
+
+class Scripted:
+    """Answers its first call with ``first`` and each later call with the next of ``later``."""
+
+    def __init__(self, first: list[dict[str, Any]], later: list[dict[str, Any]]):
+        self.answers = [first] + [[knobs] for knobs in later]
+        self.asked: list[int] = []
+
+    async def propose(self, context: DesignContext) -> list[Candidate]:
+        self.asked.append(context.count)
+        return [_candidate(k) for k in self.answers.pop(0)] if self.answers else []
+
+
+def _with_team(run: Callable[[RedTeam], Any], designer: Any = None, **settings: Any) -> Any:
+    async def hunt(url: str) -> Any:
+        target = make_agent(f"openai:player@{url}")
+        try:
+            with make_executor("local") as executor:
+                config = RedTeamConfig(target="openai:player", families=["take_away"], **settings)
+                return await run(RedTeam(config, executor, target, designer=designer))
+        finally:
+            await target.aclose()
+
+    with FakeOpenAIServer(FamilyPlayer({"take-away game": lambda o: len(read_nim(o).piles) == 3})) as server:
+        return asyncio.run(hunt(server.url))
+
+
+def test_a_proposal_that_repeats_a_failure_found_earlier_in_its_round_is_asked_for_again() -> None:
+    designer = Scripted([THREE_PILES, HARDER], later=[TWO_PILES])
+
+    async def one_round(team: RedTeam) -> tuple[RedTeam, dict[str, Any]]:
+        return team, await team.round(0, 2)
+
+    team, summary = _with_team(one_round, designer, per_round=2, budget=2)
+    assert designer.asked == [2, 1]  # the second level was replaced before it was judged
+    assert team.avoided == 1 and summary["proposals"] == 2 and summary["failed"] == 1
+    assert list(team.memory.counts.values()) == [1]  # the three-pile failure, found once
+    assert ("take_away", TWO_PILES) in team.memory.passes  # the replacement was judged: won
+
+
+def test_a_win_above_a_known_failure_is_replayed_first_and_forgotten_when_it_fails_there() -> None:
+    async def remember(team: RedTeam) -> tuple[list[Any], int, int]:
+        team.memory.add(cluster_key("take_away", EASIEST, "", ""), "take_away", EASIEST)
+        before = team.prober.episodes
+        await team.remember_win("take_away", THREE_PILES)  # strictly above the easiest game: replayed, and lost
+        replayed = team.prober.episodes - before
+        team.memory.minimal.clear()
+        await team.remember_win("take_away", TWO_PILES)  # above no known failure: taken as it is
+        return team.memory.passes, replayed, team.prober.episodes - before - replayed
+
+    passes, replayed, after = _with_team(remember, confirm_seeds=3, confirm_plays=2)
+    assert replayed == 6 and after == 0
+    assert passes == [("take_away", TWO_PILES)]
+
+
+def test_a_proposal_is_worth_most_to_the_search_when_its_new_failure_is_confirmed() -> None:
+    probe = Probe("", True, None, stats=EnvStats(win_rate=0.75, win_rate_hint=0.0, mean_return=0.75,
+                                                 mean_return_hint=0.0, plays=4))
+    confirmed = Proposal(_candidate(THREE_PILES), probe, "", cluster="k", new_cluster=True, confirmed=True)
+    refused = Proposal(_candidate(THREE_PILES), probe, "", cluster="k", new_cluster=True)
+    lost_some = Proposal(_candidate(TWO_PILES), probe, "")
+    assert confirmed.found(0.5) > refused.found(0.5) > lost_some.found(0.5) > 0
