@@ -6,6 +6,8 @@ One round, as the algorithm reads:
                (``YieldAllocator``: Thompson sampling); a baseline's are shared evenly
     propose    the designer proposes levels for those skills (rewarded for earlier failures)
     judge      each passes the gate, then the target plays it (``Prober``): failed and solvable?
+               Each is judged, and filed as below, before the next: one that would repeat a
+               failure found earlier in the round is asked for again
     cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
                shrunk to its minimal form (``minimise``), which names its cluster
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
@@ -13,7 +15,9 @@ One round, as the algorithm reads:
                with no confirmed form is counted but marks no region of its family as known)
     reward     failure rate x feasibility, x (1 + novelty / (1 + failures already in the cluster)),
                centred per skill, invalid proposals below any valid one -> the designer learns
-    remember   the level buffer keeps scored levels; those the target lost at least once (outside
+    remember   a won level joins the memory's won levels (one strictly above a known failure only
+               once its fresh seeds confirm the win, since it reopens the levels above that failure);
+               the level buffer keeps scored levels; those the target lost at least once (outside
                a filled cluster) are the designer's parents, which it climbs; the store keeps everything
 
 Rule: the designer earns reward only for solvable levels the target fails, and
