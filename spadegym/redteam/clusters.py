@@ -128,7 +128,7 @@ class ClusterMemory:
     def _refuted(self, family: str, knobs: dict[str, Any], minimal: dict[str, Any]) -> list[dict[str, Any]]:
         """The won levels strictly above ``minimal`` and at or below ``knobs``."""
         return [won for f, won in self.passes if f == family and dominates(family, knobs, won)
-                and dominates(family, won, minimal) and not dominates(family, minimal, won)]
+                and _strictly_above(family, won, minimal)]
 
     def won_between(self, family: str, knobs: dict[str, Any]) -> list[dict[str, Any]]:
         """The won levels that keep this level from repeating a known failure below it (``known_cluster``)."""
@@ -141,8 +141,11 @@ class ClusterMemory:
     def above_failure(self, family: str, knobs: dict[str, Any]) -> bool:
         """Whether this level lies strictly above a known minimal failure (won, it would refute that failure
         for the levels above it)."""
-        return any(fam == family and dominates(family, knobs, minimal) and not dominates(family, minimal, knobs)
-                   for fam, minimal in self.minimal.values())
+        return any(fam == family and _strictly_above(family, knobs, minimal) for fam, minimal in self.minimal.values())
+
+    def won_above(self, family: str, minimal: dict[str, Any]) -> list[dict[str, Any]]:
+        """The won levels strictly above this failure (each refutes it for the levels above itself)."""
+        return [won for f, won in self.passes if f == family and _strictly_above(family, won, minimal)]
 
     def forget_pass(self, family: str, knobs: dict[str, Any]) -> None:
         """A won level that fails its fresh seeds after all: its win was luck, and refutes nothing."""
@@ -171,3 +174,8 @@ class ClusterMemory:
 
     def __len__(self) -> int:
         return len(self.counts)
+
+
+def _strictly_above(family: str, knobs: dict[str, Any], other: dict[str, Any]) -> bool:
+    """At least as hard as ``other`` (``dominates``) and not the same game to the search."""
+    return dominates(family, knobs, other) and not dominates(family, other, knobs)

@@ -131,7 +131,7 @@ class RedTeam:
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
         self.avoided = 0  # proposals replaced before judging because they repeated a known failure
         self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
-        self.won_replayed: set[str] = set()  # won levels replayed on fresh seeds before a form above them was kept
+        self.won_replayed: dict[str, bool] = {}  # won levels replayed on fresh seeds -> won there too
         # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
         adaptive = config.allocate == "yield" and abilities(designer).learns
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
@@ -220,13 +220,17 @@ class RedTeam:
         """A won level joins the memory's won levels; one strictly above a known failure would reopen the
         levels above it to the search, so it is replayed on fresh seeds first and forgotten if it fails
         there (a lucky win on the hunt's seeds, which would only send proposals back to that failure)."""
-        if family and self.memory.above_failure(family, knobs):
-            source = get_family(family).render(knobs)
-            key = cluster_key(family, knobs, source, "")
-            self.won_replayed.add(key)
-            if (await self.replay(source, None, "won:" + key)).kept:
-                return
+        if family and self.memory.above_failure(family, knobs) and not await self.win_holds(family, knobs):
+            return
         self.memory.add_pass(family, knobs)
+
+    async def win_holds(self, family: str, knobs: dict[str, Any]) -> bool:
+        """Whether a level the target won is won on fresh seeds too (replayed once; the answer is kept)."""
+        source = get_family(family).render(knobs)
+        key = cluster_key(family, knobs, source, "")
+        if key not in self.won_replayed:
+            self.won_replayed[key] = not (await self.replay(source, None, "won:" + key)).kept
+        return self.won_replayed[key]
 
     async def judge(self, n: int, i: int, cand: Candidate, earlier: set[str] | None = None) -> Proposal:
         """Gate and target plays; a file already judged (in an earlier round or this one) is a duplicate."""
@@ -278,6 +282,12 @@ class RedTeam:
         # above a form that failed by chance may hold a real failure (a graded weakness), so they are judged.
         landmark = confirmed or key not in self.refused
         self.memory.add(key, cand.family if landmark else None, kept.knobs, written)
+        if landmark and cand.family:
+            # Levels won before this failure was known, above it, now reopen the levels above them: as
+            # with a win above a known failure (``remember_win``), each is replayed before it may.
+            for won in self.memory.won_above(cand.family, kept.knobs):
+                if not await self.win_holds(cand.family, won):
+                    self.memory.forget_pass(cand.family, won)
         return key, novelty, confirmed
 
     async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
@@ -387,12 +397,7 @@ class RedTeam:
         """Replay the won levels between this level and the known failures below it on fresh seeds, forget
         those that fail there, and return the known failure the level repeats once they are gone (or None)."""
         for won in self.memory.won_between(family, knobs):
-            source = get_family(family).render(won)
-            key = cluster_key(family, won, source, "")
-            if key in self.won_replayed:
-                continue  # replayed already and still won
-            self.won_replayed.add(key)
-            if (await self.replay(source, None, "won:" + key)).kept:
+            if not await self.win_holds(family, won):
                 self.memory.forget_pass(family, won)
         return self.memory.known_cluster(family, knobs)
 
