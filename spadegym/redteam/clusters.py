@@ -143,10 +143,6 @@ class ClusterMemory:
         for the levels above it)."""
         return any(fam == family and _strictly_above(family, knobs, minimal) for fam, minimal in self.minimal.values())
 
-    def won_above(self, family: str, minimal: dict[str, Any]) -> list[dict[str, Any]]:
-        """The won levels strictly above this failure (each refutes it for the levels above itself)."""
-        return [won for f, won in self.passes if f == family and _strictly_above(family, won, minimal)]
-
     def forget_pass(self, family: str, knobs: dict[str, Any]) -> None:
         """A won level that fails its fresh seeds after all: its win was luck, and refutes nothing."""
         self.passes = [(f, won) for f, won in self.passes if not (f == family and won == knobs)]

@@ -75,7 +75,6 @@ class Proposal:
     env_id: str | None = None
     cluster: str | None = None
     new_cluster: bool = False
-    confirmed: bool = False  # its failure's form passed its fresh seeds (a case, or a known cluster's form)
     reward: float = 0.0
 
     @property
@@ -91,13 +90,12 @@ class Proposal:
         return None if self.probe.valid else self.probe.reason
 
     def found(self, max_win_rate: float) -> float:
-        """What the proposal yielded, for the allocators: what the search is for (a new failure confirmed on
-        fresh seeds) 1; a new failure its fresh seeds refused one half; some lost plays one quarter."""
+        """What the proposal yielded, for the allocator: a new failure 1, some lost plays one half."""
         stats = self.probe.stats
         if self.new_cluster:
-            return 1.0 if self.confirmed else PARTIAL_YIELD
+            return 1.0
         lost_some = stats is not None and self.cluster is None and stats.win_rate < 1 and stats.plays > 0
-        return PARTIAL_YIELD / 2 if lost_some and stats.win_rate > max_win_rate else 0.0
+        return PARTIAL_YIELD if lost_some and stats.win_rate > max_win_rate else 0.0
 
 
 @dataclass
@@ -208,7 +206,7 @@ class RedTeam:
         if self.prober.fails(p.probe):
             self.failures += 1
             known = len(self.memory)
-            p.cluster, novelty, p.confirmed = await self.cluster(p)
+            p.cluster, novelty = await self.cluster(p)
             p.new_cluster = len(self.memory) > known
             p.reward = self.reward_fn(p.probe.stats) * (1 + self.config.novelty * novelty)
         elif p.probe.stats is not None:
@@ -247,15 +245,14 @@ class RedTeam:
         return Proposal(cand, probe, code_hash, env_id)
 
     # -- cluster, shrink, confirm ----------------------------------------------
-    async def cluster(self, p: Proposal) -> tuple[str, float, bool]:
-        """The failure's cluster, its novelty, and whether a form of it was confirmed on fresh seeds; a new
-        cluster's minimal form is confirmed as a case."""
+    async def cluster(self, p: Proposal) -> tuple[str, float]:
+        """The failure's cluster and its novelty; a new cluster's minimal form is confirmed as a case."""
         cand = p.candidate
         known = self.memory.known_cluster(cand.family, cand.knobs, p.code_hash)
         if known is not None:
             novelty = self.memory.novelty(known)
             self.memory.add(known)
-            return known, novelty, False
+            return known, novelty
         minimal = await self.minimise(p)
         kept, tries, confirmed = minimal, 0, False
         # A form that fails its fresh seeds only by chance is no case; a less shrunk one on the
@@ -282,13 +279,7 @@ class RedTeam:
         # above a form that failed by chance may hold a real failure (a graded weakness), so they are judged.
         landmark = confirmed or key not in self.refused
         self.memory.add(key, cand.family if landmark else None, kept.knobs, written)
-        if landmark and cand.family:
-            # Levels won before this failure was known, above it, now reopen the levels above them: as
-            # with a win above a known failure (``remember_win``), each is replayed before it may.
-            for won in self.memory.won_above(cand.family, kept.knobs):
-                if not await self.win_holds(cand.family, won):
-                    self.memory.forget_pass(cand.family, won)
-        return key, novelty, confirmed
+        return key, novelty
 
     async def shrink_path(self, p: Proposal, minimal: Minimal) -> AsyncIterator[Minimal]:
         """The minimal form, then each less shrunk form that still failed, back to the level first found."""

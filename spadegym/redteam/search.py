@@ -17,10 +17,10 @@ game proposed before. Within the open levels of a family, three ways to pick:
             some plays of: a failure rate that rises with stacked difficulty points to a corner
             (conjunctions of knobs) where it fails for good
 
-The way to pick is a Thompson draw over what each way yielded lately (``Proposal.found``:
-a confirmed new failure 1, lesser finds a share; discounted, see ``allocate``). A slot goes to
-the family of its skill picked by a Thompson draw over what each family's proposals yielded,
-the same way, among those that still have an open level; a skill with none left proposes fewer, and the search ends when no skill
+The way to pick is a Thompson draw over what each way yielded (a new failure 1, a
+level lost only sometimes one half). A slot goes to the family of its skill picked by a
+Thompson draw over what each family's proposals yielded, the same way, among those that still
+have an open level; a skill with none left proposes fewer, and the search ends when no skill
 has any (every failure it can reach is found).
 """
 
@@ -35,7 +35,7 @@ from .allocate import YieldAllocator
 from .clusters import SEEN_DIMENSIONS, ClusterMemory, dominates, level_features
 from .space import SearchSpace, family_candidate, level_key
 
-VERSION = "search-3"
+VERSION = "search-2"
 OPERATORS = ("fresh", "edge", "climb")
 #: Uniform draws a fresh level is the most novel of.
 FRESH_DRAWS = 16

@@ -36,11 +36,11 @@ class OverShrinking(RedTeam):
         return Minimal(FAMILY.render(TOO_FAR), dict(TOO_FAR), probe, steps, level_size("take_away", TOO_FAR))
 
 
-def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float, bool]]:
+def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float]]:
     """One failure of the level first found, clustered by a search that over-shrinks it."""
     config = RedTeamConfig(target="openai:weak", families=["take_away"], backtrack=backtrack)
 
-    async def hunt(url: str) -> tuple[RedTeam, tuple[str, float, bool]]:
+    async def hunt(url: str) -> tuple[RedTeam, tuple[str, float]]:
         target = make_agent(f"openai:weak@{url}")
         try:
             with make_executor("local") as executor:
@@ -60,9 +60,8 @@ def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float, bool]]:
 
 
 def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it() -> None:
-    team, (key, novelty, confirmed) = _hunt(backtrack=2)
+    team, (key, novelty) = _hunt(backtrack=2)
     (case, minimal, original), = team.cases
-    assert confirmed
     # The form before it is confirmed, then settled: its take limit of 3 is not what fails (the level just
     # below, limit 2, fails its fresh seeds too), three piles are (two piles are won).
     cause = {**BEFORE, "max_take": EASIEST["max_take"]}
@@ -75,7 +74,7 @@ def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it()
 
 
 def test_a_refused_failure_is_counted_but_marks_no_region_as_known() -> None:
-    team, (key, _, confirmed) = _hunt(backtrack=0)  # no stepping back: the over-shrunk form is all there is
-    assert not confirmed and not team.cases and key in team.refused and "piles=2" in key and team.memory.counts[key] == 1
+    team, (key, _) = _hunt(backtrack=0)  # no stepping back: the over-shrunk form is all there is
+    assert not team.cases and key in team.refused and "piles=2" in key and team.memory.counts[key] == 1
     # The levels above it are judged again (a graded weakness may fail there for real), not skipped.
     assert team.memory.known_cluster("take_away", FOUND) is None

@@ -20,9 +20,6 @@ from spadegym.llm import FakeOpenAIServer
 from spadegym.llm.fake_players import FamilyPlayer, read_nim
 from spadegym.redteam import RedTeam, RedTeamConfig
 from spadegym.redteam.clusters import cluster_key
-from spadegym.redteam.hunt import Proposal
-from spadegym.redteam.probe import Probe
-from spadegym.signals import EnvStats
 
 FAMILY = get_family("take_away")
 EASIEST = FAMILY.level_knobs(0)
@@ -88,25 +85,3 @@ def test_a_win_above_a_known_failure_is_replayed_first_and_forgotten_when_it_fai
     assert replayed == 6 and after == 0
     assert passes == [("take_away", TWO_PILES)]
 
-
-def test_a_proposal_is_worth_most_to_the_search_when_its_new_failure_is_confirmed() -> None:
-    probe = Probe("", True, None, stats=EnvStats(win_rate=0.75, win_rate_hint=0.0, mean_return=0.75,
-                                                 mean_return_hint=0.0, plays=4))
-    confirmed = Proposal(_candidate(THREE_PILES), probe, "", cluster="k", new_cluster=True, confirmed=True)
-    refused = Proposal(_candidate(THREE_PILES), probe, "", cluster="k", new_cluster=True)
-    lost_some = Proposal(_candidate(TWO_PILES), probe, "")
-    assert confirmed.found(0.5) > refused.found(0.5) > lost_some.found(0.5) > 0
-
-
-def test_a_win_remembered_before_a_failure_below_it_is_found_is_replayed_when_it_is() -> None:
-    lucky = {**THREE_PILES, "max_take": 3}  # remembered as won, but the target loses every three-pile game
-
-    async def find(team: RedTeam) -> tuple[str, RedTeam]:
-        team.memory.add_pass("take_away", lucky)
-        found = Proposal(_candidate(THREE_PILES), await team.prober.probe(FAMILY.render(THREE_PILES), None), "h")
-        return (await team.cluster(found))[0], team
-
-    key, team = _with_team(find)
-    assert team.memory.minimal[key] == ("take_away", THREE_PILES) and team.cases
-    assert ("take_away", lucky) not in team.memory.passes  # replayed once the failure below it was known: lost
-    assert team.memory.known_cluster("take_away", {**lucky, "stones": 11}) == key
