@@ -149,7 +149,7 @@ class RedTeam:
                 # Each proposal is judged and filed before the next is judged, so one that would repeat a
                 # failure found earlier in the round is asked for again, not spent.
                 for cand in cands:
-                    cand = await self.unknown(cand, context)
+                    cand = await self.replace_known(cand, context)
                     p = await self.judge(n, len(props), cand, {p.code_hash for p in props})
                     await self.file(p)
                     props.append(p)
@@ -186,7 +186,7 @@ class RedTeam:
             parents=[summary(r) for r in ranked if r.score > 0][:16],
         )
 
-    async def unknown(self, cand: Candidate, context: DesignContext, attempts: int = 8) -> Candidate:
+    async def replace_known(self, cand: Candidate, context: DesignContext, attempts: int = 8) -> Candidate:
         """With ``avoid_known``, a candidate that repeats a known failure is asked for again (up to ``attempts``
         times; the last answer is judged)."""
         for _ in range(attempts if self.config.avoid_known else 0):
