@@ -61,7 +61,7 @@ class SearchDesigner:
         self.pending: dict[str, str] = {}  # candidate id -> operator
         self.pending_family: dict[str, str] = {}  # candidate id -> family
         self.batch_round = -1
-        self.batch: list[tuple[str, dict[str, Any]]] = []  # this round's proposals (family, knobs), judged after it
+        self.batch: list[tuple[str, dict[str, Any]]] = []  # this round's proposals (family, knobs)
         self.apart = False
 
     # -- proposals ---------------------------------------------------------------
@@ -79,7 +79,7 @@ class SearchDesigner:
             self.batch_round, self.batch = context.round, []
         by_name = {f.name: f for f in self.space.families(context.skill)}
         families = [by_name[name] for name in self.family_yield.ranked(sorted(by_name))]
-        # Levels of one round are judged together: first look for one no harder and no easier than the
+        # The levels of one call are judged only after it: first look for one no harder and no easier than the
         # round's others (whichever way those go, it may still tell something new), then for any open one.
         for self.apart in (True, False):
             for family in families:
