@@ -8,7 +8,7 @@
 
 from .difficulty import difficulty_index
 from .edits import Edit, EditSpace, edit_space
-from .provenance import rendering_family
+from .provenance import rendered_level, rendering_family
 from .registry import (
     COMMON_KNOBS,
     FREE_KNOBS,
@@ -27,4 +27,4 @@ from . import arithmetic, causal, deduction, optimization, patterns, spatial  # 
 
 __all__ = ["COMMON_KNOBS", "DIMENSIONS", "FREE_KNOBS", "SKILLS", "Dimension", "Edit", "EditSpace", "Extend", "Family",
            "FamilyError", "difficulty_index", "edit_space", "get_family", "list_families", "new_environment",
-           "register_family", "rendering_family"]
+           "register_family", "rendered_level", "rendering_family"]

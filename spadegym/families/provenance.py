@@ -1,6 +1,7 @@
 """Which built-in family, if any, rendered a source: the text must be exactly its rendering.
 
     rendering_family(source)   # "grid_maze", or None for any file the families did not write
+    rendered_level(source)     # ("grid_maze", {"size": 5, ...}): the knobs too
 
 Episodes of one file may share a sandbox worker only when the file is a family's rendering
 (``sandbox.sharing``; this module vouches for them when the families are imported): the
@@ -22,9 +23,21 @@ _NAME = re.compile(r"^FAMILY = (.+)$", re.MULTILINE)
 _KNOBS = re.compile(r"^DIFFICULTY = (.+)$", re.MULTILINE)
 
 
-@functools.lru_cache(maxsize=256)  # a round opens the same few sources again and again
 def rendering_family(source: str) -> str | None:
     """The name of the family whose ``render`` gives exactly ``source`` (its FAMILY and DIFFICULTY), else None."""
+    found = _rendering(source)
+    return found[0] if found else None
+
+
+def rendered_level(source: str) -> tuple[str, dict] | None:
+    """The family and knobs whose rendering is exactly ``source``, else None."""
+    found = _rendering(source)
+    return (found[0], ast.literal_eval(found[1])) if found else None
+
+
+@functools.lru_cache(maxsize=256)  # a round opens the same few sources again and again
+def _rendering(source: str) -> tuple[str, str] | None:
+    """(family name, the DIFFICULTY literal) when ``source`` is exactly that family's rendering of those knobs."""
     name, knobs = _NAME.search(source), _KNOBS.search(source)
     if name is None or knobs is None:
         return None
@@ -33,7 +46,7 @@ def rendering_family(source: str) -> str | None:
         rendered = family.render(ast.literal_eval(knobs.group(1)))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, FamilyError):
         return None
-    return family.name if rendered == source else None
+    return (family.name, knobs.group(1)) if rendered == source else None
 
 
 def _is_rendering(source: str) -> bool:

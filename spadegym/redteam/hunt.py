@@ -18,7 +18,9 @@ One round, as the algorithm reads:
     remember   a won level joins the memory's won levels (one strictly above a known failure only
                once its fresh seeds confirm the win, since it reopens the levels above that failure);
                the level buffer keeps scored levels; those the target lost at least once (outside
-               a filled cluster) are the designer's parents, which it climbs; the store keeps everything
+               a filled cluster) are the designer's parents, which it climbs; every play of a family
+               level (proposal, shrink step, replay) feeds the search's model of the target
+               (``PlayModel``); the store keeps everything
 
 Rule: the designer earns reward only for solvable levels the target fails, and
 less for a bug it has already found, so the search spreads over distinct failures.
@@ -46,18 +48,19 @@ from ..designers.base import (
 from ..envfile import normalized_code_hash
 from ..errors import UserError
 from ..executor import Executor, make_executor
-from ..families import get_family
+from ..families import get_family, rendered_level
 from ..loop.run import versions
 from ..loop.selfplay import fresh_slots, level_summary
 from ..loop.steps import told
 from ..rollout import derive_seed
-from ..signals import bands, get_designer_reward
+from ..signals import EnvStats, bands, get_designer_reward
 from ..store import RunStore
 from .allocate import PARTIAL_YIELD, YieldAllocator
 from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import SEARCH_DESIGNERS, RedTeamConfig
 from .flakiness import Confirmation, confirm
 from .minimise import Minimal, code_size, level_size, one_step_simpler, shrink_level, simplify_file
+from .predict import PlayModel
 from .probe import Probe, Prober
 from .search import SearchDesigner
 from .space import SearchSpace, UniformDesigner
@@ -116,14 +119,16 @@ class RedTeam:
     """Owns a search: the designer, the prober (gate + frozen target), the cluster memory, the cases."""
 
     def __init__(self, config: RedTeamConfig, executor: Executor, target: Agent, designer: Designer,
-                 store: RunStore | None = None, memory: ClusterMemory | None = None):
+                 store: RunStore | None = None, memory: ClusterMemory | None = None, model: PlayModel | None = None):
         self.config, self.target, self.designer, self.store = config, target, designer, store
         self.reward_fn = get_designer_reward(config.reward)
         self.prober = Prober(executor, target, seed=config.seed, plays=config.plays, hint_plays=config.hint_plays,
                              max_win_rate=config.max_win_rate, min_feasibility=config.min_feasibility,
-                             rollout=config.rollout, validation=config.validation, won_at=config.won_at)
+                             rollout=config.rollout, validation=config.validation, won_at=config.won_at,
+                             on_played=self.played)
         self.buffer = LevelBuffer(BufferConfig(capacity=max(256, config.budget)))
         self.memory = memory if memory is not None else ClusterMemory()  # the search designer reads it too
+        self.model = model if model is not None else PlayModel()  # so does the model of the target's plays
         self.cases: list[tuple[Case, str, str]] = []
         self.proposals = 0
         self.failures = 0  # failed, solvable levels found (every cluster, repeats included)
@@ -133,6 +138,11 @@ class RedTeam:
         # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
         adaptive = config.allocate == "yield" and abilities(designer).learns
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
+
+    def played(self, source: str, stats: EnvStats) -> None:
+        """A family level's plays (a proposal's, a shrink step's, a replay's) into the model of the target."""
+        if (level := rendered_level(source)) is not None:
+            self.model.observe(*level, stats.win_rate * stats.plays, stats.plays)
 
     # -- one round ------------------------------------------------------------
     async def round(self, n: int, count: int) -> dict[str, Any]:
@@ -477,16 +487,18 @@ async def _propose(designer: Designer, context: DesignContext) -> list[Candidate
     return list(await designer.propose(context))
 
 
-def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMemory) -> Designer:
+def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMemory,
+                   model: PlayModel | None = None) -> Designer:
     """The search's designer; ``search`` and ``uniform`` draw from one space (``config.space``), and ``search``
-    reads the search's memory of failures and won levels."""
+    reads the search's memory of failures and won levels, and its model of the target's plays."""
     from ..designers.registry import DESIGNERS
     from ..loop.run import executor_validator
 
     if config.designer.kind in SEARCH_DESIGNERS:
         space = SearchSpace(config.space, config.families)
-        return SearchDesigner(space, memory, config.seed) if config.designer.kind == "search" else \
-            UniformDesigner(space, config.seed)
+        if config.designer.kind == "uniform":
+            return UniformDesigner(space, config.seed)
+        return SearchDesigner(space, memory, config.seed, model, config.plays, config.max_win_rate)
     # Its kind's sections of the config; a designer that validates as it writes (the LLM one) validates where
     # the search does.
     kind = DESIGNERS.kind(config.designer)
@@ -509,9 +521,9 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
     with make_executor(config.executor, config.sandbox, config.ray) as executor, \
             RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions()) as store:
         target = build_target(config)
-        memory = ClusterMemory()
-        designer = build_designer(config, executor, memory)
-        team = RedTeam(config, executor, target, designer, store, memory)
+        memory, model = ClusterMemory(), PlayModel()
+        designer = build_designer(config, executor, memory, model)
+        team = RedTeam(config, executor, target, designer, store, memory, model)
         try:
             summaries = await team.run(on_round)
         finally:

@@ -9,6 +9,7 @@ file is never counted as the target's failure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +49,10 @@ class Prober:
 
     def __init__(self, executor: Executor, target: Agent, *, seed: int, plays: int, hint_plays: int,
                  max_win_rate: float, min_feasibility: float, rollout: RolloutConfig | None = None,
-                 validation: ValidationConfig | None = None, won_at: float | None = None):
+                 validation: ValidationConfig | None = None, won_at: float | None = None,
+                 on_played: Callable[[str, EnvStats], None] | None = None):
         self.executor, self.target, self.seed = executor, target, seed
+        self.on_played = on_played  # told every played level's statistics, whatever asked for the plays
         self.plays, self.hint_plays = plays, hint_plays
         self.max_win_rate, self.min_feasibility, self.won_at = max_win_rate, min_feasibility, won_at
         self.rollout = rollout or RolloutConfig()
@@ -84,6 +87,8 @@ class Prober:
         probe.episodes = await run_episodes(self.executor.host, {"level": level}, plays, self.target, self.rollout)
         self.episodes += len(probe.episodes)
         probe.stats = score({"level": level}, probe.episodes, {}).get("level")  # the loop's statistics
+        if self.on_played is not None and probe.stats is not None:
+            self.on_played(source, probe.stats)
         return probe
 
     def won(self, win_rate: float) -> bool:

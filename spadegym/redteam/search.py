@@ -7,8 +7,8 @@ likely be won again. Every proposal is **open**: neither of those, and not a
 game proposed before. Within the open levels of a family, three ways to pick:
 
     fresh   a uniform draw from the space, lowered out of every known failure it would repeat
-            (one knob below the failure's, or a dimension it needs changed), the most novel of 16,
-            a draw whose nearest known level was won weighing a quarter
+            (one knob below the failure's, or a dimension it needs changed): of 16, the one
+            whose novelty times the chance the target fails it is highest
     edge    one change away from a won level (shrinking leaves many): a difficulty knob a step
             harder, or one dimension the target sees (wording, layout, line order, action names,
             menu, start, turns) changed. A failure here differs from a won level by one change,
@@ -17,11 +17,13 @@ game proposed before. Within the open levels of a family, three ways to pick:
             some plays of: a failure rate that rises with stacked difficulty points to a corner
             (conjunctions of knobs) where it fails for good
 
-The way to pick is a Thompson draw over what each way yielded (a new failure 1, a
-level lost only sometimes one half). A slot goes to the family of its skill picked by a
-Thompson draw over what each family's proposals yielded, the same way, among those that still
-have an open level; a skill with none left proposes fewer, and the search ends when no skill
-has any (every failure it can reach is found).
+The chance the target fails a level comes from the hunt's model of the target's plays
+(``PlayModel``: every play of a family level, fitted per family); an edge or a climb
+is the option it most expects lost. The way to pick is a Thompson draw over what each
+way yielded (a new failure 1, a level lost only sometimes one half). A slot goes to the
+family of its skill picked by a Thompson draw over what each family's proposals yielded,
+the same way, among those that still have an open level; a skill with none left proposes
+fewer, and the search ends when no skill has any (every failure it can reach is found).
 """
 
 from __future__ import annotations
@@ -33,14 +35,13 @@ from ..designers.base import Candidate, DesignContext, Feedback, LevelSummary, r
 from ..families import Family, FamilyError
 from .allocate import YieldAllocator
 from .clusters import SEEN_DIMENSIONS, ClusterMemory, dominates, level_features
+from .predict import PlayModel
 from .space import SearchSpace, family_candidate, level_key
 
-VERSION = "search-2"
+VERSION = "search-3"
 OPERATORS = ("fresh", "edge", "climb")
 #: Uniform draws a fresh level is the most novel of.
 FRESH_DRAWS = 16
-#: A fresh draw's weight when the level the memory knows nearest to it was won (its novelty is multiplied by it).
-NEAR_WIN = 0.25
 #: Times a draw is lowered out of known failures before it is given up.
 ESCAPES = 12
 
@@ -50,8 +51,11 @@ class SearchDesigner:
 
     name = "search"
 
-    def __init__(self, space: SearchSpace, memory: ClusterMemory, seed: int = 0):
+    def __init__(self, space: SearchSpace, memory: ClusterMemory, seed: int = 0, model: PlayModel | None = None,
+                 plays: int = 4, max_win_rate: float = 0.5):
         self.space, self.memory = space, memory
+        self.model = model if model is not None else PlayModel()  # what the target's plays so far say
+        self.plays, self.max_win_rate = plays, max_win_rate  # how the hunt judges a proposal: failed or not
         self.rng = random.Random(seed)
         self.ops = YieldAllocator(list(OPERATORS), seed=seed)
         self.family_yield = YieldAllocator([], seed=seed + 1)  # what each family's proposals yielded
@@ -96,8 +100,9 @@ class SearchDesigner:
         live = [op for op in OPERATORS if op == "fresh" or options[op]]
         while live:
             op = self.ops.pick(live)
-            if op != "fresh":
-                parent_id, knobs = self.rng.choice(options[op])
+            if op != "fresh":  # the option the target most likely fails (ties in random order)
+                shuffled = self.rng.sample(options[op], len(options[op]))
+                parent_id, knobs = max(shuffled, key=lambda o: self.likely_lost(family, o[1]))
                 return op, knobs, [parent_id] if parent_id else []
             knobs = self._fresh(family)
             if knobs is not None:
@@ -137,14 +142,10 @@ class SearchDesigner:
         return max(draws, key=lambda d: self.novelty(family, d) * self.likely_lost(family, d)) if draws else None
 
     def likely_lost(self, family: Family, knobs: dict[str, Any]) -> float:
-        """1, or ``NEAR_WIN`` when the level the memory knows nearest to this one (a failure or a won level) was won."""
-        point = _position(family, knobs)
-        known = [(False, k) for f, k in self.memory.passes if f == family.name] + \
-            [(True, k) for f, k in self.memory.minimal.values() if f == family.name]
-        if not known:
-            return 1.0
-        lost, _ = min(known, key=lambda item: sum(abs(a - b) for a, b in zip(point, _position(family, item[1]))))
-        return 1.0 if lost else NEAR_WIN
+        """The chance the target fails this level on the hunt's plays, as the model of its plays has it
+        (1 while the family has too few levels played)."""
+        chance = self.model.lost_chance(family.name, knobs, self.plays, self.max_win_rate)
+        return 1.0 if chance is None else chance
 
     def _escape(self, family: Family, knobs: dict[str, Any]) -> dict[str, Any] | None:
         """``knobs`` moved below every known failure it is at or above (one knob under the failure's, or a

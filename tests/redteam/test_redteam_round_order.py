@@ -85,3 +85,19 @@ def test_a_win_above_a_known_failure_is_replayed_first_and_forgotten_when_it_fai
     assert replayed == 6 and after == 0
     assert passes == [("take_away", TWO_PILES)]
 
+
+
+def test_every_play_of_a_family_level_reaches_the_model_of_the_target() -> None:
+    # A proposal's plays, its shrink steps' and its confirmation replays' all say where the target loses.
+    designer = Scripted([HARDER, TWO_PILES], later=[])
+
+    async def one_round(team: RedTeam) -> RedTeam:
+        await team.round(0, 2)
+        return team
+
+    team = _with_team(one_round, designer, per_round=2, budget=2)
+    played = team.model.played["take_away"]
+    assert sum(plays for _, _, plays in played) == team.prober.episodes  # every play (none hinted: solution())
+    assert len(played) > 2  # more than the two proposals: shrink steps and replays too
+    chance = team.model.lost_chance
+    assert chance("take_away", THREE_PILES, 4, 0.5) > 0.5 > chance("take_away", TWO_PILES, 4, 0.5)

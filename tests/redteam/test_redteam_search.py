@@ -155,13 +155,15 @@ def test_the_search_spends_a_skills_slots_on_the_family_whose_proposals_find_fai
     assert restored.family_yield.state() == designer.family_yield.state()
 
 
-def test_a_fresh_draw_nearest_a_won_level_weighs_less_than_one_nearest_a_failure() -> None:
-    memory = ClusterMemory()
-    designer = SearchDesigner(SearchSpace("full", ["grid_maze"]), memory, seed=0)
-    small = {**EASIEST, "size": MAZE.ladder("size")[2]}
+def test_the_search_expects_a_level_lost_where_the_targets_plays_of_its_family_were_lost() -> None:
+    designer = SearchDesigner(SearchSpace("full", ["grid_maze"]), ClusterMemory(), seed=0)
+    small = {**EASIEST, "size": MAZE.ladder("size")[1]}
     big = {**EASIEST, "size": MAZE.ladder("size")[-1], "walls": MAZE.ladder("walls")[-1]}
-    assert designer.likely_lost(MAZE, small) == designer.likely_lost(MAZE, big) == 1.0  # nothing known yet
-    memory.add_pass("grid_maze", {**EASIEST, "size": MAZE.ladder("size")[3]})
-    failed = {**EASIEST, "size": MAZE.ladder("size")[-2], "walls": MAZE.ladder("walls")[-1]}
-    memory.add(cluster_key("grid_maze", failed, "", "lost"), "grid_maze", failed)
-    assert designer.likely_lost(MAZE, small) < designer.likely_lost(MAZE, big) == 1.0
+    assert designer.likely_lost(MAZE, small) == designer.likely_lost(MAZE, big) == 1.0  # nothing played yet
+    # The target won the small mazes it played and lost the big ones, in plays of any origin.
+    for size in MAZE.ladder("size")[:2]:
+        designer.model.observe("grid_maze", {**EASIEST, "size": size}, wins=4, plays=4)
+    for size in MAZE.ladder("size")[-2:]:
+        designer.model.observe("grid_maze", {**EASIEST, "size": size, "walls": MAZE.ladder("walls")[-1]}, 0, 12)
+    assert designer.likely_lost(MAZE, small) < 0.5 < designer.likely_lost(MAZE, big)
+    assert designer.likely_lost(get_family("key_rooms"), get_family("key_rooms").level_knobs(0)) == 1.0  # its own

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from spadegym.agents import RandomAgent
-from spadegym.families import DIMENSIONS, list_families, rendering_family
+from spadegym.families import DIMENSIONS, list_families, rendered_level, rendering_family
 from spadegym.level import Level
 from spadegym.rollout import HandlePool, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox, SandboxConfig, protocol, sharing
@@ -170,6 +170,8 @@ def test_a_file_no_family_rendered_gets_a_worker_per_episode(name: str) -> None:
     family = list_families()[0]
     rendered = family.render(family.level_knobs(0))
     assert not sharing.may_share(rendered + "\n" + source)  # a family's code with anything added is not its own
+    assert rendered_level(rendered) == (family.name, family.level_knobs(0))
+    assert rendered_level(rendered + "\n" + source) is None and rendered_level(source) is None
 
 
 def test_files_that_read_what_a_process_shares_play_the_same_as_in_workers_of_their_own() -> None:

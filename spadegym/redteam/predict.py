@@ -1,0 +1,86 @@
+"""What the search expects the target to do on a family level it has not played: a per-family logistic model.
+
+Every play the red team makes of a family level (a proposal's, a shrink step's, a confirmation's)
+is evidence about the target, whatever asked for it. ``PlayModel`` fits, per family, the chance
+that the target wins one play from where the level sits: each difficulty knob's place on its ladder
+and each seen variation choice. A search that proposes the levels it expects lost spends fewer
+proposals on levels the target wins, most of them near a level it wins now and then.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..families import DIMENSIONS, FamilyError, get_family
+from .clusters import SEEN_DIMENSIONS, level_features
+
+#: Levels of a family played before its model is trusted (fewer: no prediction).
+MIN_LEVELS = 3
+#: L2 weight on the coefficients (a Gaussian prior at 0): a few plays must not make a knob decisive.
+PRIOR = 1.0
+NEWTON_STEPS = 20
+
+
+def features(family: str, knobs: dict[str, Any]) -> np.ndarray:
+    """Each seen difficulty knob's place on its ladder (0 easiest, 1 hardest), one indicator per seen variation
+    choice away from the default, and a constant."""
+    ladders, varied = level_features(family, knobs)
+    choices = [(d.name, c) for d in DIMENSIONS if d.name in SEEN_DIMENSIONS for c in d.choices if c != d.default]
+    fam = get_family(family)
+    place = [i / max(1, len(fam.ladder(k)) - 1) for k, i in sorted(ladders.items())]
+    return np.array(place + [float(varied.get(name) == choice) for name, choice in choices] + [1.0])
+
+
+@dataclass
+class PlayModel:
+    """Per family: the levels played (features, wins, plays) and the logistic fit of a play's win."""
+
+    played: dict[str, list[tuple[np.ndarray, float, int]]] = field(default_factory=dict)
+    _fits: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def observe(self, family: str, knobs: dict[str, Any], wins: float, plays: int) -> None:
+        if plays <= 0:
+            return
+        try:
+            x = features(family, knobs)
+        except FamilyError:
+            return  # a level of an older family version: nothing the search will propose
+        self.played.setdefault(family, []).append((x, float(wins), int(plays)))
+        self._fits.pop(family, None)
+
+    def win_chance(self, family: str, knobs: dict[str, Any]) -> float | None:
+        """The fitted chance that the target wins one play of this level; None before ``MIN_LEVELS`` levels."""
+        if len(self.played.get(family, ())) < MIN_LEVELS:
+            return None
+        if family not in self._fits:
+            self._fits[family] = _fit(self.played[family])
+        return float(1.0 / (1.0 + np.exp(-features(family, knobs) @ self._fits[family])))
+
+    def lost_chance(self, family: str, knobs: dict[str, Any], plays: int, max_win_rate: float) -> float | None:
+        """The chance the target wins at most ``max_win_rate`` of ``plays`` plays (the level counts as failed)."""
+        p = self.win_chance(family, knobs)
+        if p is None:
+            return None
+        most = math.floor(max_win_rate * plays + 1e-9)
+        return sum(math.comb(plays, k) * p ** k * (1 - p) ** (plays - k) for k in range(most + 1))
+
+
+def _fit(rows: list[tuple[np.ndarray, float, int]]) -> np.ndarray:
+    """Maximum a posteriori logistic regression on binomial counts (Newton's method)."""
+    x = np.stack([r[0] for r in rows])
+    wins = np.array([r[1] for r in rows])
+    plays = np.array([r[2] for r in rows], dtype=float)
+    beta = np.zeros(x.shape[1])
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-x @ beta))
+        grad = x.T @ (wins - plays * p) - PRIOR * beta
+        hess = (x.T * (plays * p * (1 - p))) @ x + PRIOR * np.eye(len(beta))
+        step = np.linalg.solve(hess, grad)
+        beta += step
+        if np.abs(step).max() < 1e-6:
+            break
+    return beta
