@@ -40,7 +40,7 @@ class PlayModel:
     """Per family: the levels played (features, wins, plays) and the logistic fit of a play's win."""
 
     played: dict[str, list[tuple[np.ndarray, float, int]]] = field(default_factory=dict)
-    _fits: dict[str, np.ndarray] = field(default_factory=dict)
+    _fits: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # per family, until its next play
 
     def observe(self, family: str, knobs: dict[str, Any], wins: float, plays: int) -> None:
         if plays <= 0:
