@@ -23,16 +23,17 @@ MIN_LEVELS = 3
 #: L2 weight on the coefficients (a Gaussian prior at 0): a few plays must not make a knob decisive.
 PRIOR = 1.0
 NEWTON_STEPS = 20
+#: The seen variation choices away from the default, one indicator each.
+_CHOICES = tuple((d.name, c) for d in DIMENSIONS if d.name in SEEN_DIMENSIONS for c in d.choices if c != d.default)
 
 
 def features(family: str, knobs: dict[str, Any]) -> np.ndarray:
     """Each seen difficulty knob's place on its ladder (0 easiest, 1 hardest), one indicator per seen variation
     choice away from the default, and a constant."""
     ladders, varied = level_features(family, knobs)
-    choices = [(d.name, c) for d in DIMENSIONS if d.name in SEEN_DIMENSIONS for c in d.choices if c != d.default]
     fam = get_family(family)
     place = [i / max(1, len(fam.ladder(k)) - 1) for k, i in sorted(ladders.items())]
-    return np.array(place + [float(varied.get(name) == choice) for name, choice in choices] + [1.0])
+    return np.array(place + [float(varied.get(name) == choice) for name, choice in _CHOICES] + [1.0])
 
 
 @dataclass
