@@ -75,6 +75,7 @@ class HostedHandle:
     """``submit`` and ``request`` of a handle that its ``host`` serves (Ray actors, OpenEnv sessions)."""
 
     host: Any
+    pending_load: None = None  # its host loads the level with its first request: nothing to settle
 
     def submit(self, op: str, **args: Any) -> HostRequest:
         return HostRequest(self, op, args)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile.contract import is_success
@@ -25,6 +26,14 @@ class Turn:
     tool_call: dict[str, Any] | None = None
     # Every call when the turn made several (a reference tool-use reply); tool_call is the first.
     tool_calls: list[dict[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        if self.valid_actions is not None:
+            data["valid_actions"] = list(self.valid_actions)
+        if self.tool_call is not None or self.tool_calls is not None:  # nested arguments: copied whole
+            data["tool_call"], data["tool_calls"] = copy.deepcopy((self.tool_call, self.tool_calls))
+        return data
 
 
 @dataclass
@@ -58,7 +67,12 @@ class Episode:
         return self.failure is None or self.failure == "agent_format"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """What ``dataclasses.asdict`` gives, built directly: its generic deep copy is most of the cost of
+        storing an episode."""
+        data = dict(self.__dict__)
+        data["turns"] = [turn.to_dict() for turn in self.turns]
+        data["tokens"] = dict(self.tokens)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Episode:

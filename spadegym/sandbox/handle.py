@@ -42,6 +42,10 @@ class EnvHandle:
     A worker is recycled after ``recycle_after`` episodes and after any failure;
     the replacement reloads the same source before the next reset.
 
+    Opening sends the load and returns: ``loaded`` (or the first request) waits for it, so many
+    handles opened together load side by side; a caller that gathers their ``pending_load``
+    requests at once hands each its outcome with ``settle``.
+
     ``share`` > 1: the instance may live in a worker with up to ``share`` instances of the same file
     (``Sandbox.open``), each loaded in its own slot (own module namespace, own module-level ``random``);
     one worker wakes once a turn for all of them, with the memory and CPU limits of ``share`` workers.
@@ -60,30 +64,45 @@ class EnvHandle:
     source: str
     filename: str = "<env>"
     max_turns: int | None = None
-    loaded: protocol.Outcome = field(init=False)
+    _loaded: protocol.Outcome = field(init=False, repr=False)
     worker: Worker | None = field(init=False, default=None)
     episodes: int = field(init=False, default=0)
     deadline: InitVar[float | None] = None
     share: int = 1
     slot: int = field(init=False, default=0)  # its instance's place in a shared worker
     budget: EpisodeBudget = field(init=False)
+    #: The load request sent and not yet settled (see above).
+    pending_load: Request | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self, deadline: float | None) -> None:
         self.budget = EpisodeBudget(self.sandbox.config, deadline)
-        self.loaded = self._load()
+        self._send_load()
 
-    def _load(self) -> protocol.Outcome:
+    @property
+    def loaded(self) -> protocol.Outcome:
+        """The outcome of loading the file (waited for here if it was deferred and not settled yet)."""
+        self.settle()
+        return self._loaded
+
+    def _send_load(self) -> None:
         self.worker, self.slot = self.sandbox.place(self.source, self.filename, self.max_turns, self.share)
         self.episodes = 0
         timeout, why = self.budget.limit(self.sandbox.config.load_timeout_s, "load", episode=False)
-        p = self.worker.send("load", timeout, self.budget.cap(), why, source=self.source,
-                             filename=self.filename, max_turns=self.max_turns, **self._where())
-        outcome = gather([p])[0]
+        self.pending_load = self.worker.send("load", timeout, self.budget.cap(), why, source=self.source,
+                                             filename=self.filename, max_turns=self.max_turns, **self._where())
+
+    def settle(self, outcome: protocol.Outcome | None = None) -> None:
+        """Finish loading: with ``outcome`` when the caller gathered the load request with others, else wait for it."""
+        pending, self.pending_load = self.pending_load, None
+        if pending is None:
+            return
+        outcome = outcome if outcome is not None else gather([pending])[0]
         if not outcome.ok:
+            assert self.worker is not None
             self.worker.end(f"loading the file in it failed: {outcome.message}", outcome.status)
         elif outcome.value["max_turns"] is not None:  # the host caps turns, whatever the file declares
             outcome.value["max_turns"] = min(outcome.value["max_turns"], self.sandbox.config.max_episode_turns)
-        return outcome
+        self._loaded = outcome
 
     @property
     def info(self) -> dict[str, Any]:
@@ -102,12 +121,14 @@ class EnvHandle:
 
     def submit(self, op: str, **args: Any) -> Request:
         """Send a request without waiting (pair with ``gather`` to pipeline many handles)."""
+        self.settle()
         if op == "reset":
             needs_new = self.worker is None or not self.worker.alive \
                 or self.episodes >= self.sandbox.config.recycle_after or self._scratch_overfull()
             if needs_new:
                 self._leave()
-                self.loaded = self._load()
+                self._send_load()
+                self.settle()
             self.episodes += 1
             self.budget.new_episode()
         assert self.worker is not None
@@ -142,4 +163,5 @@ class EnvHandle:
         return self.request("call", method=method, args=list(args))
 
     def close(self) -> None:
+        self.settle()  # a deferred load is answered first: the worker is never handed back with it in flight
         self._leave()

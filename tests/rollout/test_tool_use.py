@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import subprocess
@@ -159,6 +160,10 @@ def test_a_scripted_agent_looks_up_then_submits(sandbox: Sandbox, tmp_path: Path
     assert ep.turns[1].observation == json.dumps({"city": "Pune", "population": people})
     assert all(v.tools == tools for v in agent.views)
     assert Episode.from_dict(ep.to_dict()) == ep
+    assert ep.to_dict() == dataclasses.asdict(ep)  # what the store kept before to_dict was built directly
+    copied = ep.to_dict()
+    copied["turns"][0]["tool_call"]["arguments"]["city"] = "Goa"  # the record is a copy, nested arguments too
+    assert ep.turns[0].tool_call == {"name": "lookup", "arguments": {"city": "Pune"}}
     old = ep.to_dict()
     for turn in old["turns"]:
         del turn["tool_call"]  # an episode stored before tool use existed

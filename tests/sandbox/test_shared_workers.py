@@ -121,6 +121,7 @@ def test_a_shared_worker_has_the_memory_and_cpu_limits_of_one_worker_per_instanc
     with Sandbox(config) as box:
         shared = [box.open(DICE, "dice.py", share=4) for _ in range(4)]
         alone = box.open(DICE, "dice.py")
+        assert all(h.loaded.ok for h in (*shared, alone))  # loaded: each worker has set its own limits
         limits = {h.worker.pid: Path(f"/proc/{h.worker.pid}/limits").read_text() for h in (shared[0], alone)}
     address, cpu = "Max address space", "Max cpu time"
     row = {pid: {line[:25].strip(): line[26:].split()[0] for line in text.splitlines()[1:]}
