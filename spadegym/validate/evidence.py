@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..envfile import is_success
@@ -261,11 +260,8 @@ def _then(first: Probe, second: Probe) -> Probe:
 
 
 def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, deadline: float) -> list[EnvHandle]:
-    """Fresh workers loading the file; threads overlap the loads (the sandbox's spawn lock orders forks)."""
-    if count == 1:
-        return [sandbox.open(source, filename, deadline=deadline)]
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(lambda _: sandbox.open(source, filename, deadline=deadline), range(count)))
+    """Fresh workers loading the file, side by side (opening a handle does not wait for its load)."""
+    return [sandbox.open(source, filename, deadline=deadline) for _ in range(count)]
 
 
 def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
