@@ -201,10 +201,8 @@ class EpisodeRun:
             starting.append(_LiveEpisode(key, handle, episode, hinted=play.hinted, play=play))
         if not starting:
             return []
-        # New handles' loads are gathered at once: their workers load in parallel, and this waits once.
-        loading = [s.handle for s in starting if s.handle.pending_load is not None]
-        for handle, loaded in zip(loading, self.sandbox.gather([h.pending_load for h in loading])):
-            handle.settle(loaded)
+        # New handles' loads are waited for at once: their workers load side by side (each handle then reads its own).
+        self.sandbox.gather([s.handle.pending_load for s in starting if s.handle.pending_load is not None])
         started: list[_LiveEpisode] = []
         want = ["valid_actions", "hint", "tools"]
         pendings = [s.handle.submit("reset", seed=s.play.seed, want=want) for s in starting]

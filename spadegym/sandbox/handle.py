@@ -43,8 +43,8 @@ class EnvHandle:
     the replacement reloads the same source before the next reset.
 
     Opening sends the load and returns: ``loaded`` (or the first request) waits for it, so many
-    handles opened together load side by side; a caller that gathers their ``pending_load``
-    requests at once hands each its outcome with ``settle``.
+    handles opened together load side by side, and a caller that gathers their ``pending_load``
+    requests at once waits once for all of them.
 
     ``share`` > 1: the instance may live in a worker with up to ``share`` instances of the same file
     (``Sandbox.open``), each loaded in its own slot (own module namespace, own module-level ``random``);
@@ -80,7 +80,7 @@ class EnvHandle:
 
     @property
     def loaded(self) -> protocol.Outcome:
-        """The outcome of loading the file (waited for here if it was deferred and not settled yet)."""
+        """The outcome of loading the file (waited for here if it has not come yet)."""
         self.settle()
         return self._loaded
 
@@ -91,12 +91,12 @@ class EnvHandle:
         self.pending_load = self.worker.send("load", timeout, self.budget.cap(), why, source=self.source,
                                              filename=self.filename, max_turns=self.max_turns, **self._where())
 
-    def settle(self, outcome: protocol.Outcome | None = None) -> None:
-        """Finish loading: with ``outcome`` when the caller gathered the load request with others, else wait for it."""
+    def settle(self) -> None:
+        """Finish loading: take the load's answer (at once when a gather of many got it), waiting for it if need be."""
         pending, self.pending_load = self.pending_load, None
         if pending is None:
             return
-        outcome = outcome if outcome is not None else gather([pending])[0]
+        outcome = gather([pending])[0]
         if not outcome.ok:
             assert self.worker is not None
             self.worker.end(f"loading the file in it failed: {outcome.message}", outcome.status)

@@ -121,15 +121,15 @@ def test_the_view_step_alone_puts_the_hint_line_where_the_agent_reads_it(keeps_h
     assert later.history == ([("obs", "x")] if keeps_history else []) and later.turn == 1
 
 
-def test_handles_opened_together_load_at_once_and_settle_as_if_waited_for(sandbox: Sandbox) -> None:
+def test_handles_opened_together_load_at_once_and_read_as_if_waited_for(sandbox: Sandbox) -> None:
     handles = [sandbox.open(source, f"{name}.py") for name, source in (("vault", VAULT), ("a", COUNTER),
                                                                         ("b", COUNTER), ("broken", "x = ("))]
     # Opening sent each load and waited for none: all are in flight in their workers at once.
     assert all(h.pending_load is not None and h.worker.inflight for h in handles)
-    for handle, outcome in zip(handles[:3], sandbox.gather([h.pending_load for h in handles[:3]])):
-        handle.settle(outcome)
+    sandbox.gather([h.pending_load for h in handles[:3]])  # one wait for three loads
+    assert all(h.pending_load.outcome is not None for h in handles[:3])
     assert [h.loaded.ok for h in handles[:3]] == [True, True, True]
-    assert handles[3].pending_load is not None
+    assert handles[3].pending_load is not None and handles[3].pending_load.outcome is None
     assert not handles[3].loaded.ok and "Syntax error" in handles[3].loaded.message  # reading it waited for it
     assert all(h.pending_load is None for h in handles)
     assert handles[0].reset(seed=1).ok and handles[1].info["max_turns"] == 3
