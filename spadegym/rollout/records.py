@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..envfile.contract import is_success
@@ -28,7 +28,7 @@ class Turn:
     tool_calls: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
+        data = _fields(self)
         if self.valid_actions is not None:
             data["valid_actions"] = list(self.valid_actions)
         if self.tool_call is not None or self.tool_calls is not None:  # nested arguments: copied whole
@@ -69,7 +69,7 @@ class Episode:
     def to_dict(self) -> dict[str, Any]:
         """What ``dataclasses.asdict`` gives, built directly: its generic deep copy is most of the cost of
         storing an episode."""
-        data = dict(self.__dict__)
+        data = _fields(self)
         data["turns"] = [turn.to_dict() for turn in self.turns]
         data["tokens"] = dict(self.tokens)
         return data
@@ -79,3 +79,8 @@ class Episode:
         data = dict(data)
         data["turns"] = [Turn(**t) for t in data.get("turns", [])]
         return cls(**data)
+
+
+def _fields(record: Turn | Episode) -> dict[str, Any]:
+    """Its dataclass fields by name, as ``asdict`` reads them (never other attributes), values not copied."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
