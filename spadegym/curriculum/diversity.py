@@ -40,27 +40,49 @@ COLLAPSE_MIN_SIZE = 8
 
 _TOKENS = re.compile(r"[A-Za-z_]+|\d+|[^\sA-Za-z_\d]")
 
-Grams = Counter  # n-gram (a tuple of tokens) -> count
+class Grams(Counter):
+    """A text's n-gram counts (n-gram, a tuple of tokens -> count), built once by ``ngrams`` and not changed after:
+    ``similarity`` keeps the arrays it reads from them (``terms``) with them, so a pool's kernel costs array work
+    per round, not a pass over every n-gram of every level."""
+
+    _terms: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def ngrams(text: str) -> Grams:
     """The counts of the text's word 1- to 3-grams (numbers and symbols are tokens too)."""
     tokens = _TOKENS.findall(text.lower())
-    counts: Grams = Counter()
+    counts = Grams()
     for n in NGRAM_SIZES:
         counts.update(zip(*(tokens[i:] for i in range(n))))
     return counts
 
 
-def similarity(items: Sequence[Grams]) -> np.ndarray:
+def terms(counts: Mapping) -> tuple[np.ndarray, np.ndarray]:
+    """The counts as arrays: each n-gram's hash (a key that sets it apart from the others of a kernel) and its
+    log-damped count, in the counts' order; kept with a ``Grams``."""
+    cached = getattr(counts, "_terms", None)
+    if cached is not None:
+        return cached
+    found = (np.fromiter(map(hash, counts), np.int64, len(counts)),
+             np.log1p(np.fromiter(counts.values(), np.float64, len(counts))))
+    if isinstance(counts, Grams):
+        counts._terms = found
+    return found
+
+
+def similarity(items: Sequence[Mapping]) -> np.ndarray:
     """The TF-IDF cosine similarity of the items (log-damped counts, smoothed IDF), unit diagonal."""
-    vocab: dict[tuple[str, ...], int] = {}
-    for counts in items:
-        for gram in counts:
-            vocab.setdefault(gram, len(vocab))
+    found = [terms(counts) for counts in items]
+    keys = np.concatenate([k for k, _ in found]) if found else np.zeros(0, np.int64)
+    vocab, first, column = np.unique(keys, return_index=True, return_inverse=True)
+    # Columns in order of first appearance (the items' order, then each item's own), as a vocabulary built by
+    # reading the items would number them: the kernel does not depend on how the keys sort.
+    rank = np.empty(len(vocab), np.int64)
+    rank[np.argsort(first)] = np.arange(len(vocab))
     x = np.zeros((len(items), len(vocab)))
-    for row, counts in enumerate(items):
-        x[row, [vocab[g] for g in counts]] = np.log1p(list(counts.values()))
+    rows = np.repeat(np.arange(len(items)), [len(k) for k, _ in found])
+    if found:
+        x[rows, rank[column]] = np.concatenate([w for _, w in found])
     x *= np.log((1 + len(items)) / (1 + (x > 0).sum(axis=0))) + 1.0
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
@@ -131,8 +153,10 @@ class PoolDiversity:
     def kernel(self, sources: Mapping[str, str]) -> np.ndarray:
         """The identity similarity (code kernel x play kernel) of the named levels (env id -> source code), in
         their order; a level with no play yet is compared by its code alone."""
-        code = [self.code[i] if i in self.code else ngrams(source) for i, source in sources.items()]
-        return identity_kernel(code, [self._play_of(i) for i in sources])
+        for env_id, source in sources.items():  # kept for the next summary, which forgets what it does not name
+            if env_id not in self.code:
+                self.code[env_id] = ngrams(source)
+        return identity_kernel([self.code[i] for i in sources], [self._play_of(i) for i in sources])
 
     def _play_of(self, env_id: str) -> Grams | None:
         if env_id not in self.play:

@@ -256,3 +256,26 @@ def test_row_order_by_16_bit_digits_is_the_stable_sort(top):
     rows[:100] = rows[100]  # runs of equal rows: their order must be kept
     assert np.array_equal(stable_order(rows), np.argsort(rows, kind="stable"))
     assert len(stable_order(rows[:0])) == 0
+
+
+def test_a_view_several_decisions_read_is_scored_once_and_adds_up_their_gradients():
+    import copy
+
+    from spadegym.agents.learner.model import Scorer, make_batch
+
+    featurizer, scorer = Featurizer(bits=12), Scorer(bits=12, hidden=8, seed=0)
+    a, b = featurizer.view(OBS, ACTIONS), featurizer.view("Pick a number.", ["1", "2"])
+    shared = make_batch([a, b, a, a])  # the same view object thrice: held once
+    apart = make_batch([a, b, copy.copy(a), copy.copy(a)])  # equal views, distinct objects: held apart
+    assert len(shared.sizes) == 2 and len(apart.sizes) == 4
+    assert shared.decision_view.tolist() == [0, 1, 0, 0]
+    assert shared.decision_pairs.tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2]
+    one, four = scorer.forward(shared), scorer.forward(apart)
+    assert np.allclose(one.probs[shared.decision_pairs], four.probs[apart.decision_pairs])
+    d_decided = np.random.default_rng(0).standard_normal(len(shared.decision_pairs))
+    summed = np.bincount(shared.decision_pairs, d_decided, minlength=len(one.scores)).astype(np.float32)
+    g_one, g_four = scorer.gradients(one, summed), scorer.gradients(four, d_decided.astype(np.float32))
+    for key in ("E", "u"):
+        assert np.array_equal(g_one[key][0], g_four[key][0])
+        assert np.allclose(g_one[key][1], g_four[key][1], atol=1e-5)
+    assert np.allclose(g_one["w"], g_four["w"], atol=1e-5) and np.allclose(g_one["b"], g_four["b"], atol=1e-5)

@@ -29,7 +29,12 @@ from .features import ViewFeatures
 
 @dataclass
 class Batch:
-    """Many views flattened into segment arrays (one segment per view, one per pair)."""
+    """Many decisions' views flattened into segment arrays (one segment per view, one per pair).
+
+    A view read by several decisions (the plays of a group start alike, a hinted play's decision is imitated
+    without its hint) is held once: the network runs on the distinct views, and the ``decision_*`` arrays lay
+    each decision's actions out over them (``decision_pairs``: the batch pair of each decision's action).
+    """
 
     obs_idx: np.ndarray
     obs_val: np.ndarray
@@ -45,6 +50,10 @@ class Batch:
     cross_seg: np.ndarray  # pair index of each cross entry
     view_starts: np.ndarray  # first pair of each view
     sizes: np.ndarray  # actions per view
+    decision_view: np.ndarray  # view index of each decision
+    decision_starts: np.ndarray  # first decision pair of each decision
+    decision_pairs: np.ndarray  # batch pair of each decision pair
+    decision_pair_view: np.ndarray  # decision index of each decision pair
     _sums: dict[str, RowSum] = field(default_factory=dict, repr=False)  # per table: cached by row_sum
 
     def row_sum(self, table: str) -> RowSum:
@@ -85,11 +94,20 @@ def stable_order(rows: np.ndarray) -> np.ndarray:
     return order[np.argsort((rows[order] >> 16).astype(np.uint16), kind="stable")]
 
 
-def make_batch(views: list[ViewFeatures]) -> Batch:
+def make_batch(decided: list[ViewFeatures]) -> Batch:
+    """The batch of the decisions' views (one per decision, in order); a view object given twice is held once."""
+    first: dict[int, int] = {}
+    decision_view = np.array([first.setdefault(id(v), len(first)) for v in decided], dtype=np.int64)
+    views = list({id(v): v for v in decided}.values())
     obs_len = np.array([len(v.obs_idx) for v in views], dtype=np.int64)
     sizes = np.array([len(v.pair_len) for v in views], dtype=np.int64)
     pair_lens = np.concatenate([v.pair_len for v in views])
     cross_lens = np.concatenate([v.cross_len for v in views])
+    view_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    decision_sizes = sizes[decision_view]
+    decision_starts = np.concatenate([[0], np.cumsum(decision_sizes)[:-1]])
+    decision_pairs = (np.repeat(view_starts[decision_view] - decision_starts, decision_sizes)
+                      + np.arange(int(decision_sizes.sum())))
     return Batch(
         obs_idx=np.concatenate([v.obs_idx for v in views]),
         obs_val=np.concatenate([v.obs_val for v in views]),
@@ -103,8 +121,12 @@ def make_batch(views: list[ViewFeatures]) -> Batch:
         cross_idx=np.concatenate([v.cross_idx for v in views]),
         cross_val=np.concatenate([v.cross_val for v in views]),
         cross_seg=np.repeat(np.arange(len(cross_lens)), cross_lens),
-        view_starts=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+        view_starts=view_starts,
         sizes=sizes,
+        decision_view=decision_view,
+        decision_starts=decision_starts,
+        decision_pairs=decision_pairs,
+        decision_pair_view=np.repeat(np.arange(len(decided)), decision_sizes),
     )
 
 
