@@ -40,10 +40,11 @@ COLLAPSE_MIN_SIZE = 8
 
 _TOKENS = re.compile(r"[A-Za-z_]+|\d+|[^\sA-Za-z_\d]")
 
+
 class Grams(Counter):
-    """A text's n-gram counts (n-gram, a tuple of tokens -> count), built once by ``ngrams`` and not changed after:
-    ``similarity`` keeps the arrays it reads from them (``terms``) with them, so a pool's kernel costs array work
-    per round, not a pass over every n-gram of every level."""
+    """N-gram counts (an n-gram, a tuple of tokens -> count), not changed once built (``ngrams``, the watch's
+    fingerprints): ``similarity`` keeps the arrays it reads from them (``terms``) with them, so a pool's kernel
+    costs array work per round, not a pass over every n-gram of every level."""
 
     _terms: tuple[np.ndarray, np.ndarray] | None = None
 

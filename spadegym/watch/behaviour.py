@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..curriculum.diversity import ngrams, similarity
+from ..curriculum.diversity import Grams, ngrams, similarity
 from ..level import Level
 from ..rollout import Episode, HandlePool, Play, RolloutConfig, run_episodes
 from ..rollout.agent import Reply, View
@@ -107,16 +106,16 @@ def behaviour_tokens(episode: Episode) -> list[str]:
     return tokens
 
 
-def fingerprint(plays: Sequence[Sequence[str]]) -> Counter:
+def fingerprint(plays: Sequence[Sequence[str]]) -> Grams:
     """The 1- and 2-grams of the behaviour tokens of a level's probe plays (each play apart)."""
-    grams: Counter = Counter()
+    grams = Grams()
     for tokens in plays:
         for n in (1, 2):
             grams.update(zip(*(tokens[i:] for i in range(n))))
     return grams
 
 
-def twin(new: Counter, pool: Mapping[str, Counter]) -> tuple[str, float] | None:
+def twin(new: Grams, pool: Mapping[str, Grams]) -> tuple[str, float] | None:
     """The pool level whose fingerprint is closest to ``new``, and how close (1: alike); None for an empty pool."""
     ids = [i for i in pool if pool[i]]
     if not ids or not new:

@@ -90,3 +90,34 @@ def test_a_level_is_its_code_and_its_play_so_varied_renders_of_one_family_count_
     assert shifted > plain and shifted > per_item(code_b)  # what it plays sets a varied level apart
     copies = [ngrams("same game")] * 4
     assert identity(copies, copies) == pytest.approx(0.25, abs=1e-3)  # copies are one level
+
+
+def test_the_kernel_is_that_of_a_vocabulary_read_item_by_item_to_the_last_bit():
+    from collections import Counter
+
+    import numpy as np
+
+    from spadegym.curriculum.diversity import similarity
+
+    def read_item_by_item(items: list[Counter]) -> np.ndarray:  # the kernel's definition, one n-gram at a time
+        vocab: dict = {}
+        for counts in items:
+            for gram in counts:
+                vocab.setdefault(gram, len(vocab))
+        x = np.zeros((len(items), len(vocab)))
+        for row, counts in enumerate(items):
+            x[row, [vocab[g] for g in counts]] = np.log1p(list(counts.values()))
+        x *= np.log((1 + len(items)) / (1 + (x > 0).sum(axis=0))) + 1.0
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+        k = x @ x.T
+        np.fill_diagonal(k, 1.0)
+        return k
+
+    items = [ngrams(f.render(f.level_knobs(level))) for f in list_families()[:6] for level in (0, 1)]
+    items += [ngrams(""), Counter({("alpha",): 2, ("beta",): 1})]  # an empty text, and plain counts (not cached)
+    expected = read_item_by_item(items)
+    assert np.array_equal(similarity(items), expected)
+    assert np.array_equal(similarity(items), expected)  # again, from the arrays kept with each item
+    assert np.array_equal(similarity(items[::-1]), read_item_by_item(items[::-1]))
+    assert similarity([]).shape == (0, 0)
