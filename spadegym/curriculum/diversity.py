@@ -73,17 +73,17 @@ def terms(counts: Mapping) -> tuple[np.ndarray, np.ndarray]:
 
 def similarity(items: Sequence[Mapping]) -> np.ndarray:
     """The TF-IDF cosine similarity of the items (log-damped counts, smoothed IDF), unit diagonal."""
+    if not items:
+        return np.zeros((0, 0))
     found = [terms(counts) for counts in items]
-    keys = np.concatenate([k for k, _ in found]) if found else np.zeros(0, np.int64)
-    vocab, first, column = np.unique(keys, return_index=True, return_inverse=True)
+    vocab, first, column = np.unique(np.concatenate([k for k, _ in found]), return_index=True, return_inverse=True)
     # Columns in order of first appearance (the items' order, then each item's own), as a vocabulary built by
     # reading the items would number them: the kernel does not depend on how the keys sort.
     rank = np.empty(len(vocab), np.int64)
     rank[np.argsort(first)] = np.arange(len(vocab))
     x = np.zeros((len(items), len(vocab)))
     rows = np.repeat(np.arange(len(items)), [len(k) for k, _ in found])
-    if found:
-        x[rows, rank[column]] = np.concatenate([w for _, w in found])
+    x[rows, rank[column]] = np.concatenate([w for _, w in found])
     x *= np.log((1 + len(items)) / (1 + (x > 0).sum(axis=0))) + 1.0
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
