@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from spadegym.agents.learner import (
     group_advantages,
     make_learner,
 )
+from spadegym.agents.learner.features import Disguise
 from spadegym.rollout.records import Episode, Turn
 
 OBS = "Pick the colour of the sky.\nhint: the colour is blue"
@@ -104,6 +106,21 @@ def test_checkpoint_round_trip_gives_identical_probabilities(tmp_path):
     learner.update(batch)
     loaded.update(batch)
     assert np.array_equal(loaded.probabilities(OBS, ACTIONS), learner.probabilities(OBS, ACTIONS))
+
+
+def test_a_checkpoint_older_than_a_setting_keeps_the_behaviour_it_was_trained_with(tmp_path):
+    learner = Learner(LearnerConfig(seed=4, verb_free=False, disguise=0.0))
+    learner.update([episode("blue", 1.0), episode("red", 0.0)])
+    path = learner.save(tmp_path / "ckpt")
+    meta = json.loads((path / "learner.json").read_text())
+    for setting in ("verb_free", "disguise"):
+        del meta["config"][setting]  # as written before the setting existed
+    (path / "learner.json").write_text(json.dumps(meta))
+    loaded = make_learner(str(path))
+    assert (loaded.config.verb_free, loaded.config.disguise) == (False, 0.0)
+    views = [("job 1: deadline 9\njob 2: deadline 3", ["run job 1", "run job 2"]), (OBS, ACTIONS)]
+    for obs, actions in views:
+        assert np.array_equal(loaded.probabilities(obs, actions), learner.probabilities(obs, actions))
 
 
 def test_loading_a_missing_checkpoint_is_one_clear_error(tmp_path):
@@ -279,3 +296,39 @@ def test_a_view_several_decisions_read_is_scored_once_and_adds_up_their_gradient
         assert np.array_equal(g_one[key][0], g_four[key][0])
         assert np.allclose(g_one[key][1], g_four[key][1], atol=1e-5)
     assert np.allclose(g_one["w"], g_four["w"], atol=1e-5) and np.allclose(g_one["b"], g_four["b"], atol=1e-5)
+
+
+def test_a_disguise_renames_each_word_one_way_and_keeps_numbers_and_the_hint_label():
+    rename = Disguise(np.random.default_rng(0), share=1.0)
+    observation = rename("Button 2: adds 5\nhint: press 2 twice")
+    actions = [rename(a) for a in ["press 1", "press 2"]]
+    assert observation.endswith("\nhint: " + " ".join(rename(w) for w in ["press", "2", "twice"]))
+    assert actions[1] in observation  # the hint still writes the renamed action out
+    assert [a.split()[1] for a in actions] == ["1", "2"] and actions[0].split()[0] == actions[1].split()[0] != "press"
+    assert not {"button", "adds", "press", "twice"} & set(observation.split())
+    assert Disguise(np.random.default_rng(0), share=0.0)("Button 2: adds 5") == "button 2: adds 5"
+
+
+def test_disguised_copies_are_trained_beside_the_decisions_they_copy():
+    batch = [episode("blue", 1.0), episode("red", 0.0), episode("green", 0.0), episode("red", 0.0)]
+    plain = Learner(LearnerConfig(seed=3, disguise=0.0)).update(batch)
+    disguised = Learner(LearnerConfig(seed=3, disguise=1.0)).update(batch)
+    assert plain["disguised"] == 0 and disguised["disguised"] == plain["steps"] + plain["distilled"] == 5
+    assert disguised["steps"] == plain["steps"] and disguised["distilled"] == plain["distilled"]
+
+
+def test_verb_free_references_hold_for_the_game_with_its_actions_renamed():
+    """"process ticket 2" is "run job 2" renamed: verb-free keys give both the same reference features."""
+    lines = "job 1: deadline 9\njob 2: deadline 3\njob 3: deadline 6\nsoonest deadline: job 2"
+    renamed_lines = lines.replace("job", "ticket")
+
+    def marks(featurizer: Featurizer) -> set[int]:
+        """What "run job 2" and "process ticket 2" share that their first sibling lacks."""
+        listed = featurizer.view(lines, ["run job 1", "run job 2", "run job 3"])
+        renamed = featurizer.view(renamed_lines, ["process ticket 1", "process ticket 2", "process ticket 3"])
+        return (pair_features(listed, 1) & pair_features(renamed, 1)) - pair_features(listed, 0) - \
+            pair_features(renamed, 0)
+
+    plain, verb_free = marks(Featurizer(bits=16)), marks(Featurizer(bits=16, verb_free=True))
+    assert plain < verb_free  # the same overlaps, and the references' marks besides (earliest deadline, mention)
+    assert len(verb_free - plain) >= 2

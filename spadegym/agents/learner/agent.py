@@ -23,7 +23,7 @@ from ...envfile.contract import without_hint
 from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
-from .features import VIEW_ENTRIES, Featurizer, hint_rule_rows
+from .features import VIEW_ENTRIES, Disguise, Featurizer, hint_rule_rows
 from .grpo import group_advantages, policy_gradient
 from .minibatches import Minibatches
 from .model import Scorer, make_batch
@@ -35,6 +35,8 @@ BATCH_VIEWS = 64
 #: families holds); past that it rebuilds minibatches when they are read.
 KEPT_VIEWS = 512
 CONFIG_FILE = "learner.json"
+#: Settings added after checkpoints were first written, at the value those checkpoints were trained with.
+PREDATED = {"verb_free": False, "disguise": 0.0}
 WEIGHTS_FILE = "weights.npz"
 
 
@@ -58,6 +60,9 @@ class LearnerConfig(BaseModel):
     clip: float = Field(0.2, gt=0, description="PPO ratio clip for the passes after the first.")
     distill: float = Field(1.0, ge=0, description="Weight of imitating won hinted episodes on their no-hint observations.")
     hint_prior: float = Field(4.0, ge=0, description="Initial weight of the rules 'take the action the hint line writes out' and 'take the action whose telling words the hint names' (4: a fresh learner follows a hint as an instruction-following model would); 0 leaves them to be learnt from reward, which multi-step observer hints rarely teach (benchmarks/README.md).")
+    verb_free: bool = Field(True, description="Reference features (the line an action names) also keyed without the action's verb and the line's noun, so they hold for the same game with its actions renamed (benchmarks/README.md).")
+    disguise: float = Field(0.25, ge=0, le=1, description="Share of an update's episodes whose decisions are also trained on a copy with words renamed to nonsense (each word of the episode with probability `disguise_words`, the same way throughout it), so the learner learns to play games whose words it never saw (benchmarks/README.md); 0: none.")
+    disguise_words: float = Field(0.5, ge=0, le=1, description="Chance that a word of a disguised episode is renamed.")
     cache_entries: int = Field(8_000_000, ge=0, description="Feature cache budget in stored entries (~12 bytes each): the default (~96 MB) holds the views of a default round's plays, so its update reads the features they built instead of rebuilding them.")
     view_entries: int = Field(VIEW_ENTRIES, ge=1024, description="Feature entries one view (an observation and its menu) holds at most, however many actions the environment lists; it also bounds an update's memory (64 such views per minibatch, 512 kept built).")
     seed: int | None = Field(None, description="Seeds the initial weights and the action sampling; unset: the run's seed (0 outside a run).")
@@ -77,7 +82,8 @@ class Learner:
         if self.config.seed is None:
             self.config = self.config.model_copy(update={"seed": 0})
         c = self.config
-        self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries, view_entries=c.view_entries)
+        self.featurizer = Featurizer(bits=c.hash_bits, cache_entries=c.cache_entries, view_entries=c.view_entries,
+                                     verb_free=c.verb_free)
         self.scorer = Scorer(c.hash_bits, c.hidden, c.seed, c.init_scale,
                              wide_priors=dict.fromkeys(hint_rule_rows(c.hash_bits), c.hint_prior))
         self.rng = np.random.default_rng([c.seed, 1])
@@ -156,29 +162,38 @@ class Learner:
         agent facing a new environment) measures.
         """
         advantages = group_advantages(episodes)
+        c = self.config
         steps: list[tuple[str, list[str], int, float]] = []  # (observation, actions, chosen, weight)
-        played = 0
+        played = disguised = 0
+        disguise_rng = np.random.default_rng([c.seed, 5, self.updates])
         for ep, adv in zip(episodes, advantages):
             if not ep.scored:
                 continue
+            own: list[tuple[str, list[str], int, float]] = []
             for turn in ep.turns:
                 if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:
                     continue
-                steps.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
+                own.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
                 played += 1
-                if self.config.distill and ep.hinted and ep.success:
+                if c.distill and ep.hinted and ep.success:
                     # The hint as a teacher: what won with the hint, imitated without it.
-                    steps.append((without_hint(turn.observation), turn.valid_actions,
-                                  turn.valid_actions.index(turn.action), self.config.distill * ep.ret))
+                    own.append((without_hint(turn.observation), turn.valid_actions,
+                                turn.valid_actions.index(turn.action), c.distill * ep.ret))
+            steps += own
+            if own and c.disguise and disguise_rng.random() < c.disguise:
+                rename = Disguise(disguise_rng, c.disguise_words)
+                steps += [(rename(obs), [rename(a) for a in actions], chosen, weight)
+                          for obs, actions, chosen, weight in own]
+                disguised += len(own)
         scored = [ep for ep in episodes if ep.scored]
         stats: dict[str, Any] = {
-            "episodes": len(episodes), "steps": played, "distilled": len(steps) - played,
+            "episodes": len(episodes), "steps": played, "distilled": len(steps) - played - disguised,
+            "disguised": disguised,
             "mean_return": float(np.mean([ep.ret for ep in scored])) if scored else 0.0,
             "loss": 0.0, "entropy": 0.0, "grad_norm": 0.0,
         }
         if not steps:
             return stats
-        c = self.config
         advantage = np.array([x[3] for x in steps], dtype=np.float32)
         chosen_index = np.array([x[2] for x in steps], dtype=np.int64)
         order_rng = np.random.default_rng([c.seed, 4, self.updates])
@@ -262,7 +277,7 @@ class Learner:
                     f"{meta_file} has checkpoint format {meta.get('format')!r}, this spadegym reads "
                     f"format {CHECKPOINT_FORMAT}; retrain with `spadegym learn`."
                 )
-            learner = cls(LearnerConfig(**meta["config"]))
+            learner = cls(LearnerConfig(**{**PREDATED, **meta["config"]}))
             with np.load(weights_file) as state:
                 learner.scorer.load_state(dict(state), int(meta["adam_step"]))
             learner.updates = int(meta.get("updates", 0))

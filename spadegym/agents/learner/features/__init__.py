@@ -9,8 +9,9 @@ word (``featurizer``). Each feature's index is a stable hash (``hashing``), so
 features are the same in every process.
 """
 
+from .disguise import Disguise
 from .featurizer import VIEW_ENTRIES, Featurizer, ViewFeatures
 from .hashing import Entries, Kind, mix, token_hash
 from .overlap import hint_rule_rows
 
-__all__ = ["VIEW_ENTRIES", "Entries", "Featurizer", "Kind", "ViewFeatures", "hint_rule_rows", "mix", "token_hash"]
+__all__ = ["VIEW_ENTRIES", "Disguise", "Entries", "Featurizer", "Kind", "ViewFeatures", "hint_rule_rows", "mix", "token_hash"]

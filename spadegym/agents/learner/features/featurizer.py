@@ -62,8 +62,9 @@ class Featurizer:
     """
 
     def __init__(self, bits: int = 16, max_tokens: int = 384, max_tagged: int = 256,
-                 cache_entries: int = 8_000_000, view_entries: int = VIEW_ENTRIES):
+                 cache_entries: int = 8_000_000, view_entries: int = VIEW_ENTRIES, verb_free: bool = False):
         self.bits = bits
+        self.verb_free = verb_free  # reference features also keyed without the verb (see ``references``)
         self.max_tokens = max_tokens  # long observations are cut: cost stays bounded per view
         self.max_tagged = max_tagged
         self.view_entries = view_entries  # the budget of one view, however long its menu (see _build)
@@ -119,7 +120,7 @@ class Featurizer:
         # The overlap and reference entries of all actions are hashed in one call.
         pair = Entries()
         counts = []
-        for act, own, references in zip(acts, owns, reference_entries(obs.labelled, acts, self._hashes)):
+        for act, own, references in zip(acts, owns, reference_entries(obs.labelled, acts, self._hashes, self.verb_free)):
             start, room = len(pair), share - len(own[0])
             add_overlaps(pair, obs.lines, index, act, act.words - common, room)
             pair.extend(references, limit=room - (len(pair) - start))

@@ -20,15 +20,21 @@ from .observation import NUMBERS, LabelledLine
 _MASK48 = (1 << 48) - 1  # reference keys stay 48-bit: they are mixed with a word hash
 _KEY_MIX = 0x9E3779B1  # folds a reference key and a word into one key
 _SLOT_MIX = 31  # folds a reference key and a number's slot into one key
+_ANY_VERB = "\x00"  # stands for the verb in the keys of verb-free entries (no word is this)
 
 
-def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashes: TokenHashes) -> list[Entries]:
+def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashes: TokenHashes,
+                      verb_free: bool = False) -> list[Entries]:
     """Each action's reference entries.
 
     Siblings are the actions sharing a first word; what sets one apart must all
     be in a line's label, with more besides ("job" of "job 4"), for the action
-    to refer to that line.
+    to refer to that line. With ``verb_free`` every entry also comes keyed
+    without the verb and the label's other words ("job" of "job 4"), so what
+    it teaches holds for the same game with its actions (and the nouns they
+    share with the lines) renamed.
     """
+    verbs = (None, _ANY_VERB) if verb_free else (None,)
     out = [Entries() for _ in actions]
     if not labelled:
         return out
@@ -47,7 +53,7 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
         if len(members) < 2:
             continue
         shared = frozenset.intersection(*(actions[j].words for j in members))
-        referred: dict[int, tuple[int, LabelledLine]] = {}  # action -> (key, line)
+        referred: dict[int, tuple[tuple[int, ...], LabelledLine]] = {}  # action -> (keys, line)
         for j in members:
             distinct = actions[j].words - shared
             if not distinct:
@@ -55,18 +61,21 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
             refers = _referred_lines(labelled, in_label, distinct)
             if refers:
                 line = labelled[min(refers)]
-                key = hashes(verb + "|" + " ".join(sorted(line.label_words - distinct)))
-                referred[j] = (key, line)
-                out[j].add(Kind.REFERS, key)
-                for w in line.named:
-                    out[j].add(Kind.REF_WORD, (key * _KEY_MIX + hashes(w)) & _MASK48)
+                rest = "|" + " ".join(sorted(line.label_words - distinct))
+                keys = tuple(hashes(verb + rest if v is None else v) for v in verbs)
+                referred[j] = (keys, line)
+                for key in keys:
+                    out[j].add(Kind.REFERS, key)
+                    for w in line.named:
+                        out[j].add(Kind.REF_WORD, (key * _KEY_MIX + hashes(w)) & _MASK48)
             mentions: dict[int, int] = {}
             for w in distinct:
                 for i in in_text.get(w, ()):
                     if i not in refers and labelled[i].stem:
                         mentions[i] = mentions.get(i, 0) + 1
             for i, n in sorted(mentions.items()):  # line order, not the salted order of the words' set
-                out[j].add(Kind.MENTIONS, hashes(verb + "|" + labelled[i].stem), n / len(distinct))
+                for v in verbs:
+                    out[j].add(Kind.MENTIONS, hashes((v or verb) + "|" + labelled[i].stem), n / len(distinct))
         _extremes(referred, out)
     return out
 
@@ -81,7 +90,7 @@ def _referred_lines(labelled: list[LabelledLine], in_label: dict[str, list[int]]
     return {i for i in found or () if labelled[i].label_words - distinct}
 
 
-def _extremes(referred: dict[int, tuple[int, LabelledLine]], out: list[Entries]) -> None:
+def _extremes(referred: dict[int, tuple[tuple[int, ...], LabelledLine]], out: list[Entries]) -> None:
     """Mark, slot by slot, the siblings whose referred line holds the smallest or the largest number."""
     if len(referred) < 2:
         return
@@ -94,4 +103,5 @@ def _extremes(referred: dict[int, tuple[int, LabelledLine]], out: list[Entries])
             continue
         for j, x in have.items():
             if x in (low, high):
-                out[j].add(Kind.REF_MIN if x == low else Kind.REF_MAX, (referred[j][0] * _SLOT_MIX + slot) & _MASK48)
+                for key in referred[j][0]:
+                    out[j].add(Kind.REF_MIN if x == low else Kind.REF_MAX, (key * _SLOT_MIX + slot) & _MASK48)
