@@ -35,9 +35,9 @@ BATCH_VIEWS = 64
 #: families holds); past that it rebuilds minibatches when they are read.
 KEPT_VIEWS = 512
 CONFIG_FILE = "learner.json"
+WEIGHTS_FILE = "weights.npz"
 #: Settings added after checkpoints were first written, at the value those checkpoints were trained with.
 PREDATED = {"verb_free": False, "disguise": 0.0}
-WEIGHTS_FILE = "weights.npz"
 
 
 class CheckpointError(UserError, ValueError):
@@ -159,7 +159,9 @@ class Learner:
         With ``distill`` > 0, the decisions of won hinted episodes are also
         imitated on the observation without its hint line: the hint acts as a
         teacher for the no-hint policy, which is what the held-out suite (and an
-        agent facing a new environment) measures.
+        agent facing a new environment) measures. With ``disguise`` > 0, a share
+        of the episodes' decisions (imitations included) are also trained on a
+        copy with their words renamed (``features.disguise``).
         """
         advantages = group_advantages(episodes)
         c = self.config
