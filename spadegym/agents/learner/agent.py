@@ -24,7 +24,7 @@ from ...errors import UserError
 from ...rollout.records import Episode
 from ..base import Reply, View
 from .features import VIEW_ENTRIES, Disguise, Featurizer, hint_rule_rows
-from .grpo import group_advantages, policy_gradient
+from .grpo import GroupKey, group_advantages, group_key, policy_gradient
 from .minibatches import Minibatches
 from .model import Scorer, make_batch
 
@@ -36,6 +36,8 @@ BATCH_VIEWS = 64
 KEPT_VIEWS = 512
 CONFIG_FILE = "learner.json"
 WEIGHTS_FILE = "weights.npz"
+#: A decision an update trains on: (observation, valid actions, chosen index, weight).
+Step = tuple[str, list[str], int, float]
 #: Settings added after checkpoints were first written, at the value those checkpoints were trained with.
 PREDATED = {"verb_free": False, "disguise": 0.0}
 
@@ -161,32 +163,11 @@ class Learner:
         teacher for the no-hint policy, which is what the held-out suite (and an
         agent facing a new environment) measures. With ``disguise`` > 0, a share
         of the episodes' decisions (imitations included) are also trained on a
-        copy with their words renamed (``features.disguise``).
+        copy with their words renamed (``features.disguise``): one renaming per
+        group, and only the decisions that carry a gradient.
         """
-        advantages = group_advantages(episodes)
         c = self.config
-        steps: list[tuple[str, list[str], int, float]] = []  # (observation, actions, chosen, weight)
-        played = disguised = 0
-        disguise_rng = np.random.default_rng([c.seed, 5, self.updates])
-        for ep, adv in zip(episodes, advantages):
-            if not ep.scored:
-                continue
-            own: list[tuple[str, list[str], int, float]] = []
-            for turn in ep.turns:
-                if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:
-                    continue
-                own.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
-                played += 1
-                if c.distill and ep.hinted and ep.success:
-                    # The hint as a teacher: what won with the hint, imitated without it.
-                    own.append((without_hint(turn.observation), turn.valid_actions,
-                                turn.valid_actions.index(turn.action), c.distill * ep.ret))
-            steps += own
-            if own and c.disguise and disguise_rng.random() < c.disguise:
-                rename = Disguise(disguise_rng, c.disguise_words)
-                steps += [(rename(obs), [rename(a) for a in actions], chosen, weight)
-                          for obs, actions, chosen, weight in own]
-                disguised += len(own)
+        steps, played, disguised = self._decisions(episodes)
         scored = [ep for ep in episodes if ep.scored]
         stats: dict[str, Any] = {
             "episodes": len(episodes), "steps": played, "distilled": len(steps) - played - disguised,
@@ -240,6 +221,48 @@ class Learner:
         self.updates += 1
         stats.update(totals)
         return stats
+
+    def _decisions(self, episodes: Sequence[Episode]) -> tuple[list[Step], int, int]:
+        """What an update trains on: each played decision with its advantage, the imitations of won hinted
+        plays, and the disguised copies; with the counts of played and disguised decisions."""
+        c = self.config
+        advantages = group_advantages(episodes)
+        steps: list[Step] = []
+        played = disguised = 0
+        disguise_rng = np.random.default_rng([c.seed, 5, self.updates])
+        renamings: dict[GroupKey, Disguise | None] = {}
+
+        def renaming(ep: Episode) -> Disguise | None:
+            """A group's renaming, or None for most groups: its plays start from one view, then built once."""
+            key = group_key(ep)
+            if key not in renamings:
+                draw = disguise_rng.random() < c.disguise
+                renamings[key] = Disguise(disguise_rng, c.disguise_words) if draw else None
+            return renamings[key]
+
+        for ep, adv in zip(episodes, advantages):
+            if not ep.scored:
+                continue
+            own: list[Step] = []
+            for turn in ep.turns:
+                if turn.action is None or not turn.valid_actions or turn.action not in turn.valid_actions:
+                    continue
+                own.append((turn.observation, turn.valid_actions, turn.valid_actions.index(turn.action), adv))
+                played += 1
+                if c.distill and ep.hinted and ep.success:
+                    # The hint as a teacher: what won with the hint, imitated without it.
+                    own.append((without_hint(turn.observation), turn.valid_actions,
+                                turn.valid_actions.index(turn.action), c.distill * ep.ret))
+            steps += own
+            # Only decisions that carry a gradient are copied: a copy without advantage would teach nothing
+            # but the entropy bonus, at the cost of building its view.
+            telling = [step for step in own if step[3]]
+            rename = renaming(ep) if telling and c.disguise else None
+            if rename is not None:
+                steps += [(rename(obs), [rename(a) for a in actions], chosen, weight)
+                          for obs, actions, chosen, weight in telling]
+                disguised += len(telling)
+        return steps, played, disguised
 
     # -- checkpoints ----------------------------------------------------------
     def save(self, directory: str | Path) -> Path:
