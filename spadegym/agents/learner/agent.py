@@ -162,7 +162,7 @@ class Learner:
         imitated on the observation without its hint line: the hint acts as a
         teacher for the no-hint policy, which is what the held-out suite (and an
         agent facing a new environment) measures. With ``disguise`` > 0, a share
-        of the episodes' decisions (imitations included) are also trained on a
+        of the groups' decisions (imitations included) are also trained on a
         copy with their words renamed (``features.disguise``): one renaming per
         group, and only the decisions that carry a gradient.
         """

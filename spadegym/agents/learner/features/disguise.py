@@ -2,8 +2,8 @@
 
 A game the learner has never seen names its actions and labels with words it
 has no weights for. Training on copies of its decisions in which some words
-are renamed to fresh nonsense (the same word the same way throughout an
-episode, so the hint, the menu and the lines still agree with each other)
+are renamed to fresh nonsense (the same word the same way throughout a
+group of plays, so the hint, the menu and the lines still agree with each other)
 teaches it to choose from what survives a renaming: numbers, the words that
 were kept, and how an action's words meet the observation's lines (overlaps,
 references), rather than from a game's exact words alone.
@@ -24,7 +24,7 @@ KEPT = frozenset({HINT_LABEL})  # the contract's hint label: what the hint rule 
 
 
 class Disguise:
-    """One episode's renaming: each word, the first time it is met, is renamed with probability ``share``."""
+    """One group's renaming: each word, the first time it is met, is renamed with probability ``share``."""
 
     def __init__(self, rng: np.random.Generator, share: float):
         self.rng, self.share = rng, share

@@ -20,7 +20,7 @@ from .observation import NUMBERS, LabelledLine
 _MASK48 = (1 << 48) - 1  # reference keys stay 48-bit: they are mixed with a word hash
 _KEY_MIX = 0x9E3779B1  # folds a reference key and a word into one key
 _SLOT_MIX = 31  # folds a reference key and a number's slot into one key
-_ANY_VERB = "\x00"  # stands for the verb in the keys of verb-free entries (no word is this)
+_ANY_VERB = "\x00"  # the key of verb-free entries, in place of the verb and the label's other words (no word is this)
 
 
 def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashes: TokenHashes,
