@@ -15,7 +15,8 @@ by level; the interval is a 95% t interval over the levels.
     python benchmarks/transfer.py --agent learner:ADAPTIVE_RUN --agent learner:FIXED_RUN --seeds 16
 
 ``--run-seed`` names the run seed whose unseen families are left out (the
-families a run of that seed trains on; default 0, the default run's).
+families a run of that seed trains on; default 0, the default run's). The JSON
+line also gives each variant's success per family (``by_family``).
 """
 
 from __future__ import annotations
@@ -85,16 +86,21 @@ def measure(spec: str, sets: list[str], envs: list[HeldoutEnv], owner: dict[str,
              for i in range(seeds)]
     with Sandbox(config.sandbox) as box:
         episodes = asyncio.run(run_episodes(box, {h.env_id: h.spec for h in envs}, plays, agent, config.rollout))
+    family = {h.env_id: h.family for h in envs}
     wins: dict[tuple[str, str], list[float]] = defaultdict(list)
+    family_wins: dict[tuple[str, str], list[float]] = defaultdict(list)
     for play, ep in zip(plays, episodes):
         if ep.scored:
             wins[owner[play.env_id]].append(float(ep.success))
+            family_wins[(owner[play.env_id][0], family[play.env_id])].append(float(ep.success))
     rate = {key: float(np.mean(v)) for key, v in wins.items()}
     levels = sorted({base for _, base in owner.values()})
     out: dict[str, Any] = {}
     for name in variants():
         pairs = [(rate[(name, b)], rate[("listed", b)]) for b in levels if (name, b) in rate and ("listed", b) in rate]
         entry: dict[str, Any] = {"success": round(float(np.mean([v for v, _ in pairs])), 4) if pairs else None}
+        # A mean over twelve families can hide one that moved a lot among eleven that did not.
+        entry["by_family"] = {f: round(float(np.mean(v)), 4) for (n, f), v in sorted(family_wins.items()) if n == name}
         if name != "listed" and len(pairs) > 1:
             diff = paired([v for v, _ in pairs], [listed for _, listed in pairs])
             entry["vs_listed"], entry["vs_listed_ci95"] = diff["mean"], diff["ci95"]
