@@ -20,7 +20,7 @@ from .observation import NUMBERS, LabelledLine
 _MASK48 = (1 << 48) - 1  # reference keys stay 48-bit: they are mixed with a word hash
 _KEY_MIX = 0x9E3779B1  # folds a reference key and a word into one key
 _SLOT_MIX = 31  # folds a reference key and a number's slot into one key
-_ANY_VERB = "\x00"  # the key of verb-free entries, in place of the verb and the label's other words (no word is this)
+_ANY = "\x00"  # what verb-free keys hold in place of the verb and the label's other words (no word is this)
 
 
 def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashes: TokenHashes,
@@ -34,7 +34,6 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
     it teaches holds for the same game with its actions (and the nouns they
     share with the lines) renamed.
     """
-    verbs = (None, _ANY_VERB) if verb_free else (None,)
     out = [Entries() for _ in actions]
     if not labelled:
         return out
@@ -53,6 +52,7 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
         if len(members) < 2:
             continue
         shared = frozenset.intersection(*(actions[j].words for j in members))
+        prefixes = (verb, _ANY) if verb_free else (verb,)
         referred: dict[int, tuple[tuple[int, ...], LabelledLine]] = {}  # action -> (keys, line)
         for j in members:
             distinct = actions[j].words - shared
@@ -61,8 +61,8 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
             refers = _referred_lines(labelled, in_label, distinct)
             if refers:
                 line = labelled[min(refers)]
-                rest = "|" + " ".join(sorted(line.label_words - distinct))
-                keys = tuple(hashes(verb + rest if v is None else v) for v in verbs)
+                keys = (hashes(verb + "|" + " ".join(sorted(line.label_words - distinct))),)
+                keys += (hashes(_ANY),) if verb_free else ()
                 referred[j] = (keys, line)
                 for key in keys:
                     out[j].add(Kind.REFERS, key)
@@ -74,8 +74,8 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
                     if i not in refers and labelled[i].stem:
                         mentions[i] = mentions.get(i, 0) + 1
             for i, n in sorted(mentions.items()):  # line order, not the salted order of the words' set
-                for v in verbs:
-                    out[j].add(Kind.MENTIONS, hashes((v or verb) + "|" + labelled[i].stem), n / len(distinct))
+                for prefix in prefixes:
+                    out[j].add(Kind.MENTIONS, hashes(prefix + "|" + labelled[i].stem), n / len(distinct))
         _extremes(referred, out)
     return out
 
