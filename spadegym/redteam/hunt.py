@@ -7,7 +7,8 @@ One round, as the algorithm reads:
     propose    the designer proposes levels for those skills (rewarded for earlier failures)
     judge      each passes the gate, then the target plays it (``Prober``): failed and solvable?
                Each is judged, and filed as below, before the next: one that would repeat a
-               failure found earlier in the round is asked for again
+               failure found earlier in the round is asked for again, and so is one kept from a
+               known failure only by a won level whose win its fresh seeds refute
     cluster    a failure that dominates a known minimal failure joins its cluster; a new one is
                shrunk to its minimal form (``minimise``), which names its cluster
     confirm    a new cluster's minimal form is replayed on fresh seeds; a real failure becomes a case
@@ -60,7 +61,7 @@ from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import SEARCH_DESIGNERS, RedTeamConfig
 from .flakiness import Confirmation, confirm
 from .minimise import Minimal, code_size, level_size, one_step_simpler, shrink_level, simplify_file
-from .predict import PlayModel
+from .predict import Judging, PlayModel
 from .probe import Probe, Prober
 from .search import SearchDesigner
 from .space import SearchSpace, UniformDesigner
@@ -198,9 +199,12 @@ class RedTeam:
 
     async def replace_known(self, cand: Candidate, context: DesignContext, attempts: int = 8) -> Candidate:
         """With ``avoid_known``, a candidate that repeats a known failure is asked for again (up to ``attempts``
-        times; the last answer is judged)."""
+        times; the last answer is judged). A family level kept from a known failure below it only by won levels
+        in between has those wins replayed on fresh seeds first: a lucky win would let it repeat that failure."""
         for _ in range(attempts if self.config.avoid_known else 0):
             code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
+            if cand.family:
+                await self.known_after_replaying_wins(cand.family, cand.knobs)
             if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
                 break
             self.avoided += 1
@@ -498,7 +502,9 @@ def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMem
         space = SearchSpace(config.space, config.families)
         if config.designer.kind == "uniform":
             return UniformDesigner(space, config.seed)
-        return SearchDesigner(space, memory, config.seed, model, config.plays, config.max_win_rate)
+        judging = Judging(config.plays, config.max_win_rate, config.confirm_seeds * config.confirm_plays,
+                          config.min_failure_rate)
+        return SearchDesigner(space, memory, config.seed, model, judging)
     # Its kind's sections of the config; a designer that validates as it writes (the LLM one) validates where
     # the search does.
     kind = DESIGNERS.kind(config.designer)

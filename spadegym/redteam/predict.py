@@ -17,6 +17,7 @@ import numpy as np
 
 from ..families import DIMENSIONS, FamilyError, get_family
 from .clusters import SEEN_DIMENSIONS, level_features
+from .flakiness import wilson_interval
 
 #: Levels of a family played before its model is trusted (fewer: no prediction).
 MIN_LEVELS = 3
@@ -66,8 +67,37 @@ class PlayModel:
         p = self.win_chance(family, knobs)
         if p is None:
             return None
-        most = math.floor(max_win_rate * plays + 1e-9)
-        return sum(math.comb(plays, k) * p ** k * (1 - p) ** (plays - k) for k in range(most + 1))
+        return _at_least(plays - math.floor(max_win_rate * plays + 1e-9), plays, 1 - p)
+
+    def kept_chance(self, family: str, knobs: dict[str, Any], judging: Judging) -> float | None:
+        """The chance the level counts as failed and its replays on fresh seeds confirm it: a failure that
+        fails its confirmation by chance finds no case, however likely the level was to fail once."""
+        p = self.win_chance(family, knobs)
+        if p is None:
+            return None
+        lost = self.lost_chance(family, knobs, judging.plays, judging.max_win_rate)
+        return (lost or 0.0) * _at_least(judging.fewest_confirming_losses(), judging.confirm_plays, 1 - p)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How the hunt judges a level: failed when the target wins at most ``max_win_rate`` of ``plays``, a case when
+    the lower end of the 95% interval of its failure rate over ``confirm_plays`` fresh plays reaches
+    ``min_failure_rate`` (``flakiness.confirm``)."""
+
+    plays: int = 4
+    max_win_rate: float = 0.5
+    confirm_plays: int = 12
+    min_failure_rate: float = 0.3
+
+    def fewest_confirming_losses(self) -> int:
+        return next((k for k in range(self.confirm_plays + 1)
+                     if wilson_interval(k, self.confirm_plays)[0] >= self.min_failure_rate), self.confirm_plays + 1)
+
+
+def _at_least(k: int, n: int, p: float) -> float:
+    """The chance of at least ``k`` successes in ``n`` trials of chance ``p``."""
+    return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(max(0, k), n + 1))
 
 
 def _fit(rows: list[tuple[np.ndarray, float, int]]) -> np.ndarray:

@@ -7,8 +7,8 @@ likely be won again. Every proposal is **open**: neither of those, and not a
 game proposed before. Within the open levels of a family, three ways to pick:
 
     fresh   a uniform draw from the space, lowered out of every known failure it would repeat
-            (one knob below the failure's, or a dimension it needs changed): of 16, the one
-            whose novelty times the chance the target fails it is highest
+            (one knob below the failure's, or a dimension it needs changed): of 32, the one
+            the target most likely fails for good, the most novel among equals
     edge    one change away from a won level (shrinking leaves many): a difficulty knob a step
             harder, or one dimension the target sees (wording, layout, line order, action names,
             menu, start, turns) changed. A failure here differs from a won level by one change,
@@ -17,9 +17,10 @@ game proposed before. Within the open levels of a family, three ways to pick:
             some plays of: a failure rate that rises with stacked difficulty points to a corner
             (conjunctions of knobs) where it fails for good
 
-The chance the target fails a level comes from the hunt's model of the target's plays
-(``PlayModel``: every play of a family level, fitted per family); an edge or a climb
-is the option it most expects lost. The way to pick is a Thompson draw over what each
+The chance the target fails a level for good (fails the hunt's plays, then its replays on
+fresh seeds confirm it: a level it wins half the time fails once by chance and is then
+refused) comes from the hunt's model of the target's plays (``PlayModel``: every play of a
+family level, fitted per family); an edge or a climb is the option it most expects lost. The way to pick is a Thompson draw over what each
 way yielded (a new failure 1, a level lost only sometimes one half). A slot goes to the
 family of its skill picked by a Thompson draw over what each family's proposals yielded,
 the same way, among those that still have an open level; a skill with none left proposes
@@ -35,13 +36,13 @@ from ..designers.base import Candidate, DesignContext, Feedback, LevelSummary, r
 from ..families import Family, FamilyError
 from .allocate import YieldAllocator
 from .clusters import SEEN_DIMENSIONS, ClusterMemory, dominates, level_features
-from .predict import PlayModel
+from .predict import Judging, PlayModel
 from .space import SearchSpace, family_candidate, level_key
 
-VERSION = "search-3"
+VERSION = "search-4"
 OPERATORS = ("fresh", "edge", "climb")
 #: Uniform draws a fresh level is the most novel of.
-FRESH_DRAWS = 16
+FRESH_DRAWS = 32
 #: Times a draw is lowered out of known failures before it is given up.
 ESCAPES = 12
 
@@ -52,10 +53,10 @@ class SearchDesigner:
     name = "search"
 
     def __init__(self, space: SearchSpace, memory: ClusterMemory, seed: int = 0, model: PlayModel | None = None,
-                 plays: int = 4, max_win_rate: float = 0.5):
+                 judging: Judging = Judging()):
         self.space, self.memory = space, memory
         self.model = model if model is not None else PlayModel()  # what the target's plays so far say
-        self.plays, self.max_win_rate = plays, max_win_rate  # how the hunt judges a proposal: failed or not
+        self.judging = judging  # how the hunt judges a proposal: failed or not, and confirmed or not
         self.rng = random.Random(seed)
         self.ops = YieldAllocator(list(OPERATORS), seed=seed)
         self.family_yield = YieldAllocator([], seed=seed + 1)  # what each family's proposals yielded
@@ -136,15 +137,16 @@ class SearchDesigner:
         return [(None, k) for knobs in won for k in self.space.neighbours(family, knobs) if self.open(family, k)]
 
     def _fresh(self, family: Family) -> dict[str, Any] | None:
-        """The most novel of ``FRESH_DRAWS`` uniform draws, each lowered out of the failures it would repeat."""
+        """Of ``FRESH_DRAWS`` uniform draws, each lowered out of the failures it would repeat, the one the target
+        most likely fails for good (to two decimals), the most novel among those."""
         draws = [d for d in (self._escape(family, self.space.draw(self.rng, family)) for _ in range(FRESH_DRAWS))
                  if d is not None]
-        return max(draws, key=lambda d: self.novelty(family, d) * self.likely_lost(family, d)) if draws else None
+        return max(draws, key=lambda d: (round(self.likely_lost(family, d), 2), self.novelty(family, d))) if draws else None
 
     def likely_lost(self, family: Family, knobs: dict[str, Any]) -> float:
-        """The chance the target fails this level on the hunt's plays, as the model of its plays has it
-        (1 while the family has too few levels played)."""
-        chance = self.model.lost_chance(family.name, knobs, self.plays, self.max_win_rate)
+        """The chance the target fails this level on the hunt's plays and on its confirmation's, as the model of
+        its plays has it (1 while the family has too few levels played)."""
+        chance = self.model.kept_chance(family.name, knobs, self.judging)
         return 1.0 if chance is None else chance
 
     def _escape(self, family: Family, knobs: dict[str, Any]) -> dict[str, Any] | None:

@@ -71,6 +71,22 @@ def test_a_proposal_that_repeats_a_failure_found_earlier_in_its_round_is_asked_f
     assert ("take_away", TWO_PILES) in team.memory.passes  # the replacement was judged: won
 
 
+def test_a_proposal_kept_from_a_known_failure_only_by_a_lucky_win_is_asked_for_again() -> None:
+    # HARDER is recorded as won, though the target loses every three-pile game: its fresh seeds refute the win,
+    # so a level above it repeats the three-pile failure and is replaced before it costs a proposal.
+    designer = Scripted([{**HARDER, "max_take": 3}], later=[TWO_PILES])
+
+    async def one_round(team: RedTeam) -> tuple[RedTeam, dict[str, Any]]:
+        team.memory.add(cluster_key("take_away", THREE_PILES, "", ""), "take_away", THREE_PILES)
+        team.memory.add_pass("take_away", HARDER)
+        return team, await team.round(0, 1)
+
+    team, summary = _with_team(one_round, designer, per_round=1, budget=1, confirm_seeds=3, confirm_plays=2)
+    assert designer.asked == [1, 1] and team.avoided == 1
+    assert ("take_away", HARDER) not in team.memory.passes and ("take_away", TWO_PILES) in team.memory.passes
+    assert summary["proposals"] == 1 and summary["failed"] == 0
+
+
 def test_a_win_above_a_known_failure_is_replayed_first_and_forgotten_when_it_fails_there() -> None:
     async def remember(team: RedTeam) -> tuple[list[Any], int, int]:
         team.memory.add(cluster_key("take_away", EASIEST, "", ""), "take_away", EASIEST)

@@ -10,6 +10,7 @@ from spadegym.families import get_family
 from spadegym.families.edits import edit_space
 from spadegym.redteam.clusters import ClusterMemory, cluster_key, dominates
 from spadegym.redteam.minimise import shrink_level
+from spadegym.redteam.predict import Judging, PlayModel
 from spadegym.redteam.probe import Probe
 from spadegym.redteam.search import SearchDesigner
 from spadegym.redteam.space import SearchSpace, UniformDesigner, level_key
@@ -167,3 +168,23 @@ def test_the_search_expects_a_level_lost_where_the_targets_plays_of_its_family_w
         designer.model.observe("grid_maze", {**EASIEST, "size": size, "walls": MAZE.ladder("walls")[-1]}, 0, 12)
     assert designer.likely_lost(MAZE, small) < 0.5 < designer.likely_lost(MAZE, big)
     assert designer.likely_lost(get_family("key_rooms"), get_family("key_rooms").level_knobs(0)) == 1.0  # its own
+
+
+def test_a_level_the_target_wins_half_the_time_is_seldom_expected_to_fail_for_good() -> None:
+    # Failing 2 of 4 hunt plays is likely at a win chance of one half; its replays then confirm the failure
+    # (7 losses of 12 fresh plays: the lower end of the 95% interval reaches 0.3) less than half the time.
+    judging = Judging()
+    assert judging.fewest_confirming_losses() == 7
+    assert Judging(confirm_plays=4, min_failure_rate=0.9).fewest_confirming_losses() == 5  # never: no case
+    model = PlayModel()
+    coin = {**EASIEST, "size": MAZE.ladder("size")[1]}
+    hopeless = {**EASIEST, "size": MAZE.ladder("size")[-1], "walls": MAZE.ladder("walls")[-1]}
+    for size in MAZE.ladder("size")[:3]:
+        model.observe("grid_maze", {**EASIEST, "size": size}, wins=6, plays=12)
+    for size in MAZE.ladder("size")[-2:]:
+        model.observe("grid_maze", {**EASIEST, "size": size, "walls": MAZE.ladder("walls")[-1]}, wins=0, plays=12)
+    lost, kept = model.lost_chance("grid_maze", coin, 4, 0.5), model.kept_chance("grid_maze", coin, judging)
+    assert lost is not None and kept is not None and kept < 0.6 * lost and lost > 0.5
+    assert model.kept_chance("grid_maze", hopeless, judging) > 0.9
+    designer = SearchDesigner(SearchSpace("full", ["grid_maze"]), ClusterMemory(), seed=0, model=model)
+    assert designer.likely_lost(MAZE, coin) == kept
