@@ -65,9 +65,7 @@ class PlayModel:
     def lost_chance(self, family: str, knobs: dict[str, Any], plays: int, max_win_rate: float) -> float | None:
         """The chance the target wins at most ``max_win_rate`` of ``plays`` plays (the level counts as failed)."""
         p = self.win_chance(family, knobs)
-        if p is None:
-            return None
-        return _at_least(plays - math.floor(max_win_rate * plays + 1e-9), plays, 1 - p)
+        return None if p is None else _failed(p, plays, max_win_rate)
 
     def kept_chance(self, family: str, knobs: dict[str, Any], judging: Judging) -> float | None:
         """The chance the level counts as failed and its replays on fresh seeds confirm it: a failure that
@@ -75,8 +73,8 @@ class PlayModel:
         p = self.win_chance(family, knobs)
         if p is None:
             return None
-        lost = self.lost_chance(family, knobs, judging.plays, judging.max_win_rate)
-        return (lost or 0.0) * _at_least(judging.fewest_confirming_losses(), judging.confirm_plays, 1 - p)
+        confirmed = _at_least(judging.fewest_confirming_losses(), judging.confirm_plays, 1 - p)
+        return _failed(p, judging.plays, judging.max_win_rate) * confirmed
 
 
 @dataclass(frozen=True)
@@ -91,8 +89,14 @@ class Judging:
     min_failure_rate: float = 0.3
 
     def fewest_confirming_losses(self) -> int:
+        """The fewest lost replays that make a case (``confirm_plays + 1`` when none can)."""
         return next((k for k in range(self.confirm_plays + 1)
                      if wilson_interval(k, self.confirm_plays)[0] >= self.min_failure_rate), self.confirm_plays + 1)
+
+
+def _failed(win: float, plays: int, max_win_rate: float) -> float:
+    """The chance a target that wins a play with chance ``win`` wins at most ``max_win_rate`` of ``plays``."""
+    return _at_least(plays - math.floor(max_win_rate * plays + 1e-9), plays, 1 - win)
 
 
 def _at_least(k: int, n: int, p: float) -> float:

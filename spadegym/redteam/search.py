@@ -20,11 +20,12 @@ game proposed before. Within the open levels of a family, three ways to pick:
 The chance the target fails a level for good (fails the hunt's plays, then its replays on
 fresh seeds confirm it: a level it wins half the time fails once by chance and is then
 refused) comes from the hunt's model of the target's plays (``PlayModel``: every play of a
-family level, fitted per family); an edge or a climb is the option it most expects lost. The way to pick is a Thompson draw over what each
-way yielded (a new failure 1, a level lost only sometimes one half). A slot goes to the
-family of its skill picked by a Thompson draw over what each family's proposals yielded,
-the same way, among those that still have an open level; a skill with none left proposes
-fewer, and the search ends when no skill has any (every failure it can reach is found).
+family level, fitted per family); an edge or a climb is the option it gives the highest
+chance. The way to pick is a Thompson draw over what each way yielded (a new failure 1, a
+level lost only sometimes one half). A slot goes to the family of its skill picked by a
+Thompson draw over what each family's proposals yielded, the same way, among those that
+still have an open level; a skill with none left proposes fewer, and the search ends when
+no skill has any (every failure it can reach is found).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .space import SearchSpace, family_candidate, level_key
 
 VERSION = "search-4"
 OPERATORS = ("fresh", "edge", "climb")
-#: Uniform draws a fresh level is the most novel of.
+#: Uniform draws a fresh level is picked from.
 FRESH_DRAWS = 32
 #: Times a draw is lowered out of known failures before it is given up.
 ESCAPES = 12
