@@ -27,6 +27,12 @@ def wilson_interval(failures: int, total: int, z: float = Z95) -> tuple[float, f
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def confirms(failures: int, total: int, min_failure_rate: float) -> bool:
+    """Whether ``failures`` of ``total`` replays make a case: the lower end of the 95% interval of the failure
+    rate reaches ``min_failure_rate``."""
+    return total > 0 and wilson_interval(failures, total)[0] >= min_failure_rate
+
+
 @dataclass
 class Confirmation:
     """The target's failure rate on fresh seeds, and the seeds it lost (a case is scored on them)."""
@@ -56,5 +62,5 @@ async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, se
     return Confirmation(
         failure_rate=len(lost) / len(plain) if plain else 0.0, interval=(round(low, 4), round(high, 4)),
         plays=len(plain), lost_seeds=lost_seeds, won_seeds=[s for s in fresh if s not in lost_seeds],
-        kept=bool(plain) and probe.valid and low >= min_failure_rate, probe=probe,
+        kept=probe.valid and confirms(len(lost), len(plain), min_failure_rate), probe=probe,
     )

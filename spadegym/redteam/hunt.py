@@ -202,10 +202,12 @@ class RedTeam:
         times; the last answer is judged). A family level kept from a known failure below it only by won levels
         in between has those wins replayed on fresh seeds first: a lucky win would let it repeat that failure."""
         for _ in range(attempts if self.config.avoid_known else 0):
-            code_hash = "" if cand.family or not cand.source else normalized_code_hash(cand.source)
             if cand.family:
-                await self.known_after_replaying_wins(cand.family, cand.knobs)
-            if self.memory.known_cluster(cand.family, cand.knobs, code_hash) is None:
+                known = await self.known_after_replaying_wins(cand.family, cand.knobs)
+            else:
+                code_hash = normalized_code_hash(cand.source) if cand.source else ""
+                known = self.memory.known_cluster(cand.family, cand.knobs, code_hash)
+            if known is None:
                 break
             self.avoided += 1
             again = await _propose(self.designer, replace(context, count=1))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..families import DIMENSIONS, FamilyError, get_family
 from .clusters import SEEN_DIMENSIONS, level_features
-from .flakiness import wilson_interval
+from .flakiness import confirms
 
 #: Levels of a family played before its model is trusted (fewer: no prediction).
 MIN_LEVELS = 3
@@ -90,8 +90,8 @@ class Judging:
 
     def fewest_confirming_losses(self) -> int:
         """The fewest lost replays that make a case (``confirm_plays + 1`` when none can)."""
-        return next((k for k in range(self.confirm_plays + 1)
-                     if wilson_interval(k, self.confirm_plays)[0] >= self.min_failure_rate), self.confirm_plays + 1)
+        return next((k for k in range(self.confirm_plays + 1) if confirms(k, self.confirm_plays, self.min_failure_rate)),
+                    self.confirm_plays + 1)
 
 
 def _failed(win: float, plays: int, max_win_rate: float) -> float:
