@@ -2,7 +2,9 @@
 
 A case enters the suite only when the lower end of the interval reaches
 ``min_failure_rate``: a target that fails a level now and then, by chance,
-does not make a regression test.
+does not make a regression test. The replays stop once those played settle
+that verdict (the rest could not change it), so the rate and interval a case
+records may rest on fewer plays than were asked for.
 """
 
 from __future__ import annotations
@@ -50,17 +52,53 @@ class Confirmation:
         return (self.lost_seeds + [s for s in self.won_seeds if s not in self.lost_seeds])[:count]
 
 
+def fewest_losses(total: int, min_failure_rate: float) -> int:
+    """The fewest lost replays of ``total`` that make a case (``total + 1`` when none can)."""
+    return next((k for k in range(total + 1) if confirms(k, total, min_failure_rate)), total + 1)
+
+
+def deciding_seeds(seeds: int, plays: int, min_failure_rate: float) -> int:
+    """The fewest of ``seeds`` fresh seeds whose replays can settle the verdict of all of them: enough plays for
+    the fewest losses that make a case, and for the most wins that leave it none."""
+    total = seeds * plays
+    fewest = fewest_losses(total, min_failure_rate)
+    return min(seeds, math.ceil(max(fewest, total - fewest + 1) / plays))
+
+
 async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, seeds: int, plays: int,
                   min_failure_rate: float) -> Confirmation:
-    """Replay ``source`` on ``seeds`` fresh seeds, ``plays`` times each."""
-    fresh = prober.hunt_seeds(seeds, salt=f"confirm:{key}")
-    probe = await prober.probe(source, hint, seeds=fresh, repeat=plays)
+    """Replay ``source`` on ``seeds`` fresh seeds, ``plays`` times each, in two parts: the rest is played only
+    when the first part leaves the verdict open, so the verdict is the one all the replays would give (a case
+    needs at least k losses of them all) for fewer plays of the target, which may be a paid model."""
+    fresh, total = prober.hunt_seeds(seeds, salt=f"confirm:{key}"), seeds * plays
+    first = deciding_seeds(seeds, plays, min_failure_rate)
+    probe = await prober.probe(source, hint, seeds=fresh[:first], repeat=plays)
+    if probe.valid and first < seeds and _settled(probe, total, min_failure_rate) is None:
+        probe = await prober.play_more(probe, hint, fresh[first:], repeat=plays)
     plain = [e for e in probe.episodes if not e.hinted and e.scored]
     lost = [e.seed for e in plain if not e.success]
     low, high = wilson_interval(len(lost), len(plain))
     lost_seeds = list(dict.fromkeys(lost))
+    verdict = _settled(probe, total, min_failure_rate) if len(probe.seeds) < seeds else None
     return Confirmation(
         failure_rate=len(lost) / len(plain) if plain else 0.0, interval=(round(low, 4), round(high, 4)),
-        plays=len(plain), lost_seeds=lost_seeds, won_seeds=[s for s in fresh if s not in lost_seeds],
-        kept=probe.valid and confirms(len(lost), len(plain), min_failure_rate), probe=probe,
+        plays=len(plain), lost_seeds=lost_seeds, won_seeds=[s for s in probe.seeds if s not in lost_seeds],
+        kept=probe.valid and (confirms(len(lost), len(plain), min_failure_rate) if verdict is None else verdict),
+        probe=probe,
     )
+
+
+def _settled(probe: Probe, total: int, min_failure_rate: float) -> bool | None:
+    """``verdict_so_far`` of the plays made; None while one went unscored (that changes the count it is taken over)."""
+    episodes = [e for e in probe.episodes if not e.hinted]
+    if not all(e.scored for e in episodes):
+        return None
+    return verdict_so_far(sum(not e.success for e in episodes), len(episodes), total, min_failure_rate)
+
+
+def verdict_so_far(lost: int, played: int, total: int, min_failure_rate: float) -> bool | None:
+    """Whether ``total`` replays will make a case, when ``lost`` of the first ``played`` already settle it (the
+    rest could neither make nor unmake it); None when they do not."""
+    if confirms(lost, total, min_failure_rate):
+        return True
+    return False if not confirms(lost + total - played, total, min_failure_rate) else None

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..families import DIMENSIONS, FamilyError, get_family
 from .clusters import SEEN_DIMENSIONS, level_features
-from .flakiness import confirms
+from .flakiness import fewest_losses
 
 #: Levels of a family played before its model is trusted (fewer: no prediction).
 MIN_LEVELS = 3
@@ -90,8 +90,7 @@ class Judging:
 
     def fewest_confirming_losses(self) -> int:
         """The fewest lost replays that make a case (``confirm_plays + 1`` when none can)."""
-        return next((k for k in range(self.confirm_plays + 1) if confirms(k, self.confirm_plays, self.min_failure_rate)),
-                    self.confirm_plays + 1)
+        return fewest_losses(self.confirm_plays, self.min_failure_rate)
 
 
 def _failed(win: float, plays: int, max_win_rate: float) -> float:

@@ -10,7 +10,7 @@ file is never counted as the target's failure.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..agents.base import Agent
@@ -78,18 +78,29 @@ class Prober:
         probe = self.check(source, hint, verdict)
         if not probe.valid:
             return probe
-        probe.seeds = list(seeds or self.hunt_seeds())
-        has_solution = inspect_source(source).has_solution
-        hinted_seeds = [] if has_solution else probe.seeds[: self.hint_plays]
-        plays = [Play("level", s, hinted=False, group=i) for i, s in enumerate(probe.seeds) for _ in range(repeat)]
-        plays += [Play("level", s, hinted=True, group=i) for i, s in enumerate(hinted_seeds)]
-        level = Level(source, hint=hint)
-        probe.episodes = await run_episodes(self.executor.host, {"level": level}, plays, self.target, self.rollout)
-        self.episodes += len(probe.episodes)
-        probe.stats = score({"level": level}, probe.episodes, {}).get("level")  # the loop's statistics
-        if self.on_played is not None and probe.stats is not None:
-            self.on_played(source, probe.stats)
-        return probe
+        seeds = list(seeds or self.hunt_seeds())
+        hinted = [] if inspect_source(source).has_solution else seeds[: self.hint_plays]
+        return await self._play(probe, hint, seeds, repeat, hinted)
+
+    async def play_more(self, probe: Probe, hint: str | None, seeds: list[int], repeat: int = 1) -> Probe:
+        """``probe`` with more no-hint plays on ``seeds`` (its level passed the gate already; hinted plays,
+        if it needed them, were played with the first)."""
+        return await self._play(probe, hint, list(seeds), repeat, [])
+
+    async def _play(self, probe: Probe, hint: str | None, seeds: list[int], repeat: int, hinted: list[int]) -> Probe:
+        first = len(probe.seeds)
+        plays = [Play("level", s, hinted=False, group=first + i) for i, s in enumerate(seeds) for _ in range(repeat)]
+        plays += [Play("level", s, hinted=True, group=first + i) for i, s in enumerate(hinted)]
+        level = Level(probe.source, hint=hint)
+        episodes = await run_episodes(self.executor.host, {"level": level}, plays, self.target, self.rollout)
+        self.episodes += len(episodes)
+        stats = score({"level": level}, episodes, {}).get("level")  # the loop's statistics
+        if self.on_played is not None and stats is not None:
+            self.on_played(probe.source, stats)
+        if probe.episodes:
+            episodes = probe.episodes + episodes
+            stats = score({"level": level}, episodes, {}).get("level")
+        return replace(probe, episodes=episodes, stats=stats, seeds=probe.seeds + seeds)
 
     def won(self, win_rate: float) -> bool:
         """Whether a level played at ``win_rate`` is remembered as won: at least ``won_at``, else not failed."""

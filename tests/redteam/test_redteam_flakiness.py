@@ -9,6 +9,7 @@ so a level it happened to fail on the hunt's seeds fails by chance.
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -17,7 +18,7 @@ from spadegym.executor import make_executor
 from spadegym.families import get_family
 from spadegym.llm import FakeOpenAIServer
 from spadegym.llm.fake_players import FamilyPlayer, read_nim
-from spadegym.redteam.flakiness import confirm
+from spadegym.redteam.flakiness import confirm, confirms, deciding_seeds, verdict_so_far
 from spadegym.redteam.probe import Prober
 
 
@@ -47,9 +48,25 @@ def test_a_case_enters_the_suite_only_when_the_target_fails_it_on_fresh_seeds(sp
     with FakeOpenAIServer(FamilyPlayer({"take-away game": spot})) as server:
         result = asyncio.run(check())
     low, high = result.interval
-    assert result.plays == 16 and low <= result.failure_rate <= high
+    assert low <= result.failure_rate <= high
     assert result.kept is kept
+    # Ten replays (five seeds) settle a target that loses them all; one that loses one in six needs them too,
+    # unless it loses at most two of the first ten.
+    assert result.plays == 10 if kept else result.plays in (10, 16)
     if kept:
         assert result.failure_rate >= 0.75 and low >= 0.3 and result.case_seeds(4) == result.lost_seeds[:4]
     else:
         assert 0 < result.failure_rate < 0.5 and low < 0.3 and result.won_seeds  # it did fail, now and then
+
+
+@pytest.mark.parametrize(("seeds", "plays", "min_failure_rate"), [(6, 2, 0.3), (8, 2, 0.3), (10, 1, 0.3), (4, 3, 0.3), (12, 1, 0.1)])
+def test_replays_stopped_early_give_the_verdict_of_all_of_them(seeds: int, plays: int, min_failure_rate: float) -> None:
+    total = seeds * plays
+    first = deciding_seeds(seeds, plays, min_failure_rate) * plays
+    assert first < total  # the first part is shorter than all the replays
+    for outcomes in itertools.product((0, 1), repeat=total):  # 1: the target lost that replay
+        early = verdict_so_far(sum(outcomes[:first]), first, total, min_failure_rate)
+        assert early in (None, confirms(sum(outcomes), total, min_failure_rate))
+    # The first part settles the commonest outcomes: a target that loses every replay, or wins every one.
+    assert verdict_so_far(first, first, total, min_failure_rate) is True
+    assert verdict_so_far(0, first, total, min_failure_rate) is False
