@@ -10,7 +10,7 @@ records may rest on fewer plays than were asked for.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .probe import Probe, Prober
 
@@ -46,10 +46,12 @@ class Confirmation:
     won_seeds: list[int]
     kept: bool
     probe: Probe | None = None  # the replays themselves
+    unplayed: list[int] = field(default_factory=list)  # fresh seeds left unplayed once the verdict was settled
 
     def case_seeds(self, count: int) -> list[int]:
-        """The seeds a case is scored on: the lost ones first (it is a test of this failure)."""
-        return (self.lost_seeds + [s for s in self.won_seeds if s not in self.lost_seeds])[:count]
+        """The seeds a case is scored on: the lost ones first (it is a test of this failure), then the won ones and
+        those left unplayed."""
+        return (self.lost_seeds + [s for s in self.won_seeds + self.unplayed if s not in self.lost_seeds])[:count]
 
 
 def fewest_losses(total: int, min_failure_rate: float) -> int:
@@ -73,18 +75,18 @@ async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, se
     fresh, total = prober.hunt_seeds(seeds, salt=f"confirm:{key}"), seeds * plays
     first = deciding_seeds(seeds, plays, min_failure_rate)
     probe = await prober.probe(source, hint, seeds=fresh[:first], repeat=plays)
-    if probe.valid and first < seeds and _settled(probe, total, min_failure_rate) is None:
+    verdict = _settled(probe, total, min_failure_rate) if probe.valid and first < seeds else None
+    if probe.valid and first < seeds and verdict is None:
         probe = await prober.play_more(probe, hint, fresh[first:], repeat=plays)
     plain = [e for e in probe.episodes if not e.hinted and e.scored]
     lost = [e.seed for e in plain if not e.success]
     low, high = wilson_interval(len(lost), len(plain))
     lost_seeds = list(dict.fromkeys(lost))
-    verdict = _settled(probe, total, min_failure_rate) if len(probe.seeds) < seeds else None
     return Confirmation(
         failure_rate=len(lost) / len(plain) if plain else 0.0, interval=(round(low, 4), round(high, 4)),
         plays=len(plain), lost_seeds=lost_seeds, won_seeds=[s for s in probe.seeds if s not in lost_seeds],
         kept=probe.valid and (confirms(len(lost), len(plain), min_failure_rate) if verdict is None else verdict),
-        probe=probe,
+        probe=probe, unplayed=[s for s in fresh if s not in probe.seeds],
     )
 
 
