@@ -72,8 +72,8 @@ def _episode_facts(episodes) -> list[tuple]:
 def _run_facts(run_dir: Path) -> tuple:
     with RunStore.open(run_dir) as store:
         envs = [(e["env_id"], e["source"]) for e in store.environments()]
-        episodes = [(e["env_id"], e["seed"], e["hinted"], e["ret"], [t["action"] for t in e["turns"]])
-                    for e in store.episodes()]
+        episodes = [(e["env_id"], e["seed"], e["hinted"], e["ret"], e["failure"], [t["action"] for t in e["turns"]])
+                    for e in store.episodes()]  # the failure says why an episode differs (a retry given up, say)
         checkpoint = store.checkpoint_dir / store.load_state("learner")["checkpoint"]
     with np.load(checkpoint / "weights.npz") as weights:
         learner = {k: weights[k].copy() for k in weights.files}
