@@ -69,15 +69,16 @@ def deciding_seeds(seeds: int, plays: int, min_failure_rate: float) -> int:
 
 async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, seeds: int, plays: int,
                   min_failure_rate: float) -> Confirmation:
-    """Replay ``source`` on ``seeds`` fresh seeds, ``plays`` times each, in two parts: the rest is played only
-    when the first part leaves the verdict open, so the verdict is the one all the replays would give (a case
-    needs at least k losses of them all) for fewer plays of the target, which may be a paid model."""
+    """Replay ``source`` on ``seeds`` fresh seeds, ``plays`` times each: first as many seeds as could settle the
+    verdict, then one seed at a time while it is open, so the verdict is the one all the replays would give (a
+    case needs at least k losses of them all) for fewer plays of the target, which may be a paid model."""
     fresh, total = prober.hunt_seeds(seeds, salt=f"confirm:{key}"), seeds * plays
-    first = deciding_seeds(seeds, plays, min_failure_rate)
-    probe = await prober.probe(source, hint, seeds=fresh[:first], repeat=plays)
-    verdict = _settled(probe, total, min_failure_rate) if probe.valid and first < seeds else None
-    if probe.valid and first < seeds and verdict is None:
-        probe = await prober.play_more(probe, hint, fresh[first:], repeat=plays)
+    probe = await prober.probe(source, hint, seeds=fresh[:deciding_seeds(seeds, plays, min_failure_rate)], repeat=plays)
+    verdict = None
+    while probe.valid and len(probe.seeds) < seeds:
+        if (verdict := _settled(probe, total, min_failure_rate)) is not None:
+            break
+        probe = await prober.play_more(probe, hint, [fresh[len(probe.seeds)]], repeat=plays)
     plain = [e for e in probe.episodes if not e.hinted and e.scored]
     lost = [e.seed for e in plain if not e.success]
     low, high = wilson_interval(len(lost), len(plain))
