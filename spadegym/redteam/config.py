@@ -85,7 +85,7 @@ class RedTeamConfig(BaseModel):
     minimise: bool = Field(True, description="Shrink each new failure to the simplest level that still fails.")
     simplify_turns: int = Field(2, ge=0, description="'Make it simpler, keep the failure' turns for LLM-written files.")
     backtrack: int = Field(8, ge=0, description="When the minimal form fails its fresh seeds only by chance, confirm up to this many less shrunk forms (back up the shrink path to the level first found): a form shrunk to where the target fails half its plays is often refused, and one a step or two less shrunk is the real failure.")
-    confirm_seeds: int = Field(6, ge=1, description="Fresh instance seeds each kept failure is replayed on (flakiness).")
+    confirm_seeds: int = Field(6, ge=1, description="Fresh instance seeds each kept failure is replayed on (flakiness), at most: the replays stop once those played settle the verdict.")
     confirm_plays: int = Field(2, ge=1, description="Plays per confirmation seed.")
     min_failure_rate: float = Field(0.3, ge=0, le=1, description="A case enters the suite only if the lower end of the 95% interval of its failure rate reaches this (else it failed by chance).")
     case_seeds: int = Field(4, ge=1, description="Instance seeds a case is scored on in `spadegym eval` (failing ones first).")
