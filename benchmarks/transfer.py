@@ -7,7 +7,9 @@ in-distribution suite) and changes one dimension of them at a time
 (``spadegym.families.variation``): to a choice no training draw uses
 (``held_out``) and to a training choice that is not the listed one
 (``training``: what a curriculum's ``vary`` edits can teach and a fixed pool of
-listed levels never plays). Every variant of a level is played on the same
+listed levels never plays), and to every held-out choice at once (the edge case),
+also with the listed words (``all_but_words``: what of the edge case's cost is
+its words). Every variant of a level is played on the same
 reset seeds as the listed level, so each figure is paired with the listed one
 by level; the interval is a 95% t interval over the levels.
 
@@ -37,7 +39,7 @@ from spadegym.agents import make_agent
 from spadegym.cli.agent_settings import agent_options, check_settings_apply, settings_for
 from spadegym.errors import UserError
 from spadegym.families import difficulty_index, get_family
-from spadegym.families.variation import DIMENSIONS, held_out_variation
+from spadegym.families.variation import DIMENSIONS, dimension, held_out_variation
 from spadegym.level import Level
 from spadegym.loop import RunConfig
 from spadegym.loop.heldout import HeldoutEnv, build_suite
@@ -58,6 +60,8 @@ def variants() -> dict[str, dict[str, Any]]:
         if dim.held_out:
             out[f"{dim.name}:held_out"] = {dim.name: dim.held_out[0]}
     out["all:held_out"] = held_out_variation()
+    # The edge case with the listed words: how much of its cost is words (phrasing, verbs) and how much the rest.
+    out["all_but_words:held_out"] = {**held_out_variation(), **{n: dimension(n).default for n in ("phrasing", "verbs")}}
     return out
 
 
