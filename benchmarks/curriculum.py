@@ -11,6 +11,14 @@ buffer settings differ):
   fixed_all        a fixed pool: every training family at every listed level (the paper's fixed baseline)
   staged           a hand-written schedule: level 0 of every family, then level 1, ... in equal
                    shares of the rounds (a reference: it knows the levels and the budget up front)
+  oracle_frontier  a fixed pool of the frontier suite's own levels, played on training seeds
+  oracle_edge      a fixed pool of the edge-case suite's own levels, played on training seeds
+  oracle_unseen    a fixed pool of the unseen families' listed levels, played on training seeds
+
+The oracle arms are not baselines: they train on a held-out suite's levels, so
+their figure on that suite is the most a pool could give there at this budget
+(``ceiling_by_suite``: oracle / best fixed pool, the ratio no curriculum is
+likely to pass with this learner).
 
 Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
 episodes, then the learner is scored without the hint on the held-out suites
@@ -56,7 +64,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from spadegym.designers.sampler import baseline_overrides
+from spadegym.designers.sampler import baseline_overrides, pool_overrides
 from spadegym.loop import RunConfig, run
 from spadegym.loop.heldout import BUILT_IN_SUITES
 
@@ -68,10 +76,15 @@ ARMS = {
     "fixed_easy": {"designer": "fixed:easy"},
     "fixed_all": {"designer": "fixed:all"},
     "staged": {"designer": "staged"},
+    "oracle_frontier": {"designer": "pool"},
+    "oracle_edge": {"designer": "pool"},
+    "oracle_unseen": {"designer": "pool"},
 }
 DEFAULT_ARMS = ("adaptive_blend", "fixed_all", "fixed_easy")
 FIXED = ("fixed_easy", "fixed_all")
 ADAPTIVE = ("adaptive_blend", "adaptive_regret", "adaptive_lp")
+#: Each oracle arm and the held-out suite whose levels it trains on.
+ORACLE = {"oracle_frontier": "frontier", "oracle_edge": "edge_cases", "oracle_unseen": "unseen_families"}
 SUITES = BUILT_IN_SUITES
 #: Two-sided 95% quantiles of Student's t by degrees of freedom (past the table, its last entry).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -88,8 +101,10 @@ def heldout_settings(seeds: int, heldout_seed: int, every: int = 0) -> dict[str,
 def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int = 32,
             sets: dict[str, Any] | None = None, heldout_seed: int = HELDOUT_SEED, curve_every: int = 0) -> dict:
     settings = apply_sets({"buffer": {}, **json.loads(json.dumps(ARMS[name]))}, sets or {})  # --set: every arm
+    if name in ORACLE:
+        settings["pool"] = {"path": str(suite_pool(ORACLE[name], seed, workdir / f"{name}-{seed}-pool"))}
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
-        intended = baseline_overrides(settings["designer"])
+        intended = pool_overrides(0) if name in ORACLE else baseline_overrides(settings["designer"])
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     every = curve_every if name in ADAPTIVE else 0  # only the adaptive arms' curves are read
     config = RunConfig(seed=seed, rounds=rounds, heldout=heldout_settings(heldout_seeds, heldout_seed, every),
@@ -113,6 +128,16 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
             "collapsed_rounds": sum(bool(s.diversity.get("collapsed")) for s in result.summaries),
             "difficulty_new_max": max((s.difficulty_new_mean or 0.0 for s in result.summaries), default=0.0),
             "seconds": time.perf_counter() - started}
+
+
+def suite_pool(suite: str, seed: int, folder: Path) -> Path:
+    """The levels of a held-out suite (the families a run of ``seed`` trains on) as environment files."""
+    from spadegym.loop.heldout import build_suite
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for env in build_suite(suite=suite, exclude=RunConfig(seed=seed).training_exclusions()):
+        (folder / f"{env.env_id}.py").write_text(env.spec.source)
+    return folder
 
 
 def random_suites(seed: int, heldout_seeds: int = 32, heldout_seed: int = HELDOUT_SEED) -> dict[str, float]:
@@ -202,6 +227,11 @@ def summarize(results: dict[str, list[dict]], randoms: list[dict[str, float]]) -
         out["best_fixed_by_suite"][suite] = best
         out["ratio_by_suite"][suite] = round(top["mean"] / base["mean"], 4) if base["mean"] else None
         out["paired_by_suite"][suite] = paired(top["per_seed"], base["per_seed"])
+    for arm, suite in ORACLE.items():
+        if arm in table and fixed:
+            base = max(table[a]["suites"][suite]["mean"] for a in fixed)
+            out.setdefault("ceiling_by_suite", {})[suite] = \
+                round(table[arm]["suites"][suite]["mean"] / base, 4) if base else None
     if adaptive is not None and randoms:
         out["adaptive_minus_random"] = {s: paired(table[adaptive]["suites"][s]["per_seed"], [r.get(s, 0.0) for r in randoms])
                                         for s in SUITES}
@@ -333,6 +363,8 @@ def main() -> int:
             p = out["paired_by_suite"][suite]
             print(f"{suite}: {out['adaptive_arm']} / best fixed ({out['best_fixed_by_suite'][suite]}) = "
                   f"{out['ratio_by_suite'][suite]}; difference {p['mean']:+.3f}, 95% interval {p.get('ci95')}")
+    for suite, ceiling in out.get("ceiling_by_suite", {}).items():
+        print(f"{suite}: the pool of its own levels / best fixed = {ceiling} (the most a pool gives there)")
     if "goals" in out:
         print(f"goals: {out['goals']}")
     for arm, eff in out.get("sample_efficiency", {}).items():
