@@ -90,8 +90,9 @@ def writer_dir(tmp_path_factory):
 
     designer_prompts = [ids(messages) for messages in designer_messages]
     agent_prompt = ids(agent_messages)
-    optimizer = torch.optim.Adam(model.parameters(), lr=5e-2)
-    for _ in range(150):
+    # A gentle step: the two roles share every weight, and a larger one swings between them.
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(300):
         loss, p_env = 0.0, []
         for prompt in designer_prompts:  # the file, then the end of the turn
             logp = torch.log_softmax(model(torch.tensor([prompt + [env_token]])).logits[0, -2:], -1)
@@ -106,7 +107,7 @@ def writer_dir(tmp_path_factory):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        if min(p_env) >= 0.35 and min(p_doors) >= 0.2:
+        if min(p_env) >= 0.35 and max(p_env) <= 0.9 and min(p_doors) >= 0.2:
             break
     assert min(p_env) >= 0.35 and max(p_env) <= 0.9 and min(p_doors) >= 0.2, (p_env, p_doors)
     path = tmp_path_factory.mktemp("writer") / "model"
