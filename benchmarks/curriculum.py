@@ -15,10 +15,9 @@ buffer settings differ):
   oracle_edge      a fixed pool of the edge-case suite's own levels, played on training seeds
   oracle_unseen    a fixed pool of the unseen families' listed levels, played on training seeds
 
-The oracle arms are not baselines: they train on a held-out suite's levels, so
-their figure on that suite is the most a pool could give there at this budget
-(``ceiling_by_suite``: oracle / best fixed pool, the ratio no curriculum is
-likely to pass with this learner).
+The oracle arms are not baselines and never enter a ratio: they train on a
+held-out suite's levels, so their figure on that suite is the most a pool
+gives there at this budget (``ceiling_by_suite``: oracle / best fixed pool).
 
 Every arm plays ``rounds x envs_per_round x (plays + hint_plays)`` training
 episodes, then the learner is scored without the hint on the held-out suites
@@ -131,7 +130,8 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
 
 
 def suite_pool(suite: str, seed: int, folder: Path) -> Path:
-    """The levels of a held-out suite (the families a run of ``seed`` trains on) as environment files."""
+    """A held-out suite's levels for a run of ``seed`` (its unseen families left out, or only they for
+    ``unseen_families``) as environment files in ``folder``."""
     from spadegym.loop.heldout import build_suite
 
     folder.mkdir(parents=True, exist_ok=True)
