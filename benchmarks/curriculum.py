@@ -219,17 +219,17 @@ def summarize(results: dict[str, list[dict]], randoms: list[dict[str, float]]) -
                            "random_by_suite": {s: _mean([r.get(s) for r in randoms]) for s in SUITES} if randoms else {},
                            "ratio_by_suite": {}, "paired_by_suite": {}, "best_fixed_by_suite": {}}
     fixed = [a for a in FIXED if a in table]
-    for suite in SUITES:
-        if adaptive is None or not fixed:
+    best_fixed = {s: max(fixed, key=lambda a: table[a]["suites"][s]["mean"]) for s in SUITES} if fixed else {}
+    for suite, best in best_fixed.items():
+        if adaptive is None:
             break
-        best = max(fixed, key=lambda a: table[a]["suites"][suite]["mean"])
         top, base = table[adaptive]["suites"][suite], table[best]["suites"][suite]
         out["best_fixed_by_suite"][suite] = best
         out["ratio_by_suite"][suite] = round(top["mean"] / base["mean"], 4) if base["mean"] else None
         out["paired_by_suite"][suite] = paired(top["per_seed"], base["per_seed"])
     for arm, suite in ORACLE.items():
-        if arm in table and fixed:
-            base = max(table[a]["suites"][suite]["mean"] for a in fixed)
+        if arm in table and best_fixed:
+            base = table[best_fixed[suite]]["suites"][suite]["mean"]
             out.setdefault("ceiling_by_suite", {})[suite] = \
                 round(table[arm]["suites"][suite]["mean"] / base, 4) if base else None
     if adaptive is not None and randoms:
