@@ -149,7 +149,8 @@ def planted_player() -> FamilyPlayer:
 def run_arm(arm: str, seed: int, args: argparse.Namespace, target: str, out: Path) -> dict[str, Any]:
     config = load_redteam_config(None, {"target": target, "families": args.families, "budget": args.budget,
                                         "per_round": args.per_round, "seed": seed, "space": args.space,
-                                        **ARMS[arm]}, args.set)
+                                        # A proposal adds at most one case: the suite's cap must not cut the count.
+                                        "max_cases": max(args.budget, 1), **ARMS[arm]}, args.set)
     started = time.perf_counter()
     suite = out / f"{arm}-{seed}"
     result = asyncio.run(redteam_async(config, suite))

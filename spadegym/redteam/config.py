@@ -90,7 +90,7 @@ class RedTeamConfig(BaseModel):
     min_failure_rate: float = Field(0.3, ge=0, le=1, description="A case enters the suite only if the lower end of the 95% interval of its failure rate reaches this (else it failed by chance).")
     case_seeds: int = Field(4, ge=1, description="Instance seeds a case is scored on in `spadegym eval` (failing ones first).")
     pass_at: float = Field(0.5, gt=0, le=1, description="In eval, a case is passed when the agent wins at least this share of its plays.")
-    max_cases: int = Field(100, ge=1, description="Stop adding cases to the suite after this many.")
+    max_cases: int = Field(100, ge=1, description="The most cases a suite keeps: the search ends once it holds this many.")
     seed: int = Field(0, description="Seeds the designer, the instance seeds and the target's sampling.")
     mutation: MutationConfig = Field(default_factory=lambda: MutationConfig(**SEARCH_MUTATION), description="The mutation designer's settings (designer = \"mutation\"); here fresh draws take any knob values, the most novel of 16 draws (farthest from the levels already tried), edits climb (one knob a step harder, or two at once: `climb`), since a search needs no curriculum, and no difficulty is proposed twice.")
     corpus: str | None = Field(None, description="JSONL corpus for the LLM designer (default: the shipped one).")

@@ -460,8 +460,8 @@ class RedTeam:
             # A skill with nothing new left proposes nothing; the others take the budget. The search
             # ends when a whole rotation of the skills' slots brought no proposal.
             empty = empty + 1 if summary["proposals"] == 0 else 0
-            if empty >= len(self.config.skills):
-                break
+            if empty >= len(self.config.skills) or len(self.cases) >= self.config.max_cases:
+                break  # nothing left to propose, or the suite is full (what it found next would not be kept)
         return summaries
 
     def suite_info(self) -> dict[str, Any]:

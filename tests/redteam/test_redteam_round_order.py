@@ -117,3 +117,15 @@ def test_every_play_of_a_family_level_reaches_the_model_of_the_target() -> None:
     assert len(played) > 2  # more than the two proposals: shrink steps and replays too
     chance = team.model.lost_chance
     assert chance("take_away", THREE_PILES, 4, 0.5) > 0.5 > chance("take_away", TWO_PILES, 4, 0.5)
+
+
+def test_the_search_ends_once_its_suite_is_full() -> None:
+    # Failures found past ``max_cases`` would not be kept, so the rest of the budget is not spent on them.
+    designer = Scripted([THREE_PILES], later=[TWO_PILES, {**TWO_PILES, "stones": 11}])
+
+    async def hunt(team: RedTeam) -> tuple[RedTeam, list[dict[str, Any]]]:
+        return team, await team.run()
+
+    team, summaries = _with_team(hunt, designer, per_round=1, budget=3, max_cases=1, confirm_seeds=3, confirm_plays=2)
+    assert len(team.cases) == 1 and team.proposals == 1 and len(summaries) == 1
+    assert designer.answers  # the levels it still had were never asked for
