@@ -27,7 +27,8 @@ A cluster counts once a case of it passed confirmation; minimal failures count
 every distinct minimal form found, confirmed or not. ``--retest SPEC`` scores each
 red-team suite on the target and on SPEC (a later checkpoint of the run), as
 ``spadegym eval --baseline`` does: which failures training fixed, which remain.
-Prints per-arm figures for each seed and the ratio of the means; ``--json`` adds
+Prints per-arm figures for each seed, the ratio of the means, and both at each hundred proposals spent
+(uniform draws slow down as they repeat known failures); ``--json`` adds
 one JSON object as the last line.
 
     nice -n 19 python benchmarks/redteam.py [--target planted] [--budget 100] [--seeds 3] [--json]
@@ -189,6 +190,22 @@ def found_by(curve: list[list[int]], proposals: int) -> int:
     return max([found for spent, found in curve if spent <= proposals], default=0)
 
 
+def by_spend(rows: list[dict[str, Any]], arms: list[str], budget: int) -> dict[int, dict[str, Any]]:
+    """Confirmed clusters per 100 proposals once each arm had spent 100, 200, ... proposals (the mean over seeds,
+    from the runs' curves), and their ratio: uniform draws slow down as they repeat known failures, so the
+    ratio depends on the spend it is read at."""
+    out: dict[int, dict[str, Any]] = {}
+    for spend in sorted({*range(100, budget + 1, 100), budget}):
+        figures = {}
+        for arm in arms:
+            mine = [r for r in rows if r["arm"] == arm]
+            figures[arm] = round(statistics.mean(per_100(found_by(r["curve"], spend), min(spend, r["proposals"]))
+                                                 for r in mine), 2)
+        red, uniform = figures.get("redteam"), figures.get("uniform")
+        out[spend] = {**figures, "ratio": round(red / uniform, 3) if red is not None and uniform else None}
+    return out
+
+
 def retest(suite: str, target: str, later: str, plays: int) -> dict[str, Any]:
     """The suite scored on the target it was found against and on a later agent, as ``spadegym eval --baseline``
     compares them: the cases training fixed, those that remain, and those the later agent broke."""
@@ -299,6 +316,10 @@ def main() -> None:
     if equal:
         print(f"at the red team's spend ({equal['proposals']} proposals): red team {equal['redteam']} "
               f"confirmed clusters, uniform {equal['uniform']}")
+    spends = by_spend(rows, args.arms, args.budget)
+    for spend, figures in spends.items():
+        print(f"at a spend of {spend} proposals, confirmed clusters per 100: "
+              + ", ".join(f"{arm} {figures[arm]:.1f}" for arm in args.arms) + f", ratio {figures['ratio']}")
     ratios = {key: ratio(per_arm, key) for key in ("clusters_per_100", "minimal_failures_per_100", "weaknesses_per_100")}
     print(f"ratio (red-team / uniform, confirmed clusters per 100 proposals): {ratios['clusters_per_100']}")
     print(f"ratio (red-team / uniform, minimal failures per 100 proposals): {ratios['minimal_failures_per_100']}")
@@ -308,7 +329,7 @@ def main() -> None:
         print(json.dumps({"target": args.target, "ratio_clusters_vs_uniform": ratios["clusters_per_100"],
                           "ratio_minimal_failures_vs_uniform": ratios["minimal_failures_per_100"],
                           "ratio_weaknesses_vs_uniform": ratios["weaknesses_per_100"], "arms": per_arm,
-                          "at_equal_proposals": equal, "retest": retests, "runs": rows, "budget": args.budget,
+                          "at_equal_proposals": equal, "by_spend": spends, "retest": retests, "runs": rows, "budget": args.budget,
                           "seeds": list(range(args.first_seed, args.first_seed + args.seeds)), "space": args.space, "families": args.families, "settings": args.set,
                           "blind_spots": [f"{g}: {w}" for g, w, *_ in BLIND_SPOTS] if planted else None}))
 
