@@ -81,4 +81,7 @@ def redteam_command(
     else:
         console.print(f"{result.cases} cases in {result.clusters} clusters from {result.proposals} proposals "
                       f"({result.failures} failed levels) → {result.suite}", soft_wrap=True)
+        if result.cases >= cfg.max_cases and result.proposals < cfg.budget:
+            console.print(f"The suite is full (max_cases = {cfg.max_cases}): the search stopped after {result.proposals} "
+                          f"of {cfg.budget} proposals; --set max_cases=N keeps more.", soft_wrap=True)
         console.print(f"Score an agent: spadegym eval {result.suite} --agent SPEC --junit results.xml", soft_wrap=True)

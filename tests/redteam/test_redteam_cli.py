@@ -87,6 +87,15 @@ def test_redteam_finds_clusters_and_shrinks_the_planted_weakness(suite: Path) ->
     assert again.returncode == 2 and "already holds a suite" in again.stderr  # never overwritten
 
 
+def test_a_search_whose_suite_is_full_stops_and_says_how_to_keep_more(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    out = tmp_path / "full"
+    done = spadegym("redteam", "--target", f"openai:weak@{server.url}", "--families", "take_away", "--budget", "12",
+                    "--per-round", "4", "--set", "space=listed", "--set", "max_cases=1", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads((out / "manifest.json").read_text())["cases"]) == 1
+    assert "The suite is full (max_cases = 1): the search stopped after 4 of 12 proposals" in done.stdout
+
+
 @pytest.fixture(scope="module")
 def scored(server: FakeOpenAIServer, suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Both players scored on the suite in one eval: JSON, JUnit XML and the HTML scorecard."""
