@@ -1,7 +1,11 @@
-"""Shared pytest fixtures: one sandbox per session, the fixture environments' folder."""
+"""Shared pytest fixtures: one sandbox per session, the fixture environments' folder, and a guard that fails any
+test during which something tried to reach a host other than this machine."""
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,3 +53,62 @@ def still_running():
             time.sleep(0.05)
 
     return check
+
+
+class OutboundListener:
+    """A local listener every proxy variable points at: a client that honours them (httpx, requests, urllib, wandb,
+    huggingface_hub) reaches it instead of the network, and it keeps the first line each one sent (the host asked
+    for). Loopback stays direct through NO_PROXY, so the tests' own servers are untouched."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.attempts: list[str] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    first = conn.recv(512).split(b"\r\n", 1)[0].decode("latin-1")
+                    conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    first = "(a connection that sent nothing)"
+            with self.lock:
+                self.attempts.append(first or "(a connection that sent nothing)")
+
+    def take(self) -> list[str]:
+        with self.lock:
+            taken, self.attempts = self.attempts, []
+        return taken
+
+
+_OUTBOUND: OutboundListener | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process of the run (the controller, each worker and what they start) sends proxied traffic here."""
+    global _OUTBOUND
+    _OUTBOUND = OutboundListener()
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        os.environ[name] = os.environ[name.lower()] = _OUTBOUND.url
+    os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
+
+
+@pytest.fixture(autouse=True)
+def no_connection_leaves_this_machine() -> Iterator[None]:
+    """A test fails when anything tried to reach another host while it ran (counted at the local listener)."""
+    assert _OUTBOUND is not None
+    _OUTBOUND.take()
+    yield
+    if attempts := _OUTBOUND.take():
+        pytest.fail(f"{len(attempts)} connection(s) tried to leave this machine during the test: {attempts[:3]}")

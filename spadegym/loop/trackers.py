@@ -21,7 +21,7 @@ import importlib.util
 import os
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..store.record import RoundSummary
 from .callbacks import RunCallback, RunStart, TensorBoardCallback
@@ -36,9 +36,17 @@ class TrackingConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    project: str = Field("spadegym", description="The wandb and trackio project a run's scalars go to; each run is named after its directory.")
+    # A project names a file (trackio's database) and a URL path (wandb): a plain name, never a path.
+    project: str = Field("spadegym", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", description="The wandb and trackio project a run's scalars go to (letters, digits, '_', '.', '-'; no path); each run is named after its directory.")
     wandb_mode: str = Field("auto", pattern="^(auto|offline|online)$", description="auto: WANDB_MODE when it is set, else online when WANDB_API_KEY is set, else offline (the run stays under <run>/wandb/; `wandb sync` uploads it later).")
-    trackio_space: str | None = Field(None, description="A Hugging Face Space trackio syncs the run to (unset: local only).")
+    trackio_space: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$", description="A Hugging Face Space trackio syncs the run to, as owner/name (unset: local only).")
+
+    @field_validator("project")
+    @classmethod
+    def _not_a_path(cls, project: str) -> str:
+        if ".." in project:
+            raise ValueError("a project is a plain name: '..' is not allowed in it")
+        return project
 
 
 def chosen(report_to: list[str], tensorboard: bool = True) -> list[str]:
@@ -90,13 +98,18 @@ class WandbCallback(RunCallback):
         return os.environ.get("WANDB_MODE") or ("online" if os.environ.get("WANDB_API_KEY") else "offline")
 
     def on_start(self, start: RunStart) -> None:
+        mode = self.mode()
+        if mode == "offline":
+            # wandb's error reporting connects out even offline; an offline run contacts nobody unless the user
+            # turned it on. Read when wandb starts its service, so it is set before the import.
+            os.environ.setdefault("WANDB_ERROR_REPORTING", "false")
         import wandb
 
         run_dir = start.run_dir.resolve()
         # The same id for the same run directory: a resumed run continues its wandb run.
         run_id = hashlib.sha256(str(run_dir).encode()).hexdigest()[:16]
         self.run = wandb.init(project=self.tracking.project, name=run_dir.name, id=run_id, resume="allow",
-                              dir=str(run_dir), mode=self.mode(), config=self.settings)
+                              dir=str(run_dir), mode=mode, config=self.settings)
 
     def on_round(self, summary: RoundSummary) -> None:
         if self.run is not None:

@@ -6,6 +6,7 @@ import os
 import re
 import sqlite3
 import uuid
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -15,6 +16,29 @@ from spadegym.loop.trackers import chosen, installed
 
 TINY = {"envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2, "skills_per_round": 2,
         "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+
+
+def _child_commands(program: str) -> list[str]:
+    """The command lines of this process's children that run ``program``."""
+    commands = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and program in command:
+            commands.append(command)
+    return commands
+
+
+def test_a_project_is_a_plain_name_and_a_space_is_owner_slash_name() -> None:
+    for project in ("../outside", "a/b", "..", "x:y", ""):
+        with pytest.raises(ValueError, match="project"):
+            RunConfig(tracking={"project": project})
+    with pytest.raises(ValueError, match="trackio_space"):
+        RunConfig(tracking={"trackio_space": "https://example.org/x"})
+    assert RunConfig(tracking={"project": "my-proj.v2", "trackio_space": "me/board"}).tracking.project == "my-proj.v2"
 
 
 def test_report_to_names_trackers_as_trl_does() -> None:
@@ -47,6 +71,9 @@ def test_wandb_and_trackio_get_every_round_offline(tmp_path, monkeypatch, capfd)
     summary = said.split("Run summary:")[1]
     assert re.search(r"agent/episodes [▁▂▃▄▅▆▇█]{2}\n", history)  # two rounds, two points
     assert re.search(r"agent/episodes \d+\n", summary)
+
+    # wandb's service ran without its error reporting, which connects out even offline.
+    assert any("--no-observability" in command for command in _child_commands("wandb-core"))
 
     [database] = list(trackio_utils.TRACKIO_DIR.rglob(f"{project}.db"))
     with sqlite3.connect(database) as db:
