@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from ..envfile.contract import is_success
 from ..errors import UserError
 from ..figures import finite_or_none
+from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import FILE, Level, Lineage, Params, Remote
 from ..text import storable
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION, TABLES
@@ -49,6 +50,24 @@ _SCORE_COUNTS = ("plays", "plays_hint")
 
 class StoreError(UserError):
     """A run directory that cannot be used as asked (missing, corrupt, already a run)."""
+
+
+def _stored(text: str | bytes, what: str) -> Any:
+    """A JSON value read back from the store: a run directory is data anyone may have altered, so a value that is
+    not JSON, or larger or deeper than spadegym writes, is one StoreError, not a RecursionError or a memory spike."""
+    try:
+        return loads(text, what)
+    except UntrustedJSONError as exc:
+        raise StoreError(f"{exc}; the run directory was altered, so start a new run.") from None
+
+
+def _inflated(data: bytes, what: str) -> bytes:
+    """A stored compressed record, inflated no further than the largest record spadegym writes (a small blob can
+    declare gigabytes)."""
+    try:
+        return zlib.decompressobj().decompress(data, MAX_BYTES + 1)  # one byte more: ``_stored`` names the excess
+    except (zlib.error, TypeError):
+        raise StoreError(f"{what} is not a compressed record; the run directory was altered, so start a new run.") from None
 
 
 def _plain(value: Any) -> Any:
@@ -244,6 +263,9 @@ class RunStore:
         self._lock = threading.RLock()
         self.config: dict[str, Any] = self._meta("config") or {}
         self.versions: dict[str, Any] = self._meta("versions") or {}
+        if not isinstance(self.config, dict) or not isinstance(self.versions, dict):
+            raise StoreError(f"{self.path} holds a config that is not a table of settings; the run directory was "
+                             "altered, so start a new run.")
 
     # -- opening ---------------------------------------------------------
 
@@ -300,9 +322,13 @@ class RunStore:
                 f"{path} has store schema version {row and row[0]}, this spadegym reads up to "
                 f"{SCHEMA_VERSION}; upgrade spadegym."
             )
-        if row[0] < SCHEMA_VERSION:
-            _migrate(db, path, row[0])
-        return cls(run_dir, db)
+        try:
+            if row[0] < SCHEMA_VERSION:
+                _migrate(db, path, row[0])
+            return cls(run_dir, db)
+        except StoreError:
+            db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()
@@ -390,12 +416,12 @@ class RunStore:
     def load_state(self, key: str) -> dict[str, Any] | None:
         """The latest saved value of a state blob (as of the last complete round)."""
         row = self._db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else _stored(row[0], f"the saved {key} state in {self.path}")
 
     def rounds(self) -> list[dict[str, Any]]:
         """Round summaries in order, each with its "round" number added."""
         return [
-            {**json.loads(summary), "round": n}
+            {**_stored(summary, f"the summary of round {n} in {self.path}"), "round": n}
             for n, summary in self._db.execute("SELECT round, summary FROM rounds ORDER BY round")
         ]
 
@@ -428,8 +454,9 @@ class RunStore:
             sql, args = sql + " WHERE round = ?", (round,)
         out = []
         for row in self._rows(sql + " ORDER BY id", args):
-            row["candidate"] = json.loads(row["candidate"])
-            row["verdict"] = None if row["verdict"] is None else json.loads(row["verdict"])
+            what = f"proposal {row['id']} in {self.path}"
+            row["candidate"] = _stored(row["candidate"], what)
+            row["verdict"] = None if row["verdict"] is None else _stored(row["verdict"], f"the verdict of {what}")
             row["valid"] = bool(row["valid"])
             out.append(row)
         return out
@@ -449,7 +476,8 @@ class RunStore:
             sql, args = sql + " LIMIT ?", (*args, int(limit))
         out = []
         for n, sp, success, data in self._db.execute(sql, args):
-            ep = json.loads(zlib.decompress(data))
+            what = f"an episode of round {n} in {self.path}"
+            ep = _stored(_inflated(data, what), what)
             ep.update(round=n, split=sp, success=bool(success))
             out.append(ep)
         return out
@@ -466,7 +494,7 @@ class RunStore:
         out = []
         for row in self._rows("SELECT * FROM scores" + where + " ORDER BY round, id", args):
             row.pop("id")
-            row["extra"] = json.loads(row["extra"])
+            row["extra"] = _stored(row["extra"], f"a score of {row['env_id']} in {self.path}")
             out.append(row)
         return out
 
@@ -481,7 +509,7 @@ class RunStore:
 
     def _meta(self, key: str) -> Any:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else _stored(row[0], f"the {key} in {self.path}")
 
     def _rows(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
         cur = self._db.execute(sql, args)
@@ -491,7 +519,10 @@ class RunStore:
 
 def _migrate(db: sqlite3.Connection, path: Path, version: int) -> None:
     """Bring a store of an older schema up to this one (a read-only store is read as it is)."""
-    config = json.loads((db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() or ["{}"])[0])
+    config = _stored((db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone() or ["{}"])[0],
+                     f"the config in {path}")
+    if not isinstance(config, dict):
+        config = {}
     if version < 2 and any(str(s.get("source", "")).strip().startswith("openenv:")
                            for s in config.get("sources") or [] if isinstance(s, dict)):
         db.close()
@@ -529,10 +560,11 @@ def _filters(**conditions: Any) -> tuple[str, tuple]:
 
 def _environment(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("knobs", "lineage", "meta"):
-        row[key] = json.loads(row[key])
+        row[key] = _stored(row[key], f"the {key} of level {row.get('env_id')!r} in the store")
     row["valid"] = bool(row["valid"])
     row["kind"] = row.get("kind") or FILE  # a store of schema 1 holds files only
-    row["remote"] = json.loads(row["remote"]) if row.get("remote") else None
+    row["remote"] = (_stored(row["remote"], f"the settings of level {row.get('env_id')!r} in the store")
+                     if row.get("remote") else None)
     return row
 
 
