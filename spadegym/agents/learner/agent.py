@@ -11,6 +11,7 @@ way) and takes one Adam step per minibatch.
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,12 +22,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ...envfile.contract import without_hint
 from ...errors import UserError
+from ...jsondata import UntrustedJSONError, loads
 from ...rollout.records import Episode
 from ..base import Reply, View
 from .features import VIEW_ENTRIES, Disguise, Featurizer, hint_rule_rows
 from .grpo import GroupKey, group_advantages, group_key, policy_gradient
 from .minibatches import Minibatches
 from .model import Scorer, make_batch
+from .weights import WeightsError, read_weights
 
 CHECKPOINT_FORMAT = 1
 #: Largest views one update minibatch holds (in entries: this many times ``view_entries``).
@@ -40,6 +43,8 @@ WEIGHTS_FILE = "weights.npz"
 Step = tuple[str, list[str], int, float]
 #: Settings added after checkpoints were first written, at the value those checkpoints were trained with.
 PREDATED = {"verb_free": False, "disguise": 0.0}
+#: Far above any ``learner.json`` spadegym writes (settings, two counters, a random state).
+META_BYTES = 1 << 20
 
 
 class CheckpointError(UserError, ValueError):
@@ -295,27 +300,45 @@ class Learner:
                 "train one with `spadegym learn FILE --out DIR`, or for a run directory name one of its "
                 "checkpoints/round-NNNN (spadegym.store.learner_run.run_learner finds the last)."
             )
+        # A checkpoint is data someone may hand over: its settings are validated and its arrays checked against
+        # them before anything the size of the model is allocated.
         try:
-            meta = json.loads(meta_file.read_text())
-            if meta.get("format") != CHECKPOINT_FORMAT:
-                raise CheckpointError(
-                    f"{meta_file} has checkpoint format {meta.get('format')!r}, this spadegym reads "
-                    f"format {CHECKPOINT_FORMAT}; retrain with `spadegym learn`."
-                )
-            learner = cls(LearnerConfig(**{**PREDATED, **meta["config"]}))
-            with np.load(weights_file) as state:
-                learner.scorer.load_state(dict(state), int(meta["adam_step"]))
-            learner.updates = int(meta.get("updates", 0))
+            meta = _read_meta(meta_file)
+            config = LearnerConfig(**{**PREDATED, **meta["config"]})
+            state = read_weights(weights_file, config.hash_bits, config.hidden)
+            learner = cls(config)
+            learner.scorer.load_state(state, meta["adam_step"])
+            learner.updates = meta.get("updates", 0)
             if "rng" in meta:
                 learner.rng.bit_generator.state = meta["rng"]
-        except (json.JSONDecodeError, KeyError, ValueError, ValidationError, OSError) as exc:
-            if isinstance(exc, CheckpointError):
-                raise
+        except CheckpointError:
+            raise
+        except (UntrustedJSONError, WeightsError, KeyError, TypeError, ValueError, ValidationError, OSError) as exc:
+            why = (f"{exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}" if isinstance(exc, ValidationError)
+                   else str(exc))
             raise CheckpointError(
-                f"{path} holds an unreadable learner checkpoint ({type(exc).__name__}: {exc}); "
+                f"{path} holds an unreadable learner checkpoint ({type(exc).__name__}: {why[:300]}); "
                 "retrain with `spadegym learn`."
             ) from None
         return learner
+
+
+def _read_meta(meta_file: Path) -> dict[str, Any]:
+    """``learner.json`` as a table whose format, settings and counters have the types the learner writes."""
+    if meta_file.stat().st_size > META_BYTES:
+        raise CheckpointError(f"{meta_file} holds more than {META_BYTES:,} bytes, which no learner checkpoint does; "
+                              "retrain with `spadegym learn`.")
+    meta = loads(meta_file.read_bytes(), f"{meta_file}")
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise CheckpointError(f"{meta_file} has checkpoint format {found!r}, this spadegym reads "
+                              f"format {CHECKPOINT_FORMAT}; retrain with `spadegym learn`.")
+    counters = {key: meta.get(key, 0) for key in ("adam_step", "updates")}
+    if not isinstance(meta.get("config"), dict) or not all(
+            isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0 for n in counters.values()):
+        raise CheckpointError(f"{meta_file} holds malformed settings or counters (config must be a table, "
+                              "adam_step and updates counts); retrain with `spadegym learn`.")
+    return meta
 
 
 def make_learner(path: str | None = None, seed: int = 0, config: LearnerConfig | dict[str, Any] | None = None) -> Learner:
