@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -14,7 +15,7 @@ from . import app
 from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
 from .console import cli_console
 from .design_cmd import _is_llm_error
-from .errors import UserError, err_console, user_errors
+from .errors import UserError, err_console, fail, user_errors
 from .specs import AGENT_SPECS
 
 
@@ -80,21 +81,35 @@ def eval_command(
     results["regressions"] = broken
     results["fixed"] = fixed(results, base) if base else {}  # failed in the baseline, passed now (what training fixed)
     results["below_min_pass_rate"] = low
-    if junit:
-        write_junit(results, junit)
-    if html:
-        write_scorecard(results, html)
+    # Every case has been played: the results are shown even when a report file cannot be written.
+    unwritten = _write_reports(results, [(junit, write_junit), (html, write_scorecard)])
     if as_json:
         typer.echo(json.dumps(results))
     else:
-        _print(results, junit, html)
+        _print(results, *(None if path in unwritten else path for path in (junit, html)))
     gates = [f"{a}: {len(ids)} regression(s) against the baseline ({', '.join(ids[:5])})"
              for a, ids in broken.items() if ids]
     gates += [f"{a}: pass rate {rate:.2f} below --min-pass-rate {min_pass_rate:g}" for a, rate in low.items()]
+    for line in gates:
+        err_console.print(f"[bold red]gate:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    if unwritten:
+        raise fail("; ".join(unwritten.values()))
     if gates:
-        for line in gates:
-            err_console.print(f"[bold red]gate:[/] {escape(line)}", highlight=False, soft_wrap=True)
         raise typer.Exit(1)
+
+
+def _write_reports(results: dict, writers: list[tuple[Path | None, Callable]]) -> dict[Path, str]:
+    """Write each report file that was asked for; the ones that could not be written, with why (one phrase each)."""
+    unwritten = {}
+    for path, write in writers:
+        if path is None:
+            continue
+        try:
+            write(results, path)
+        except (OSError, UserError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            unwritten[path] = f"{path} was not written ({why})"
+    return unwritten
 
 
 def _print(results: dict, junit: Path | None, html: Path | None) -> None:

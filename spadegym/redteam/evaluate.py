@@ -14,7 +14,6 @@ that are passed now (what training fixed, when the baseline is an earlier checkp
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 from ..agents import make_agent
 from ..agents.registry import AGENTS
 from ..errors import UserError
+from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import Level
 from ..rollout import Episode, Play, RolloutConfig, run_episodes
 from ..sandbox import Sandbox, SandboxConfig
@@ -110,16 +110,37 @@ def evaluate_suite(suite: str | Path | Suite, agents: list[str], **options: Any)
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """An earlier ``--json`` results file (the whole file, or its last line when it holds several)."""
+    """An earlier ``--json`` results file (the whole file, or its last line when it holds several), checked to
+    have the shape ``regressions`` and ``fixed`` read: a baseline is data, and it is read before any case is
+    played, so a malformed one costs nothing."""
     try:
+        if Path(path).stat().st_size > MAX_BYTES:
+            raise ValueError(f"it holds more than {MAX_BYTES:,} bytes")
         text = Path(path).read_text(encoding="utf-8").strip()
-        data = json.loads(text.splitlines()[-1] if text.startswith("{") and "\n{" in text else text)
+        data = loads(text.splitlines()[-1] if text.startswith("{") and "\n{" in text else text, "the file")
     except (OSError, ValueError, IndexError) as exc:
-        raise UserError(f"cannot read the baseline results {path} ({exc}); pass a file written by "
+        why = str(exc) if isinstance(exc, UntrustedJSONError) else f"{type(exc).__name__}: {exc}"
+        raise UserError(f"cannot read the baseline results {path} ({why[:200]}); pass a file written by "
                         "spadegym eval --json.") from None
     if not isinstance(data, dict) or "agents" not in data:
         raise UserError(f"{path} holds no eval results (no 'agents'); pass a file written by spadegym eval --json.")
+    if malformed := _malformed(data["agents"]):
+        raise UserError(f"{path} is not eval results ({malformed[:200]}); pass a file written by spadegym eval --json.")
     return data
+
+
+def _malformed(agents: Any) -> str | None:
+    """What in a baseline's ``agents`` is not the shape eval writes (agent -> "cases" -> case -> "passed"), if any."""
+    if not isinstance(agents, dict):
+        return f"'agents' is a {type(agents).__name__}, not a table of agents"
+    for spec, result in agents.items():
+        cases = result.get("cases", {}) if isinstance(result, dict) else None
+        if not isinstance(cases, dict):
+            return f"agent {spec!r} has no table of cases"
+        for cid, case in cases.items():
+            if not isinstance(case, dict) or not isinstance(case.get("passed", False), bool):
+                return f"case {cid!r} of agent {spec!r} is not a result with 'passed' true or false"
+    return None
 
 
 def regressions(results: dict[str, Any], baseline: dict[str, Any]) -> dict[str, list[str]]:
