@@ -72,6 +72,12 @@ def tiny_tool_caller():
     return model, tokenizer
 
 
+@pytest.fixture(autouse=True)
+def offline_user(monkeypatch) -> None:
+    """These tests build the user's own TRL trainer, whose usage ping to the Hub is TRL's: this user turned it off."""
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_DISABLE_TELEMETRY", True)
+
+
 def test_grpo_trainer_plays_levels_through_the_factory_and_learns_from_their_return(tmp_path: Path) -> None:
     (tmp_path / "door.py").write_text(LEVEL)
     model, tokenizer = tiny_tool_caller()
