@@ -35,7 +35,9 @@ from .tokens import ChatTokens, Sample
 STATE_FILE = "policy.json"
 MIN_SHARED = 16  # tokens a beginning must save to be encoded once for several rows
 OPTIMIZER_FILE = "optimizer.pt"
-RNG_FILE = "rng.pt"
+RNG_FILE = "rng.json"
+#: Where spadegym wrote the random state with pickle before: read only as tensors and numpy arrays, never code.
+LEGACY_RNG_FILE = "rng.pt"
 
 
 class Policy:
@@ -409,8 +411,7 @@ class Policy:
         path.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(path / "weights")
         torch.save(self.optimizer.state_dict(), path / OPTIMIZER_FILE)
-        torch.save({"torch": torch.get_rng_state(), "python": random.getstate(),
-                    "numpy": np.random.get_state()}, path / RNG_FILE)
+        (path / RNG_FILE).write_text(json.dumps(_rng_state()))
         state = {"name": self.name, "source": self.source, "updates": self.updates, "tokens": self.tokens,
                  "lora": self.config.lora, "config": self.config.model_dump()}
         (path / STATE_FILE).write_text(json.dumps(state, indent=2))
@@ -419,8 +420,6 @@ class Policy:
 
     def load(self, directory: str | Path) -> None:
         """Continue from a checkpoint ``save`` wrote (same base model and settings)."""
-        import torch
-
         path = Path(directory)
         self._weights_change()
         if not (path / STATE_FILE).is_file():
@@ -446,13 +445,90 @@ class Policy:
                 raise UserError(f"the checkpoint in {path} does not fit this model; resume with the same model path.")
             if getattr(self.model.config, "tie_word_embeddings", False):
                 self.model.tie_weights()
-        self.optimizer.load_state_dict(torch.load(path / OPTIMIZER_FILE, map_location=self.device))
-        rng = torch.load(path / RNG_FILE, weights_only=False)
-        torch.set_rng_state(rng["torch"])
-        random.setstate(rng["python"])
-        np.random.set_state(rng["numpy"])
+        self.optimizer.load_state_dict(_load_tensors(path / OPTIMIZER_FILE, self.device))
+        _restore_rng(path)
         self.updates = int(state.get("updates", 0))
         self.tokens = dict(state.get("tokens", self.tokens))
+
+
+# A checkpoint is data: it loads without pickle's code execution (torch.load with weights_only=True, plain JSON),
+# so a crafted one is one sentence, never code run in this process.
+
+
+def _load_tensors(file: Path, device: Any = "cpu") -> Any:
+    """A torch file holding tensors and plain containers only (``weights_only``), or one sentence."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(file, map_location=device, weights_only=True)
+    except pickle.UnpicklingError:
+        why = "it holds objects other than tensors and plain values"
+    except (OSError, RuntimeError, ValueError, EOFError) as exc:
+        why = _first_line(exc)
+    raise UserError(f"{file} is not a checkpoint file spadegym can read without running code in it ({why}); "
+                    "resume from a checkpoint spadegym wrote.")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160].rstrip(".")
+
+
+def _rng_state() -> dict[str, Any]:
+    """torch's, Python's and numpy's random state as plain JSON."""
+    import torch
+
+    version, mt, gauss = random.getstate()
+    legacy = np.random.get_state(legacy=False)
+    return {"torch": torch.get_rng_state().tolist(), "python": [version, list(mt), gauss],
+            "numpy": {"key": legacy["state"]["key"].tolist(), "pos": legacy["state"]["pos"],
+                      "has_gauss": legacy["has_gauss"], "gauss": legacy["gauss"]}}
+
+
+def _restore_rng(path: Path) -> None:
+    """Set the random state a checkpoint holds (rng.json, or an older checkpoint's rng.pt), or one sentence."""
+    from ..jsondata import UntrustedJSONError, loads
+
+    file = path / RNG_FILE
+    try:
+        state = loads(file.read_bytes(), str(file), max_bytes=1 << 20) if file.is_file() else _legacy_rng(path)
+        _set_rng(state)
+    except (UntrustedJSONError, TypeError, ValueError, KeyError, IndexError, RuntimeError, OverflowError) as exc:
+        raise UserError(f"the random state in {path} is not one spadegym wrote ({_first_line(exc)}); resume from a "
+                        "checkpoint spadegym wrote.") from None
+
+
+def _legacy_rng(path: Path) -> dict[str, Any]:
+    """An older checkpoint's rng.pt, read as tensors and numpy arrays only (no object arrays), as rng.json holds it."""
+    import torch
+
+    numpy_array = (getattr(np, "_core", None) or np.core).multiarray._reconstruct
+    with torch.serialization.safe_globals([numpy_array, np.ndarray, np.dtype, type(np.dtype(np.uint32))]):
+        rng = _load_tensors(path / LEGACY_RNG_FILE)
+    name, key, pos, has_gauss, gauss = rng["numpy"]
+    if not isinstance(key, np.ndarray) or key.dtype != np.uint32:
+        raise ValueError("its numpy state is not an array of 32-bit integers")
+    version, mt, python_gauss = rng["python"]
+    return {"torch": rng["torch"].tolist(), "python": [version, list(mt), python_gauss],
+            "numpy": {"key": key.tolist(), "pos": pos, "has_gauss": has_gauss, "gauss": gauss}}
+
+
+def _set_rng(state: dict[str, Any]) -> None:
+    import torch
+
+    version, mt, gauss = state["python"]
+    numpy = state["numpy"]
+    key = np.asarray(numpy["key"], dtype=np.int64)
+    if key.shape != (624,) or key.min() < 0 or key.max() >= 1 << 32:
+        raise ValueError("its numpy state is not 624 32-bit integers")
+    torch_state = torch.tensor(state["torch"], dtype=torch.int64)
+    if torch_state.min() < 0 or torch_state.max() > 255:
+        raise ValueError("its torch state is not bytes")
+    torch.set_rng_state(torch_state.to(torch.uint8))
+    random.setstate((int(version), tuple(int(n) for n in mt), None if gauss is None else float(gauss)))
+    np.random.set_state({"bit_generator": "MT19937", "state": {"key": key.astype(np.uint32), "pos": int(numpy["pos"])},
+                         "has_gauss": int(numpy["has_gauss"]), "gauss": float(numpy["gauss"])})
 
 
 def _rewards_come_from_the_loop(*args: Any, **kwargs: Any) -> list[float]:
