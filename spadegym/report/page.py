@@ -272,7 +272,7 @@ def _watch(data: RunData) -> str | None:
             first.setdefault(("(run)", "trend"), n)
     latest = watches[-1][1]
     if first:
-        rows = "".join(f"<tr><td class=text>{escape(d)}</td><td class=text>{escape(k)}</td><td>{n}</td>"
+        rows = "".join(f"<tr><td class=text>{escape(d)}</td><td class=text>{escape(k)}</td><td>{_fmt(n)}</td>"
                        f"<td>{_found(latest, d, k)}</td></tr>" for (d, k), n in sorted(first.items()))
         html = ('<div class="note"><b>Reward hacking flagged</b>: a designer\'s levels show a finding again and '
                 "again (see the watch's rules in the docs); levels with a finding earn no designer reward.</div>"
@@ -336,7 +336,7 @@ def _validity(data: RunData) -> str | None:
     html = _grid(*figures) if figures else ""
     if invalid:
         rows = "".join(
-            f"<tr><td>{p['round']}</td><td class=text>{escape(str(p['candidate_id'] or p['id']))}</td>"
+            f"<tr><td>{_fmt(p['round'])}</td><td class=text>{escape(str(p['candidate_id'] or p['id']))}</td>"
             f"<td class=text>{escape(str(p['candidate'].get('skill') or ''))}</td>"
             f"<td class=text>{escape(_short(_inline_json(p['verdict']), 160))}</td></tr>"
             for p in invalid
@@ -371,7 +371,7 @@ def _rounds_table(data: RunData) -> str | None:
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     shown = data.summaries[-MAX_ROUND_ROWS:]
     rows = "".join(
-        f"<tr><td>{s['round']}</td>" + "".join(f"<td>{_fmt(s.get(c))}</td>" for c in columns) + "</tr>"
+        f"<tr><td>{_fmt(s['round'])}</td>" + "".join(f"<td>{_fmt(s.get(c))}</td>" for c in columns) + "</tr>"
         for s in shown
     )
     note = "" if len(shown) == len(data.summaries) else f'<p class="muted">last {len(shown)} rounds</p>'
@@ -404,13 +404,13 @@ def _environment(env: dict[str, Any], data: RunData, transcripts: Transcripts) -
         )
     history = [r for r in data.scores if r["env_id"] == env["env_id"]]
     parts = [
-        f"<p><b>round added:</b> {env['round']} · <b>code hash:</b> {escape(str(env['code_hash']))}</p>",
+        f"<p><b>round added:</b> {_fmt(env['round'])} · <b>code hash:</b> {escape(str(env['code_hash']))}</p>",
         f"<h3>Hint</h3><pre>{escape(env['hint'] or '(none)')}</pre>",
         f"<h3>Lineage</h3><pre>{escape(_inline_json(env['lineage']))}</pre>",
     ]
     if history:
         rows = "".join(
-            f"<tr><td>{r['round']}</td><td>{_fmt(r['win_rate'])}</td><td>{_fmt(r['win_rate_hint'])}</td>"
+            f"<tr><td>{_fmt(r['round'])}</td><td>{_fmt(r['win_rate'])}</td><td>{_fmt(r['win_rate_hint'])}</td>"
             f"<td>{_fmt(r['regret'])}</td><td>{_fmt(r['oracle_regret'])}</td><td>{_fmt(r['designer_reward'])}</td>"
             f"<td>{_fmt(r['plays'])}</td></tr>"
             for r in history
@@ -441,7 +441,7 @@ def _transcript(ep: dict[str, Any]) -> str:
     if final:
         turns += f'<div class="turn user"><span class="who">final observation</span>\n{escape(_short(final, MAX_TEXT))}</div>'
     return (
-        f"<h3>Sample transcript: {arm}, round {ep['round']}, seed {ep.get('seed')}, "
+        f"<h3>Sample transcript: {arm}, round {_fmt(ep['round'])}, seed {_fmt(ep.get('seed'))}, "
         f"return {_fmt(ep.get('ret'))} ({escape(str(outcome))})</h3>{turns}"
     )
 

@@ -159,3 +159,16 @@ def test_cli_report_writes_the_page_and_explains_a_missing_run(tmp_path):
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "does not exist" in " ".join(bad.stderr.split())
+
+
+def test_markup_planted_in_a_stores_number_columns_stays_text(tmp_path):
+    """SQLite columns take any type: a crafted store's 'round' holding markup must not become the page's HTML."""
+    import sqlite3
+
+    build_run(tmp_path / "run", rounds=2).close()
+    planted = "<img src=x onerror=alert(1)>"
+    with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:
+        for table in ("environments", "proposals", "episodes", "scores"):
+            db.execute(f"update {table} set round = ?", (planted,))
+    html = write_report(tmp_path / "run").read_text(encoding="utf-8")
+    assert planted not in html
