@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,11 +81,24 @@ class OutboundListener:
                 conn.settimeout(2)
                 try:
                     first = conn.recv(512).split(b"\r\n", 1)[0].decode("latin-1")
+                except OSError:
+                    first = ""
+                with self.lock:  # counted before the client hears back, so it is charged to the test that sent it
+                    self.attempts.append(first or "(a connection that sent nothing)")
+                try:
                     conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 except OSError:
-                    first = "(a connection that sent nothing)"
-            with self.lock:
-                self.attempts.append(first or "(a connection that sent nothing)")
+                    pass
+
+    def audit(self, event: str, args: tuple) -> None:
+        """An audit hook: a socket of this process connecting anywhere but loopback counts as an attempt too
+        (a client that ignores the proxy variables), and is stopped before a packet leaves."""
+        if event == "socket.connect" and isinstance(args[1], tuple) and isinstance(args[1][0], str):
+            host = args[1][0]
+            if not (host.startswith("127.") or host in ("::1", "localhost", "0.0.0.0", "::")):
+                with self.lock:
+                    self.attempts.append(f"connect {host}:{args[1][1]}")
+                raise ConnectionRefusedError(f"tests may not connect to {host}: only this machine is reachable")
 
     def take(self) -> list[str]:
         with self.lock:
@@ -99,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Every process of the run (the controller, each worker and what they start) sends proxied traffic here."""
     global _OUTBOUND
     _OUTBOUND = OutboundListener()
+    sys.addaudithook(_OUTBOUND.audit)
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         os.environ[name] = os.environ[name.lower()] = _OUTBOUND.url
     os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
