@@ -18,6 +18,7 @@ from typing import Any
 
 from ..families import imported
 from ..families.imported import SKILL_OF_CATEGORY, TaskError
+from ..outputs import make_folder, write_text
 from .level import Level, LevelSourceError
 
 __all__ = ["SKILL_OF_CATEGORY", "ReasoningGymLevels", "render_level", "task_knobs", "write_pool"]
@@ -58,10 +59,6 @@ class ReasoningGymLevels:
 def write_pool(source: ReasoningGymLevels, folder: str | Path) -> list[Path]:
     """Write each level as an environment file into ``folder`` (a pool every command and adapter reads)."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for level in source.levels():
-        path = folder / level.filename
-        path.write_text(level.source)
-        paths.append(path)
-    return paths
+    make_folder(folder, folder)
+    # A pool folder may hold anyone's links: each file is written inside it, never through one.
+    return [write_text(folder / level.filename, level.source, folder) for level in source.levels()]

@@ -65,7 +65,7 @@ from .predict import Judging, PlayModel
 from .probe import Probe, Prober
 from .search import SearchDesigner
 from .space import SearchSpace, UniformDesigner
-from .suite import Case, write_suite
+from .suite import Case, check_cases_folder, write_suite
 
 HUNT_DIR = "hunt"  # the search's run store, inside the suite directory (not part of the suite's checksums)
 TRANSCRIPT_CHARS = 1200
@@ -526,6 +526,7 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
     out = Path(out)
     if (out / HUNT_DIR).exists() or (out / "manifest.json").exists():
         raise UserError(f"{out} already holds a suite or a search; choose a new --out (a suite is never overwritten).")
+    check_cases_folder(out)  # before the search: its cases would have nowhere of their own to go
     with make_executor(config.executor, config.sandbox, config.ray) as executor, \
             RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions()) as store:
         target = build_target(config)

@@ -27,6 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..envfile import SourceError, inspect_source, read_source
 from ..envfile.folder import ENV_FILE_BYTES, folder_files, inside, read_bytes, read_text
 from ..errors import UserError
+from ..outputs import make_folder, write_text
 from ..text import safe_text
 
 FORMAT = "spadegym-suite/1"
@@ -131,29 +132,39 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any]) -> Path:
-    """Write a suite: ``cases`` are (case, minimal source, original source); ``info`` goes into the manifest."""
-    path.mkdir(parents=True, exist_ok=True)
+def check_cases_folder(path: Path) -> None:
+    """Refuse a suite folder whose ``cases/`` spadegym did not make: a suite writes only the case files it lists
+    and deletes nothing, so a link there, or a folder already holding files, is someone else's."""
     folder = path / CASES
-    folder.mkdir(exist_ok=True)
-    for stale in folder.glob("*.py"):
-        stale.unlink()
-    entries = []
+    if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir()))):
+        raise SuiteError(f"{folder} already exists and is not an empty folder; a suite writes its cases into a "
+                         "folder of its own, so choose a new --out.")
+
+
+def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any]) -> Path:
+    """Write a suite: ``cases`` are (case, minimal source, original source); ``info`` goes into the manifest.
+    Every file is written inside ``path`` without following a link, and the checksums list exactly these files."""
+    check_cases_folder(path)
+    make_folder(path / CASES, path)
+    entries, written = [], []
     for case, minimal, original in cases:
         case.file = f"{CASES}/{case.id}.py"
-        (path / case.file).write_text(minimal, encoding="utf-8")
+        write_text(path / case.file, minimal, path)
+        written.append(case.file)
         case.sha256 = sha256(minimal)
         if original and original != minimal:
             case.original_file = f"{CASES}/{case.id}.original.py"
-            (path / case.original_file).write_text(original, encoding="utf-8")
+            write_text(path / case.original_file, original, path)
+            written.append(case.original_file)
         entries.append(case.to_dict())
     manifest = {"format": FORMAT, "name": path.name, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 **info, "cases": entries}
-    (path / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    (path / CARD).write_text(card(manifest), encoding="utf-8")
-    files = [MANIFEST, CARD, *sorted(p.relative_to(path).as_posix() for p in folder.glob("*.py"))]
+    texts = {MANIFEST: json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", CARD: card(manifest)}
+    for name, text in texts.items():
+        write_text(path / name, text, path)
+    files = [MANIFEST, CARD, *sorted(written)]
     lines = [f"{hashlib.sha256((path / f).read_bytes()).hexdigest()}  {f}" for f in files]
-    (path / SUMS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path / SUMS, "\n".join(lines) + "\n", path)
     return path
 
 
@@ -309,4 +320,5 @@ def export_suite(path: str | Path, format: str = "jsonl", out: str | Path | None
     suite = load_suite(path)
     name = {"jsonl": "envs.jsonl", "parquet": "envs.parquet", "hf": "envs", "spade": "pool"}.get(format, "envs")
     target = Path(out) if out is not None else suite.path / "exports" / name
-    return write_rows("envs", suite_rows(suite), format, target)
+    # A default output lies in the suite, which is data: nothing below it is followed as a link.
+    return write_rows("envs", suite_rows(suite), format, target, root=suite.path if out is None else None)

@@ -33,12 +33,23 @@ from ..envfile import SourceError
 from ..envfile.spade_export import for_reference
 from ..errors import UserError
 from ..level import FILE
+from ..outputs import (
+    OutputError,
+    check_output,
+    holds_links,
+    make_folder,
+    open_output,
+    write_bytes,
+    write_text,
+)
 from ..validate import ValidationConfig, validate_sources
 from ..validate.verdict import STATIC
 from .card import write_card
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")
+#: The formats whose output is a folder (the others write one file).
+FOLDER_FORMATS = ("hf", "spade")
 WHATS = ("envs", "episodes", "rounds")
 SCORE_KEYS = (
     "round",
@@ -150,52 +161,64 @@ def export_run(
         raise ExportError("the spade format holds environments only; use --what envs or another format.")
     _require(format)
     with RunStore.open(run_dir) as store:
+        # A default output lies in the run directory, which is data: nothing below it is followed as a link.
         if what is not None:
             target = Path(out) if out is not None else store.dir / "exports" / _name(what, format)
-            written = [_write(store, what, format, target, note)]
+            root = store.dir if out is None else output_root(target, format)
+            written = [_write(store, what, format, target, note, root)]
             card_folder, tables = target, [what]
         else:
             folder = Path(out) if out is not None else store.dir / "exports"
+            root = store.dir if out is None else folder
             whats = ("envs",) if format == "spade" else WHATS
-            written = [_write(store, w, format, folder / _name(w, format), note) for w in whats]
+            written = [_write(store, w, format, folder / _name(w, format), note, root) for w in whats]
             card_folder, tables = folder, list(whats)
     if format == "hf":  # a Hub dataset card beside the tables
-        write_card(card_folder, run_dir, tables)
+        write_card(card_folder, run_dir, tables, root=root)
     return written
+
+
+def output_root(target: Path, format: str) -> Path:
+    """The folder an output the user named is written inside: the folder itself, or a file's folder."""
+    return target if format in FOLDER_FORMATS else target.parent
 
 
 def _name(what: str, format: str) -> str:
     return {"jsonl": f"{what}.jsonl", "parquet": f"{what}.parquet", "hf": what, "spade": "pool"}[format]
 
 
-def _write(store: RunStore, what: str, format: str, target: Path, note: Callable[[str], None] | None) -> Path:
+def _write(store: RunStore, what: str, format: str, target: Path, note: Callable[[str], None] | None,
+           root: Path) -> Path:
     rows: Iterable[dict[str, Any]] = {
         "envs": lambda: environment_rows(store),
         "episodes": lambda: episode_rows(store),
         "rounds": lambda: round_rows(store),
     }[what]()
     validation = ValidationConfig.model_validate(store.config.get("validation") or {}) if format == "spade" else None
-    return write_rows(what, rows, format, target, note, validation)
+    return write_rows(what, rows, format, target, note, validation, root)
 
 
 def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path,
-               note: Callable[[str], None] | None = None, validation: ValidationConfig | None = None) -> Path:
+               note: Callable[[str], None] | None = None, validation: ValidationConfig | None = None,
+               root: Path | None = None) -> Path:
     """Write rows shaped like ``environment_rows`` / ``episode_rows`` / ``round_rows`` in one format.
 
-    ``validation``: the gate's settings for the spade format's check of each rewritten file.
+    ``validation``: the gate's settings for the spade format's check of each rewritten file. ``root``: the
+    folder the output is written inside, following no link below it (default: ``output_root``).
     """
     if format not in FORMATS:
         raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
     _require(format)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    root = root or output_root(target, format)
+    make_folder(target if format in FOLDER_FORMATS else target.parent, root)
     if format == "jsonl":
-        with target.open("w", encoding="utf-8") as f:
+        with open_output(target, root) as f:
             for row in rows:
                 f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
     elif format == "spade":
-        _write_spade(list(rows), target, note or (lambda _message: None), validation or ValidationConfig())
+        _write_spade(list(rows), target, note or (lambda _message: None), validation or ValidationConfig(), root)
     else:
-        _write_arrow(what, rows, format, target)
+        _write_arrow(what, rows, format, target, root)
     return target
 
 
@@ -217,11 +240,10 @@ def _for_reference(row: dict[str, Any]) -> tuple[str | None, str]:
 
 
 def _write_spade(rows: list[dict[str, Any]], folder: Path, note: Callable[[str], None],
-                 validation: ValidationConfig) -> None:
+                 validation: ValidationConfig, root: Path) -> None:
     """Each level rewritten for the reference and checked by the gate as the reference plays it; the
     files that pass go in ``games/``, and the manifest lists every level, a left-out one with its reason."""
-    games = folder / "games"
-    games.mkdir(parents=True, exist_ok=True)
+    make_folder(folder / "games", root)
     rows = sorted(rows, key=lambda r: (int(r["round"] or 0), r["env_id"]))
     rewritten = [_for_reference(row) for row in rows]
     checkable = [(i, code) for i, (code, _why) in enumerate(rewritten) if code is not None]
@@ -232,7 +254,7 @@ def _write_spade(rows: list[dict[str, Any]], folder: Path, note: Callable[[str],
         [(code, f"{rows[i]['env_id']}.py", rows[i]["hint"]) for i, code in checkable], config=quick)))
     counts: dict[int, int] = {}
     checksums = []
-    with (folder / "manifest.jsonl").open("w", encoding="utf-8") as manifest:
+    with open_output(folder / "manifest.jsonl", root) as manifest:
         for i, (row, (code, why)) in enumerate(zip(rows, rewritten)):
             round_ = int(row["round"] or 0)
             scores = row["scores"] or {}
@@ -253,13 +275,13 @@ def _write_spade(rows: list[dict[str, Any]], folder: Path, note: Callable[[str],
             index = counts[round_] = counts.get(round_, -1) + 1
             name = f"games/{spade_file_name(round_, index, row['skill'])}"
             data = code.encode("utf-8")
-            (folder / name).write_bytes(data)
+            write_bytes(folder / name, data, root)
             digest = hashlib.sha256(data).hexdigest()
             checksums.append(f"{digest}  {name}\n")
             warnings = [c.message for c in verdict.warnings] if verdict is not None else []
             manifest.write(json.dumps(_finite({"file": name, **entry, "index": index, "sha256": digest,
                                                "exported": True, "warnings": warnings}), ensure_ascii=False) + "\n")
-    (folder / "checksums.sha256").write_text("".join(checksums), encoding="utf-8")
+    write_text(folder / "checksums.sha256", "".join(checksums), root)
 
 
 def _require(format: str) -> None:
@@ -333,7 +355,7 @@ def _batches(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
         yield batch
 
 
-def _write_arrow(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path) -> None:
+def _write_arrow(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path, root: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -344,9 +366,16 @@ def _write_arrow(what: str, rows: Iterable[dict[str, Any]], format: str, target:
         tables = [pa.Table.from_pylist(_tabular(what, b), schema=schema) for b in _batches(rows)]
         table = pa.concat_tables(tables) if tables else schema.empty_table()
     if format == "parquet":
-        pq.write_table(table, target, row_group_size=_BATCH)
+        with open_output(target, root, "wb", None) as handle:
+            pq.write_table(table, handle, row_group_size=_BATCH)
         return
     import datasets
+
+    # datasets writes into the folder by path: a link already in it is refused rather than followed.
+    link = holds_links(check_output(target, root))
+    if link is not None:
+        raise OutputError(f"{link} is a link; spadegym writes no output through a link (it could lead anywhere), "
+                          "so remove it or choose another output.")
 
     features = datasets.Features.from_arrow_schema(table.schema)
     datasets.Dataset.from_dict(table.to_pydict(), features=features).save_to_disk(str(target))

@@ -11,8 +11,9 @@ them). The tests push to a local stand-in of the Hub's HTTP API, not to the Hub.
 
 from __future__ import annotations
 
+import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,4 +58,28 @@ def push_to_hub(run_dir: str | Path, repo_id: str, *, private: bool = False, tab
     readers = {"envs": environment_rows, "episodes": episode_rows, "rounds": round_rows}
     with RunStore.open(run_dir) as store:
         rows = {name: readers[name](store) for name in tables or list(TABLES)}
+        pool = (store.config.get("pool") or {}).get("path") if isinstance(store.config.get("pool"), dict) else None
+        if "envs" in rows:
+            rows["envs"] = list(without_local_paths(rows["envs"], pool))
         return push_tables(repo_id, rows, run_source(store), private=private)
+
+
+def without_local_paths(rows: Iterable[dict[str, Any]], pool: str | None) -> Iterator[dict[str, Any]]:
+    """Environment rows whose ``meta`` names no absolute local path: a pushed dataset is public, and a path on this
+    machine says who ran it and how their disk is laid out; a file of the pool keeps its path relative to the pool,
+    any other its name."""
+    for row in rows:
+        meta = row.get("meta")
+        if isinstance(meta, dict):
+            row = {**row, "meta": {key: _portable(value, pool) for key, value in meta.items()}}
+        yield row
+
+
+def _portable(value: Any, pool: str | None) -> Any:
+    if not isinstance(value, str) or not os.path.isabs(value):
+        return value
+    if pool:
+        inside = os.path.relpath(os.path.normpath(value), os.path.abspath(os.path.expanduser(pool)))
+        if not inside.startswith(os.pardir):
+            return Path(inside).as_posix()
+    return Path(value).name

@@ -43,7 +43,7 @@ def test_the_hf_export_writes_a_dataset_card_beside_the_tables(run_dir, tmp_path
     assert meta["pretty_name"] == "spadegym run" and meta["size_categories"] == "n<1K"
     with RunStore.open(run_dir) as store:
         episodes = store.episode_count()
-    assert f"| `episodes` | {episodes:,} |" in body and "- designer: `mutation`" in body
+    assert f"| `episodes` | {episodes:,} |" in body and '"designer": "mutation"' in body
     assert datasets.load_from_disk(str(tmp_path / "hf" / "envs")).num_rows > 0  # the card does not get in the way
 
     [single] = export_run(run_dir, "hf", "rounds", tmp_path / "rounds")
