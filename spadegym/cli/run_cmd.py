@@ -17,7 +17,7 @@ from .specs import AGENT_SPECS, DESIGNER_REWARDS, DESIGNER_SPECS
 def run_command(
     config: Path = typer.Option(None, "--config", "-c", help="TOML or YAML run configuration."),
     out: Path = typer.Option(None, "--out", "-o", help="Run directory to create (default: runs/run-DATE-TIME)."),
-    resume: Path = typer.Option(None, "--resume", help="Continue the run in this directory where it stopped."),
+    resume: Path = typer.Option(None, "--resume", help="Continue the run in this directory where it stopped, with your own safety settings (--config, --set sandbox.*: never the store's)."),
     rounds: int = typer.Option(None, "--rounds", help="Total rounds (with --resume: extend a finished run)."),
     seed: int = typer.Option(None, "--seed", help="Run seed."),
     designer: str = typer.Option(None, "--designer", help=f"Designer: {DESIGNER_SPECS}."),
@@ -43,7 +43,8 @@ def run_command(
       spadegym run --resume runs/long --rounds 80    # continue or extend
     """
 
-    from ..loop import RunConfig, load_config, run
+    from ..loop import load_config, run
+    from ..loop.config import read_settings
     from ..loop.run import check_resume_dir
 
     with user_errors():
@@ -52,25 +53,22 @@ def run_command(
                      "pool": {"path": str(pool)} if pool else None,
                      "sources": [{"source": spec} for spec in sources] if sources else None}
         if resume is not None:
-            # A resumed run continues with the configuration in its store (only --rounds extends it): any other
-            # setting would be dropped in silence, so it is refused before the store is read or anything connects.
-            given = [flag for flag, value in (("--config", config), ("--out", out), ("--seed", seed),
-                                              ("--designer", designer), ("--pool", pool), ("--source", sources),
-                                              ("--agent", agent), ("--designer-reward", designer_reward),
-                                              ("--time-limit", time_limit), ("--set", sets))
-                     if value not in (None, [], ())]
-            if given:
-                raise UserError(f"{', '.join(given)} cannot change a resumed run, which continues with the "
-                                f"configuration stored in {resume} (see: spadegym run --resume {resume} "
-                                f"--print-config); drop {'it' if len(given) == 1 else 'them'}, or start a new run with --out DIR.")
+            # A resumed run replays the experiment in its store and takes the safety settings from you (defaults,
+            # --config, --set; see loop.safety); a setting that would change the experiment is refused.
+            if out is not None:
+                raise UserError(f"--out cannot change a resumed run, which continues in {resume}; drop it, or start "
+                                "a new run with --out DIR alone.")
             check_resume_dir(resume)
+            settings = read_settings(config, overrides, sets, "sandbox.seccomp=true")
             if print_config:
+                from ..loop.safety import resumed_config
                 from ..store import RunStore
 
                 with RunStore.open(resume) as store:
-                    _print_config(RunConfig.model_validate(store.config) if describe else store.config, describe)
+                    resumed, _changed = resumed_config(store.config, settings, resume)
+                _print_config(resumed, describe)
                 return
-            run(resume=resume, rounds=rounds, report=not no_report, console=cli_console())
+            run(resume=resume, rounds=rounds, settings=settings, report=not no_report, console=cli_console())
             return
         cfg = load_config(config, overrides, sets)
         if print_config:

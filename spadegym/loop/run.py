@@ -21,7 +21,8 @@ from ..store import RunStore
 from ..store.learner_run import run_learner
 from ..store.record import RoundSummary
 from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
-from .config import RunConfig, validate_config
+from .config import RunConfig
+from .safety import resumed_config
 from .selfplay import SelfPlay
 from .trackers import tracker_callbacks
 
@@ -133,20 +134,22 @@ def _policies(config: RunConfig) -> Any:
 
 
 def run(config: RunConfig | None = None, out: str | Path | None = None, *, resume: str | Path | None = None,
-        rounds: int | None = None, callbacks: Sequence[RunCallback] = (), console: Console | None = None,
-        report: bool = True) -> RunResult:
+        rounds: int | None = None, settings: dict[str, Any] | None = None, callbacks: Sequence[RunCallback] = (),
+        console: Console | None = None, report: bool = True) -> RunResult:
     """Run (or resume) self-play; every round is committed to ``out/run.sqlite`` as it finishes.
 
-    It prints nothing itself: ``callbacks`` see the run as it goes, and ``console``
-    attaches the console line and progress bar (``ConsoleCallback``) as the CLI does.
+    A resumed run replays the experiment stored in ``resume`` with the user's own safety settings: the defaults,
+    then ``settings`` (a config file's settings and the command line's, as ``read_settings`` returns them; see
+    ``loop.safety``), never the store's. It prints nothing itself: ``callbacks`` see the run as it goes, and
+    ``console`` attaches the console line and progress bar (``ConsoleCallback``) as the CLI does.
     """
     footprint: Footprint | None = None  # a new run's, to erase if it fails to start
+    changed: list[str] = []  # the safety settings in force that differ from the store's
     if resume is not None:
         store = RunStore.open(resume)
         try:
-            config = validate_config(store.config, source=f"{resume}/run.sqlite", stored=True)
-            if rounds is not None:  # checked as every run's rounds are (a bare model_copy would take -3)
-                config = validate_config({**store.config, "rounds": rounds}, source="--rounds", stored=True)
+            given = {**(settings or {}), **({"rounds": rounds} if rounds is not None else {})}
+            config, changed = resumed_config(store.config, given, resume)
         except UserError:
             store.close()
             raise
@@ -174,6 +177,11 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         trackers, missing = tracker_callbacks(config.report_to, config.tensorboard, config.tracking,
                                               config.model_dump(mode="json"))
         hooks += [*trackers, *callbacks, *([ConsoleCallback(console)] if console is not None else [])]
+        if changed:
+            from rich.markup import escape  # the stored values are anyone's text
+
+            lines = ["resumed with your safety settings, not the store's:", *("  " + line for line in changed)]
+            note(escape("\n".join(lines)))
         for message in missing:
             note(message)
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:

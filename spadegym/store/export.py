@@ -194,8 +194,26 @@ def _write(store: RunStore, what: str, format: str, target: Path, note: Callable
         "episodes": lambda: episode_rows(store),
         "rounds": lambda: round_rows(store),
     }[what]()
-    validation = ValidationConfig.model_validate(store.config.get("validation") or {}) if format == "spade" else None
+    validation = gate_settings(store.config) if format == "spade" else None
     return write_rows(what, rows, format, target, note, validation, root)
+
+
+def gate_settings(stored: dict[str, Any]) -> ValidationConfig:
+    """The gate's settings for re-checking a run's levels: the store's, except the safety settings (the sandbox,
+    what may be imported), which are the user's (``spadegym.safety``): a store never loosens the sandbox."""
+    from pydantic import ValidationError
+
+    from ..safety import with_users_safety
+
+    stored_validation = stored.get("validation") if isinstance(stored, dict) else None
+    merged = with_users_safety({"validation": stored_validation if isinstance(stored_validation, dict) else {}},
+                               {"validation": ValidationConfig().model_dump(mode="json")})
+    try:
+        return ValidationConfig.model_validate(merged["validation"])
+    except ValidationError as exc:
+        where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+        raise ExportError(f"the run's stored gate setting 'validation.{where}' is not valid "
+                          f"({exc.errors()[0]['msg']}); export another format, or fix the run's config.") from None
 
 
 def write_rows(what: str, rows: Iterable[dict[str, Any]], format: str, target: Path,

@@ -17,7 +17,7 @@ PACKAGE = Path(spadegym.__file__).parent
 
 #: Lowest first: a module may import its own package and the packages listed before it.
 LAYERS: list[set[str]] = [
-    {"spadegym", "errors", "figures", "jsondata", "outputs", "plugins", "specs", "text"},  # the package root imports nothing at import time
+    {"spadegym", "errors", "figures", "jsondata", "outputs", "plugins", "safety", "specs", "text"},  # the package root imports nothing at import time
     {"envfile"},
     {"level"},
     {"llm"},

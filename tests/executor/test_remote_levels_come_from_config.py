@@ -147,28 +147,33 @@ def test_a_config_file_naming_a_bare_word_as_a_remote_level_is_refused_when_read
 
 def test_a_stored_run_naming_servers_connects_nowhere_when_opened_or_given_settings_resume_would_drop(
         tmp_path: Path) -> None:
-    """A store written by anyone may name any address: reading it contacts none, and a resume whose settings are
-    refused stops before it builds the parts that would connect."""
+    """A store written by anyone may name any address: reading it contacts none, a resume contacts a stored host
+    only when the user names it, and a resume whose settings are refused stops before it builds the parts that
+    would connect."""
     out = tmp_path / "run"
 
     def spadegym(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "spadegym", *args], capture_output=True, text=True, timeout=120)
 
     with listening() as ear:
-        config = RunConfig(rounds=2, designer=f"openai:m@http://127.0.0.1:{ear.port}/v1", agent="random",
-                           sources=[{"source": f"openenv:http://127.0.0.1:{ear.port}"}]).model_dump(mode="json")
+        designer, source = f"openai:m@http://127.0.0.1:{ear.port}/v1", f"openenv:http://127.0.0.1:{ear.port}"
+        config = RunConfig(rounds=2, designer=designer, agent="random",
+                           sources=[{"source": source}]).model_dump(mode="json")
         RunStore.create(out, config, versions()).close()
-        shown = spadegym("run", "--resume", str(out), "--print-config")
+        unnamed = spadegym("run", "--resume", str(out), "--print-config")
+        shown = spadegym("run", "--resume", str(out), "--designer", designer, "--source", source, "--print-config")
         reported = spadegym("report", str(out))
         dropped = spadegym("run", "--resume", str(out), "--agent", "random", "--set", "plays=-1", "--no-report")
-        negative = spadegym("run", "--resume", str(out), "--rounds", "0", "--no-report")
+        negative = spadegym("run", "--resume", str(out), "--designer", designer, "--source", source,
+                            "--rounds", "0", "--no-report")
         assert ear.connections() == 0
+    assert unnamed.returncode == 2 and "a resumed run contacts only the hosts you name" in unnamed.stderr
     assert shown.returncode == 0 and json.loads(shown.stdout)["sources"][0]["source"].endswith(f":{ear.port}")
     assert reported.returncode == 0 and (out / "report.html").is_file()
     said = " ".join(dropped.stderr.split())
     assert dropped.returncode == 2 and "Traceback" not in dropped.stderr
-    assert said.startswith(f"error: --agent, --set cannot change a resumed run, which continues with the configuration "
-                           f"stored in {out}") and said.endswith("drop them, or start a new run with --out DIR.")
-    assert negative.returncode == 2 and "--rounds: 'rounds' Input should be greater than or equal to 1" in negative.stderr
+    assert said.startswith(f"error: 'plays' cannot change a resumed run, which continues with the experiment "
+                           f"stored in {out}") and said.endswith("drop the others, or start a new run with --out DIR.")
+    assert negative.returncode == 2 and "'rounds' Input should be greater than or equal to 1" in negative.stderr
     with RunStore.open(out) as store:
         assert store.config == config and store.last_complete_round() is None  # the store is as it was written
