@@ -5,8 +5,9 @@ the model reads the parent's file with what the agent did on it and replies with
 either
 
 - a unified diff of the file (``@@`` hunks of `` ``/``-``/``+`` lines; line numbers are
-  not trusted, each hunk is found by its content, then with trailing and then all
-  surrounding whitespace ignored), or
+  not trusted, each hunk is found by its content in the parent's file, after the
+  previous hunk and else anywhere, then with trailing and then all surrounding
+  whitespace ignored; hunks that overlap are refused), or
 - one complete method in a ```python block, which replaces the method of the same
   name in the environment class (or joins the class when it has none).
 
@@ -14,13 +15,19 @@ The edited file is a new level: no family's render any more (its family and
 knobs are left empty), with the parent in its lineage. Replies that change
 nothing, diffs whose hunks are not in the file, and replies with neither form
 are refused under their own kinds.
+
+A reply is untrusted: reading it and applying its diff take time linear in the
+reply and the file (each hunk found by one substring search, the file rebuilt
+once), and a diff over ``MAX_DIFF_CHARS`` or ``MAX_HUNKS`` is refused unread.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..envfile import strip_thinking
@@ -31,7 +38,11 @@ from .edit_form import MALFORMED, NO_CHANGE, EditRefused
 from .edit_mode import Ask, Message, Parent, verdict
 from .llm_config import LLMDesignerConfig
 
+_LANG = re.compile(r"\w*")
+
 PATCH_FAILED = "patch_failed"  # a hunk of the diff is not in the parent's file
+#: The largest diff applied, and the most hunks: far more than any edit of one game file needs.
+MAX_DIFF_CHARS, MAX_HUNKS = 1 << 20, 1000
 
 CODE_EDIT_SYSTEM = (
     "You improve text games written in Python for a learning agent. You change an existing game so that the "
@@ -92,7 +103,7 @@ class CodeEdit:
 def apply_reply(source: str, reply: str) -> CodeEdit | EditRefused:
     """``source`` changed as ``reply`` says (a diff, else a method), or why it cannot be."""
     text = strip_thinking(reply or "")
-    blocks = re.findall(r"```(\w*)[^\n]*\n(.*?)```", text, re.S)
+    blocks = fenced_blocks(text)
     diff = next((body for lang, body in blocks if lang.lower() in ("diff", "patch") or "\n@@" in "\n" + body), None)
     if diff is None and re.search(r"^@@", text, re.M):
         diff = text
@@ -113,43 +124,114 @@ def apply_reply(source: str, reply: str) -> CodeEdit | EditRefused:
     return CodeEdit(edited, form)
 
 
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """Each ```` ```lang ... ``` ```` block of ``text`` as (lang, body), in one pass (a regex retried the rest of the
+    text from every unclosed fence)."""
+    blocks, at = [], 0
+    while (opening := text.find("```", at)) >= 0:
+        newline = text.find("\n", opening + 3)
+        if newline < 0:
+            break
+        closing = text.find("```", newline + 1)
+        if closing < 0:
+            break
+        lang = _LANG.match(text, opening + 3, newline).group()  # type: ignore[union-attr]  # \w* always matches
+        blocks.append((lang, text[newline + 1:closing]))
+        at = closing + 3
+    return blocks
+
+
 def apply_diff(source: str, diff: str) -> str | EditRefused:
-    """``source`` with each ``@@`` hunk of ``diff`` replaced, found by content in order (see the module docstring)."""
+    """``source`` with each ``@@`` hunk of ``diff`` replaced, found by content (see the module docstring)."""
+    if len(diff) > MAX_DIFF_CHARS:
+        return EditRefused(MALFORMED, f"the diff holds {len(diff):,} characters, more than the {MAX_DIFF_CHARS:,} "
+                                      "allowed: change less, or send one method.")
+    hunks = _hunks(diff)
+    if not hunks:
+        return EditRefused(MALFORMED, "the diff has no @@ hunk.")
+    if len(hunks) > MAX_HUNKS:
+        return EditRefused(MALFORMED, f"the diff has {len(hunks):,} hunks, more than the {MAX_HUNKS:,} allowed.")
+    lines = source.splitlines()
+    finder = _Finder(lines)
+    placed: list[tuple[int, int, list[str]]] = []  # (first line in the parent's file, lines replaced, new lines)
+    at = 0
+    for i, hunk in enumerate(hunks, start=1):
+        old, new = _sides(hunk)
+        where = finder.find(old, at)
+        if where is None:
+            return EditRefused(PATCH_FAILED, f"hunk {i} of the diff is not in the file (its context and removed "
+                                             "lines must match the file's lines).")
+        placed.append((where, len(old), new))
+        at = where + len(old)
+    placed.sort(key=lambda p: p[0])
+    out: list[str] = []
+    done = 0
+    for where, count, new in placed:
+        if where < done:
+            return EditRefused(PATCH_FAILED, "two hunks of the diff change the same lines of the file.")
+        out += lines[done:where]
+        out += new
+        done = where + count
+    out += lines[done:]
+    return "\n".join(out) + "\n"
+
+
+def _hunks(diff: str) -> list[list[str]]:
+    """The lines of each ``@@`` hunk (file headers and "no newline" markers left out)."""
     hunks: list[list[str]] = []
     for line in diff.splitlines():
         if line.startswith("@@"):
             hunks.append([])
         elif hunks and not line.startswith(("---", "+++", "\\")):
             hunks[-1].append(line)
-    if not hunks:
-        return EditRefused(MALFORMED, "the diff has no @@ hunk.")
-    lines = source.splitlines()
-    at = 0
-    for i, hunk in enumerate(hunks, start=1):
-        old = [ln[1:] if ln[:1] in (" ", "-") else ln for ln in hunk if not ln.startswith("+")]
-        new = [ln[1:] if ln[:1] in (" ", "+") else ln for ln in hunk if not ln.startswith("-")]
-        while old and not old[-1].strip() and new and not new[-1].strip():  # trailing blank context
-            old, new = old[:-1], new[:-1]
-        where = _find(lines, old, at)
-        if where is None:
-            return EditRefused(PATCH_FAILED, f"hunk {i} of the diff is not in the file (its context and removed "
-                                             "lines must match the file's lines).")
-        lines[where:where + len(old)] = new
-        at = where + len(new)
-    return "\n".join(lines) + "\n"
+    return hunks
 
 
-def _find(lines: list[str], block: list[str], start: int) -> int | None:
-    """Where ``block`` starts in ``lines`` (from ``start``, then anywhere): exactly, then by rstrip, then by strip."""
-    if not block:
+def _sides(hunk: list[str]) -> tuple[list[str], list[str]]:
+    """A hunk's lines before and after the change, trailing blank context left out of both."""
+    old = [ln[1:] if ln[:1] in (" ", "-") else ln for ln in hunk if not ln.startswith("+")]
+    new = [ln[1:] if ln[:1] in (" ", "+") else ln for ln in hunk if not ln.startswith("-")]
+    blank = 0
+    while blank < min(len(old), len(new)) and not old[-1 - blank].strip() and not new[-1 - blank].strip():
+        blank += 1
+    return (old[:len(old) - blank], new[:len(new) - blank]) if blank else (old, new)
+
+
+class _Finder:
+    """Finds a block of lines in a file by one substring search over the file's lines joined, exactly, then by
+    rstrip, then by strip (each joined form made once, when first needed)."""
+
+    NORMS: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip)
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self._joined: dict[int, tuple[str, list[int]]] = {}
+
+    def _text(self, norm: int) -> tuple[str, list[int]]:
+        """The lines under ``NORMS[norm]``, each after a newline, and where each line's newline is."""
+        if norm not in self._joined:
+            normed = [self.NORMS[norm](line) for line in self.lines]
+            starts, offset = [], 0
+            for line in normed:
+                starts.append(offset)
+                offset += len(line) + 1
+            self._joined[norm] = ("".join("\n" + line for line in normed) + "\n", starts)
+        return self._joined[norm]
+
+    def find(self, block: list[str], start: int) -> int | None:
+        """Where ``block`` starts (from line ``start``, then anywhere): exactly, then by rstrip, then by strip."""
+        if not block or len(block) > len(self.lines):
+            return None
+        for norm in range(len(self.NORMS)):
+            text, starts = self._text(norm)
+            needle = "".join("\n" + self.NORMS[norm](line) for line in block) + "\n"
+            after = starts[start] if start < len(starts) else len(text)
+            found = text.find(needle, after)
+            if found < 0:  # then before: the part after ``start`` was searched already
+                found = text.find(needle, 0, after + len(needle) - 1)
+            if found >= 0:  # a newline in the joined text only ever separates lines: a match starts a line
+                return bisect.bisect_left(starts, found)
         return None
-    for norm in (lambda s: s, str.rstrip, str.strip):
-        want = [norm(b) for b in block]
-        for origin in (start, 0):
-            for i in range(origin, len(lines) - len(block) + 1):
-                if [norm(x) for x in lines[i:i + len(block)]] == want:
-                    return i
-    return None
 
 
 def replace_method(source: str, code: str) -> str | EditRefused:

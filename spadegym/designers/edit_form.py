@@ -38,6 +38,7 @@ from typing import Any
 
 from ..envfile import strip_thinking
 from ..families.edits import EditSpace
+from ..jsondata import UntrustedJSONError, loads
 
 OPERATORS = ("harder", "easier", "vary")
 #: Refusal kinds of an edit reply (the loop counts them apart from the gate's categories).
@@ -50,6 +51,9 @@ REFUSALS = (MALFORMED, OUT_OF_SPACE, NO_CHANGE)
 LEVEL = "level"
 _CHANGE_KEYS = ("changes", "change", "set", "knobs", "edit", "values")
 _OPERATOR_KEYS = ("operator", "op", "operation", "action")
+#: The longest object a reply's edit is read from: an edit is a few names and values, and a model's reply is
+#: untrusted, so a longer one is never handed to the JSON decoder or Python's literal parser.
+EDIT_CHARS = 1 << 16
 
 
 @dataclass
@@ -246,10 +250,12 @@ def _object(text: str) -> Any:
     if start < 0 or end <= start:
         return None
     chunk = text[start:end + 1]
+    if len(chunk) > EDIT_CHARS:
+        return None
     for attempt in (chunk, re.sub(r",\s*([}\]])", r"\1", chunk)):
         try:
-            return json.loads(attempt)
-        except ValueError:
+            return loads(attempt, "the edit")
+        except UntrustedJSONError:
             pass
         try:
             return ast.literal_eval(attempt)

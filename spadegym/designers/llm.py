@@ -11,7 +11,8 @@ One proposal, start to end::
 candidate per proposal, valid or not: every candidate carries its
 ``verdict`` (the gate's, or a verdict-shaped record when the reply held no
 code) and its ``refusal`` (None, or why it is not usable: ``no_code``,
-``declined``, ``invalid``, ``hint_leak``). The loop keeps the rejected ones
+``declined``, ``invalid``, ``hint_leak``, ``bad_reply``: the server's reply broke
+a bound, ``llm.client``). The loop keeps the rejected ones
 with their verdicts and gives them a designer reward below any valid one. A
 candidate that needed repair turns has ``attempts > 1``; with
 ``reward_first_attempt`` (the default) it is marked ``reward_as_invalid``.
@@ -40,7 +41,15 @@ from typing import Any
 
 from ..envfile import inspect_source, strip_thinking
 from ..figures import finite_or_none
-from ..llm.client import ChatClient, ChatResult, EndpointConfig, LLMClient, LLMError, LLMUnavailable
+from ..llm.client import (
+    ChatClient,
+    ChatResult,
+    EndpointConfig,
+    LLMClient,
+    LLMError,
+    LLMReplyError,
+    LLMUnavailable,
+)
 from ..validate.verdict import Verdict
 from . import prompts
 from .base import Candidate, DesignContext, Feedback, Level, Lineage
@@ -55,7 +64,9 @@ from .memory import DesignerMemory, MemoryEntry, code_excerpt
 #: Where the designer's files are validated (a run's executor): (code, hint or None, file name) -> the gate's verdict.
 Validator = Callable[[str, "str | None", str], Verdict]
 
-REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak")
+REFUSAL_REASONS = ("no_code", "declined", "invalid", "hint_leak", "bad_reply")
+#: A reply larger, deeper or slower than the client reads: that proposal fails, the run goes on.
+BAD_REPLY = "bad_reply"
 
 
 @dataclass
@@ -200,10 +211,17 @@ class LLMDesigner:
 
     # --- one proposal -----------------------------------------------------------------
 
-    async def _propose_one(self, client: ChatClient, context: DesignContext,
-                           key: int) -> Candidate:
-        cfg = self.config
+    async def _propose_one(self, client: ChatClient, context: DesignContext, key: int) -> Candidate:
         started = time.perf_counter()
+        candidate, messages = self._new_candidate(context, key)
+        try:
+            return await self._write(client, messages, candidate, started)
+        except LLMReplyError as exc:
+            return self._bad_reply(candidate, exc, started)
+
+    def _new_candidate(self, context: DesignContext, key: int) -> tuple[Candidate, list[dict[str, str]]]:
+        """A write-mode proposal before any reply, and the design request that asks for it."""
+        cfg = self.config
         rng = random.Random(f"{self.seed}:{key}")
         document = self._document(rng)
         selection = self.memory.select(context.skill, cfg.frontier_examples, cfg.avoid_examples)
@@ -218,7 +236,12 @@ class LLMDesigner:
                   "prompt": messages[-1]["content"], "memory_examples": [
                       e.env_id for e in selection.frontier + selection.too_easy + selection.too_hard]})
         self.stats.proposals += 1
+        return candidate, messages
 
+    async def _write(self, client: ChatClient, messages: list[dict[str, str]], candidate: Candidate,
+                     started: float) -> Candidate:
+        """The reply to the design request, repaired, validated and hinted."""
+        skill = candidate.skill
         reply = await client.chat(messages)
         candidate.meta["completion"] = reply.text
         if reply.trace_ref is not None:  # the completion this candidate is rewarded for (a local model trains on it)
@@ -235,7 +258,7 @@ class LLMDesigner:
         candidate.level = replace(candidate.level, source=code)
         repaired = candidate.attempts > 1 and bool(verdict.valid)
         candidate.meta.update(first_attempt_valid=first_valid, repaired=repaired)
-        candidate.reward_as_invalid = repaired and cfg.reward_first_attempt
+        candidate.reward_as_invalid = repaired and self.config.reward_first_attempt
         if not verdict.valid:
             return self._refuse(candidate, "invalid", verdict, started)
 
@@ -244,7 +267,7 @@ class LLMDesigner:
             return self._refuse(candidate, "hint_leak", verdict, started)
         candidate.level = replace(candidate.level, hint=hint or None)
         declared = inspect_source(code).skill
-        if declared != context.skill:
+        if declared != skill:
             candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
         candidate.verdict = verdict
         candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
@@ -266,7 +289,10 @@ class LLMDesigner:
         async def ask(messages: list[Message], form: EditForm | None, max_tokens: int | None) -> ChatResult:
             return await self._ask(client, messages, form, max_tokens)
 
-        candidate = await self._writer.propose(ask, parent, candidate)
+        try:
+            candidate = await self._writer.propose(ask, parent, candidate)
+        except LLMReplyError as exc:
+            return self._bad_reply(candidate, exc, started)
         if candidate.refusal is not None:
             message = candidate.meta.get("refusal_reason", "")
             candidate.verdict = Verdict.from_dict(_refusal_verdict(candidate.refusal, message))
@@ -283,7 +309,7 @@ class LLMDesigner:
             schema = {"type": "json_schema", "json_schema": {"name": "level_edit", "schema": form.schema()}}
             try:
                 return await client.chat(messages, response_format=schema, **overrides)
-            except LLMUnavailable:
+            except (LLMUnavailable, LLMReplyError):  # the server is down, or it answered badly: not a refusal
                 raise
             except LLMError:  # a server without structured outputs: ask plainly from now on
                 self._response_format = False
@@ -366,6 +392,10 @@ class LLMDesigner:
         self.stats.refused[reason] = self.stats.refused.get(reason, 0) + 1
         return candidate
 
+    def _bad_reply(self, candidate: Candidate, exc: LLMReplyError, started: float) -> Candidate:
+        """The proposal whose reply broke a bound: refused with the client's sentence, so the run goes on."""
+        return self._refuse(candidate, BAD_REPLY, Verdict.from_dict(_refusal_verdict(BAD_REPLY, str(exc))), started)
+
     def _count_fixes(self, fixes: list[str]) -> None:
         for fix in fixes:
             self.stats.fixes[fix] = self.stats.fixes.get(fix, 0) + 1
@@ -381,7 +411,7 @@ def _refusal_verdict(reason: str, message: str = "") -> dict[str, Any]:
     """A verdict-shaped record for a reply that held nothing to validate, so every candidate carries one."""
     message = message or ("The reply declined the task and held no code." if reason == "declined"
                           else "The reply held no fenced Python block with an environment class.")
-    check = "has_code" if reason in ("no_code", "declined") else "edit_form"
+    check = "has_code" if reason in ("no_code", "declined") else "reply" if reason == BAD_REPLY else "edit_form"
     return {"file": "<reply>", "valid": False, "category": reason, "seconds": 0.0, "checks": [
         {"name": check, "passed": False, "message": message, "category": reason, "severity": "error"}]}
 

@@ -1,7 +1,7 @@
 """OpenAI-compatible model access shared by the LLM agent and the LLM designer."""
 
-from .client import ChatResult, EndpointConfig, LLMClient, LLMError, LLMUnavailable, parse_spec
+from .client import ChatResult, EndpointConfig, LLMClient, LLMError, LLMReplyError, LLMUnavailable, parse_spec
 from .fake_server import FakeOpenAIServer, FakeReply
 
 __all__ = ["ChatResult", "EndpointConfig", "FakeOpenAIServer", "FakeReply", "LLMClient", "LLMError",
-           "LLMUnavailable", "parse_spec"]
+           "LLMReplyError", "LLMUnavailable", "parse_spec"]

@@ -5,14 +5,23 @@ client for the wire, plus what a long self-play run needs around it: a
 concurrency limit, retries with exponential backoff on 429/5xx/timeouts/
 connection errors, a per-call deadline, token accounting, and one clear error
 naming the URL when the server cannot be reached.
+
+Everything a server returns is data: a reply is bounded in time (``timeout_s``
+for the whole call, body included, however slowly it trickles), in bytes
+(``max_reply_bytes``, never buffered past that) and in nesting (the decoder's own
+bound, and only four typed fields are read), and its text is made safe
+(``text.safe_text``) before any caller uses or stores it. A reply that breaks a
+bound is an ``LLMReplyError``: one sentence naming the server, never a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +29,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from .transport import SlotTransport
+from ..text import safe_text
+from .transport import ReplyTooLarge, SlotTransport
+
+if sys.version_info >= (3, 11):
+    _deadline = asyncio.timeout
+else:  # pragma: no cover - Python 3.10
+    from anyio import fail_after as _deadline
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 
@@ -31,6 +46,10 @@ class LLMError(RuntimeError):
 
 class LLMUnavailable(LLMError):
     """The server could not be reached or kept failing after all retries."""
+
+
+class LLMReplyError(LLMError):
+    """The server's reply breaks a bound (larger or deeper than allowed): that call fails, the server is up."""
 
 
 class EndpointConfig(BaseModel):
@@ -46,7 +65,8 @@ class EndpointConfig(BaseModel):
     top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass.")
     max_tokens: int = Field(1024, ge=1, description="Largest completion per call.")
     concurrency: int = Field(16, ge=1, description="Requests in flight at once.")
-    timeout_s: float = Field(120.0, gt=0, description="Deadline for one call, retries excluded.")
+    timeout_s: float = Field(120.0, gt=0, description="Deadline for one call, reading the whole reply included; retries excluded.")
+    max_reply_bytes: int = Field(4 << 20, ge=1024, description="Largest reply body read from the server; a larger reply fails the call unread.")
     retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and connection errors.")
     backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each retry (with jitter).")
     extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra JSON fields for the server (e.g. top_k, chat_template_kwargs).")
@@ -102,7 +122,8 @@ class LLMClient:
             api_key=os.environ.get(endpoint.api_key_env) or "EMPTY",
             timeout=endpoint.timeout_s,
             max_retries=0,  # retries are ours: backoff, accounting and a clear final error
-            http_client=openai.DefaultAsyncHttpxClient(transport=SlotTransport(), timeout=endpoint.timeout_s),
+            http_client=openai.DefaultAsyncHttpxClient(
+                transport=SlotTransport(max_body_bytes=endpoint.max_reply_bytes), timeout=endpoint.timeout_s),
         )
         self._limit = asyncio.Semaphore(endpoint.concurrency)
         self._rng = random.Random(0)
@@ -131,11 +152,19 @@ class LLMClient:
                     # The plain POST skips the SDK's typed walk over every message of the
                     # conversation, which cost more CPU than the rest of a request together;
                     # the body comes back as bytes because building the typed ChatCompletion
-                    # cost more than the four fields read from it.
-                    raw = await self._client.post("/chat/completions", body=body, cast_to=bytes)
-                return self._result(json.loads(raw), start, attempt + 1)
+                    # cost more than the four fields read from it. The deadline covers the
+                    # body too: the SDK's timeouts are per read, which a trickle never trips.
+                    async with _deadline(ep.timeout_s):
+                        raw = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+                return self._result(self._decode(raw), start, attempt + 1)
             except retryable as exc:
                 last_error = exc
+            except TimeoutError:
+                last_error = TimeoutError(f"no whole reply within timeout_s={ep.timeout_s:g}s")
+            except ReplyTooLarge as exc:
+                self.failures += 1
+                raise LLMReplyError(f"the model server at {ep.base_url} sent a reply larger than max_reply_bytes "
+                                    f"({exc.limit:,} bytes); it was not read.") from None
             except openai.APIStatusError as exc:
                 self.failures += 1
                 raise LLMError(f"the model server at {ep.base_url} refused the request "
@@ -149,19 +178,33 @@ class LLMClient:
             "and the URL is right."
         )
 
+    def _decode(self, raw: bytes) -> Any:
+        """The JSON of a reply body; too deep for the decoder is an ``LLMReplyError`` (other breakage a ValueError)."""
+        try:
+            return json.loads(raw)
+        except RecursionError:
+            self.failures += 1
+            raise LLMReplyError(f"the model server at {self.endpoint.base_url} sent a reply nested too deep "
+                                "to read; it is not a chat completion.") from None
+
     def _result(self, data: Any, start: float, attempts: int) -> ChatResult:
-        """The reply from a chat-completion JSON body (KeyError/TypeError when it is not one)."""
+        """The reply from a chat-completion JSON body (KeyError/TypeError when it is not one).
+
+        Only typed scalars are kept: text made safe (no lone surrogates, no control sequences), a finish reason
+        that is text, token counts that are whole numbers; nothing of the body's structure is walked further."""
         choice = data["choices"][0]
         message = choice["message"]
-        text = message.get("content") or ""
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        text = _text(message.get("content"))
+        reasoning = _text(message.get("reasoning_content") or message.get("reasoning"))
+        finish = choice.get("finish_reason")
         usage = {}
         counts = data.get("usage")
         if counts is not None:
-            usage = {"prompt_tokens": int(counts.get("prompt_tokens") or 0),
-                     "completion_tokens": int(counts.get("completion_tokens") or 0)}
+            usage = {"prompt_tokens": _count(counts.get("prompt_tokens")),
+                     "completion_tokens": _count(counts.get("completion_tokens"))}
         # Counted only once the whole reply is read: a malformed body is retried, not counted.
-        result = ChatResult(text=str(text), reasoning=str(reasoning), finish_reason=choice.get("finish_reason"),
+        result = ChatResult(text=text, reasoning=reasoning,
+                            finish_reason=safe_text(finish) if isinstance(finish, str) else None,
                             usage=usage, seconds=time.perf_counter() - start, attempts=attempts)
         for key, value in usage.items():
             self.usage[key] += value
@@ -169,6 +212,22 @@ class LLMClient:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _text(value: Any) -> str:
+    """A reply's text field made safe to use and store ("" when absent; TypeError when it is not text)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"a reply's text is a {type(value).__name__}, not a string")
+    return safe_text(value)
+
+
+def _count(value: Any) -> int:
+    """A token count as a whole number (0 when the server sent none, or something that is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return 0
+    return int(value)
 
 
 def _short(exc: BaseException | None) -> str:

@@ -30,6 +30,8 @@ class FakeReply:
     raw_body: bytes | None = None  # sent as is (malformed replies)
     drop: bool = False  # close the connection without answering
     finish_reason: str = "stop"
+    trickle_s: float = 0.0  # send the body one byte at a time, this long apart
+    chunked: bool = False  # send the body in chunks without a Content-Length
 
 
 class _Server(ThreadingHTTPServer):
@@ -126,12 +128,29 @@ class FakeOpenAIServer:
                     server._connections.discard(self.connection)
                 super().finish()
 
-            def _send(self, status: int, body: bytes) -> None:
+            def _send(self, status: int, body: bytes, reply: FakeReply | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                if reply is not None and reply.chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self._chunks(body)
+                    return
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if reply is None or not reply.trickle_s:
+                    self.wfile.write(body)
+                    return
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(reply.trickle_s)
+
+            def _chunks(self, body: bytes, size: int = 1 << 16) -> None:
+                for i in range(0, len(body), size):
+                    part = body[i:i + size]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
@@ -155,12 +174,12 @@ class FakeOpenAIServer:
                     self.connection.close()
                     return
                 if reply.raw_body is not None:
-                    self._send(reply.status, reply.raw_body)
+                    self._send(reply.status, reply.raw_body, reply)
                 elif reply.status != 200:
                     self._send(reply.status, json.dumps(
-                        {"error": {"message": reply.content or "error", "type": "server_error"}}).encode())
+                        {"error": {"message": reply.content or "error", "type": "server_error"}}).encode(), reply)
                 else:
-                    self._send(200, json.dumps(_completion(body, reply, server.model)).encode())
+                    self._send(200, json.dumps(_completion(body, reply, server.model)).encode(), reply)
 
         return Handler
 
