@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..outputs import write_text
 from ..store import RunStore
 from .data import RunData, read_run
 
@@ -31,7 +32,7 @@ def write_report(run_dir: str | Path) -> Path:
         html = render(Path(run_dir).resolve().name, data, transcripts)
         target = store.dir / REPORT_NAME
     tmp = target.with_suffix(".html.tmp")
-    tmp.write_text(html, encoding="utf-8")
+    write_text(tmp, html, root=store.dir)  # never through a link planted in the run directory
     os.replace(tmp, target)  # a reader never sees a half-written page
     return target
 

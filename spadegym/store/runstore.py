@@ -36,6 +36,7 @@ from ..errors import UserError
 from ..figures import finite_or_none
 from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import FILE, Level, Lineage, Params, Remote
+from ..outputs import OutputError, check_output, make_folder
 from ..text import storable
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION, TABLES
 
@@ -254,6 +255,16 @@ class RoundTransaction:
             raise RuntimeError(f"round {self.round} is already finished; start the next round to write more")
 
 
+def _refuse_linked_store(run_dir: Path) -> None:
+    """The store and the files SQLite keeps beside it are written in place: a link among them (planted in a run
+    directory handed over) would carry the writes out of the folder, so it is refused."""
+    try:
+        for name in (DB_NAME, *(DB_NAME + suffix for suffix in ("-journal", "-wal", "-shm"))):
+            check_output(run_dir / name, run_dir)
+    except OutputError as exc:
+        raise StoreError(str(exc)) from None
+
+
 class RunStore:
     """A run directory's store. Create a new run or open an existing one; see the module doc."""
 
@@ -281,6 +292,7 @@ class RunStore:
         if run_dir.exists() and not run_dir.is_dir():
             raise StoreError(f"{run_dir} is a file, not a directory; choose a directory for the run.")
         run_dir.mkdir(parents=True, exist_ok=True)
+        _refuse_linked_store(run_dir)
         db = _connect(path)
         db.executescript("BEGIN;" + DDL)  # tables and metadata in one transaction
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
@@ -306,6 +318,7 @@ class RunStore:
             raise StoreError(
                 f"{run_dir} holds no run ({DB_NAME} is missing); pass the --out directory of a run."
             )
+        _refuse_linked_store(run_dir)
         try:
             db = _connect(path)
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -346,9 +359,7 @@ class RunStore:
     @property
     def checkpoint_dir(self) -> Path:
         """Where learners keep checkpoints (created on first use)."""
-        path = self.dir / "checkpoints"
-        path.mkdir(exist_ok=True)
-        return path
+        return make_folder(self.dir / "checkpoints", self.dir)  # never a link: old checkpoints are deleted in it
 
     def learner_checkpoint(self) -> Path | None:
         """The learner checkpoint of the last complete round, if the run has one."""
