@@ -155,7 +155,8 @@ key stops the command at start with one sentence naming it and the nearest known
 setting that no part of the command reads (`learner.*` with an `openai:` agent, `mutation.*` with an
 LLM designer, `hint` on a `reasoning-gym:` source), naming the parts that would read it.
 `spadegym run --print-config` prints the effective values as JSON, and `--print-config --describe`
-prints each setting with its value and description.
+prints each setting with its value and description as a TOML file that `--config` loads (an unset
+setting commented out).
 """
 
 
@@ -218,3 +219,31 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML value: JSON's form for text, numbers and booleans (TOML reads those alike), tables
+    inline; None has no TOML form, so callers leave such a setting out."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # no surrogate pairs, which TOML refuses
+    return json.dumps(value)
+
+
+def describe_toml(config: BaseModel) -> str:
+    """Every setting of ``config`` as a TOML file that loads back to it: ``key = value`` under its description,
+    an unset one commented out (TOML has no null), and a list of sections as ``[[key]]`` tables after the rest
+    (a table header claims every key below it)."""
+    plain: list[str] = []
+    tables: dict[str, list[str]] = {}
+    for key, value, description in describe(config):
+        table, _, item_key = key.rpartition("].") if "[" in key else ("", "", key)
+        lines = tables.setdefault(table + "]", []) if table else plain
+        line = f"# {item_key} = (unset)" if value is None else f"{item_key} = {toml_value(value)}"
+        lines += [f"# {description}", line, ""] if description else [line, ""]
+    for table, lines in tables.items():
+        plain += [f"[[{table.partition('[')[0]}]]", *lines]
+    return "\n".join(plain).rstrip() + "\n"

@@ -78,13 +78,12 @@ def run_command(
 
 
 def _print_config(config, describe: bool) -> None:
-    """JSON, or with ``describe`` one ``key = value`` line (JSON values) under each setting's description."""
+    """JSON, or with ``describe`` a TOML file (each setting under its description) that ``--config`` loads."""
     from pydantic import BaseModel
 
-    from ..reference import describe as settings
+    from ..reference import describe_toml
 
     if not describe:
         typer.echo(json.dumps(config.model_dump(mode="json") if isinstance(config, BaseModel) else config, indent=2))
         return
-    for key, value, description in settings(config):
-        typer.echo(f"# {description}\n{key} = {json.dumps(value)}\n" if description else f"{key} = {json.dumps(value)}\n")
+    typer.echo(describe_toml(config), nl=False)

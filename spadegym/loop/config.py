@@ -210,7 +210,9 @@ class RunConfig(BaseModel):
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor: cluster address, actors.")
     validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
     watch: WatchConfig = Field(default_factory=WatchConfig, description="The reward-hacking watch: probe plays of new levels, when a designer is flagged, and pricing its findings out of the designer reward.")
-    report_to: list[str] = Field(default_factory=lambda: ["tensorboard"], description=f"Where each round's scalars go, like TRL's report_to: any of {', '.join(TRACKERS)}; ['all'] for every one installed, ['none'] (or []) for none. A tracker whose package is missing is skipped with a note; all of them work offline (see tracking).")
+    # None by default, as in transformers and TRL: the run's store and report hold every figure, and a default
+    # must work on the default install.
+    report_to: list[str] = Field(default_factory=list, description=f"Where each round's scalars go besides the run's store and report, like TRL's report_to: any of {', '.join(TRACKERS)}; ['all'] for every one installed, [] or ['none'] (the default) for none. A tracker whose package is missing is skipped with a note; all of them work offline (see tracking).")
     tensorboard: bool = Field(True, description="false takes tensorboard out of report_to (the older switch): TensorBoard event files go to <run>/tensorboard/ (needs the tensorboard package).")
     tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="The wandb and trackio trackers' project and modes (report_to).")
 
@@ -360,9 +362,10 @@ def read_settings(path: str | Path | None, overrides: dict[str, Any] | None, set
 
 
 def unknown_setting(loc: tuple, model: type[BaseModel]) -> str:
-    """``is not a known setting``, with the nearest known name of its section."""
+    """``is not a known setting``, with the nearest known name of its section written in full (``buffer.capacity``,
+    not ``capacity``), as the user writes it in ``--set``."""
     near = difflib.get_close_matches(str(loc[-1]), _known_fields(loc[:-1], model), n=1)
-    return "is not a known setting" + (f"; did you mean '{near[0]}'?" if near else "")
+    return "is not a known setting" + (f"; did you mean '{'.'.join([*map(str, loc[:-1]), near[0]])}'?" if near else "")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None,

@@ -151,7 +151,7 @@ def test_the_pool_section_names_a_bad_key_or_a_missing_path_in_one_sentence(tmp_
     from spadegym.errors import UserError
     from spadegym.loop import validate_config
 
-    with pytest.raises(UserError, match=r"'pool\.paht' is not a known setting; did you mean 'path'\?"):
+    with pytest.raises(UserError, match=r"'pool\.paht' is not a known setting; did you mean 'pool\.path'\?"):
         validate_config({"pool": {"paht": str(tmp_path)}})
     with pytest.raises(UserError, match="the 'pool' designer plays the files of the pool: give the directory"):
         validate_config({"designer": "pool"})

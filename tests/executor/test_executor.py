@@ -17,7 +17,7 @@ def test_the_executor_setting_accepts_local_and_ray_and_names_a_wrong_one():
     assert load_config().executor == "local"
     with pytest.raises(UserError, match="'executor'"):
         load_config(sets=["executor=dask"])
-    with pytest.raises(UserError, match="'ray.actor'.*did you mean 'actors'"):
+    with pytest.raises(UserError, match="'ray.actor'.*did you mean 'ray.actors'"):
         load_config(sets=["ray.actor=2"])
 
 

@@ -135,7 +135,7 @@ def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
 def test_config_errors_are_one_sentence(tmp_path):
     bad = spadegym("run", "--set", "buffer.capcity=3", "--print-config")
     assert bad.returncode == 2
-    assert "'buffer.capcity' is not a known setting; did you mean 'capacity'?" in bad.stderr
+    assert "'buffer.capcity' is not a known setting; did you mean 'buffer.capacity'?" in bad.stderr
     assert "Traceback" not in bad.stderr
     toml = tmp_path / "run.toml"
     toml.write_text('designer_reward = "regrets"\n')
@@ -153,7 +153,7 @@ def test_config_errors_are_one_sentence(tmp_path):
     assert pool["replay_fraction"] == 1.0 and pool["balance"] == "none" and pool["retire_after"] == 2  # by hand wins
     typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
     assert typo.returncode == 2 and "'mutation.directd' is not a known setting" in typo.stderr
-    assert "did you mean 'directed'" in typo.stderr and "Traceback" not in typo.stderr
+    assert "did you mean 'mutation.directed'" in typo.stderr and "Traceback" not in typo.stderr
     for bad in ("validation.random_episode=3", "llm_designer.repair_turn=1", "learner.hiden=8"):
         refused = spadegym("run", "--set", bad, "--print-config")
         assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad

@@ -186,7 +186,7 @@ def test_bad_red_team_settings_are_one_sentence() -> None:
 
 
 def test_the_red_team_sections_are_typed_and_a_misspelt_key_is_one_sentence() -> None:
-    with pytest.raises(UserError, match="'mutation.directd' is not a known setting; did you mean 'directed'"):
+    with pytest.raises(UserError, match="'mutation.directd' is not a known setting; did you mean 'mutation.directed'"):
         load_redteam_config(overrides={"target": "random"}, sets=["mutation.directd=true"])
     with pytest.raises(UserError, match="'validation.random_episode' is not a known setting; did you mean"):
         load_redteam_config(overrides={"target": "random"}, sets=["validation.random_episode=3"])
