@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import typer
 from rich.markup import escape
 
-from ..errors import UserError
+from ..errors import Interrupted, UserError
 from ..text import safe_text
 from .console import cli_console
 
@@ -33,6 +33,7 @@ def user_errors() -> Iterator[None]:
         yield
     except (UserError, SourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
+    except KeyboardInterrupt as exc:
+        if not isinstance(exc, Interrupted):  # an Interrupted has said what it kept already
+            err_console.print("interrupted")
         sys.exit(130)

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from ..designers.base import Designer
-from ..errors import UserError
+from ..errors import Interrupted, UserError
 from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..store import RunStore
@@ -173,6 +173,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         note(f"The run already has {stored + 1} rounds; pass --rounds N (> {stored + 1}) to extend it.")
         return RunResult(store.dir, stored + 1, [], None)
     ended = False  # the run ended as asked (not by an error or an interrupt)
+    interrupted = False
     try:
         trackers, missing = tracker_callbacks(config.report_to, config.tensorboard, config.tracking,
                                               config.model_dump(mode="json"))
@@ -213,16 +214,23 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
             raise UserError(f"{exc} No round finished, so nothing of the run is kept.") from None
         raise UserError(f"{exc} Completed rounds are saved; resume with: spadegym run --resume {store.dir}") from None
     except KeyboardInterrupt:
+        interrupted = True
         if footprint is not None and store.last_complete_round() is None:
             note("interrupted before the first round finished; nothing of the run is kept.")
         else:
             note(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
-        raise
     finally:
         last = store.last_complete_round()
         store.close()
         if footprint is not None and last is None and not ended:  # a failed start: nothing to resume
             footprint.erase()
+    if interrupted:
+        # The completed rounds get their report as a finished run's do; the interrupt then reaches the caller.
+        if report and last is not None:
+            from ..report import write_report
+
+            note(f"Report: {write_report(store.dir)}")
+        raise Interrupted
     note(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
     report_path = None
     if report:
