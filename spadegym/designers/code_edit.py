@@ -197,40 +197,53 @@ def _sides(hunk: list[str]) -> tuple[list[str], list[str]]:
     return (old[:len(old) - blank], new[:len(new) - blank]) if blank else (old, new)
 
 
+@dataclass
+class _Form:
+    """A file's lines under one normalisation: joined, each after a newline; where each line's newline is; the
+    set of its lines."""
+
+    text: str
+    starts: list[int]
+    lines: set[str]
+
+
 class _Finder:
-    """Finds a block of lines in a file by one substring search over the file's lines joined, exactly, then by
-    rstrip, then by strip (each joined form made once, when first needed)."""
+    """Finds a block of lines in a file exactly, then by rstrip, then by strip: a block holding a line the file
+    lacks fails at once, any other by one substring search (linear) over the file's lines joined; each form of the
+    file is made once, when first needed."""
 
     NORMS: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip)
 
     def __init__(self, lines: list[str]):
         self.lines = lines
-        self._joined: dict[int, tuple[str, list[int]]] = {}
+        self._forms: dict[int, _Form] = {}
 
-    def _text(self, norm: int) -> tuple[str, list[int]]:
-        """The lines under ``NORMS[norm]``, each after a newline, and where each line's newline is."""
-        if norm not in self._joined:
+    def _form(self, norm: int) -> _Form:
+        if norm not in self._forms:
             normed = [self.NORMS[norm](line) for line in self.lines]
             starts, offset = [], 0
             for line in normed:
                 starts.append(offset)
                 offset += len(line) + 1
-            self._joined[norm] = ("".join("\n" + line for line in normed) + "\n", starts)
-        return self._joined[norm]
+            self._forms[norm] = _Form("".join("\n" + line for line in normed) + "\n", starts, set(normed))
+        return self._forms[norm]
 
     def find(self, block: list[str], start: int) -> int | None:
         """Where ``block`` starts (from line ``start``, then anywhere): exactly, then by rstrip, then by strip."""
         if not block or len(block) > len(self.lines):
             return None
         for norm in range(len(self.NORMS)):
-            text, starts = self._text(norm)
-            needle = "".join("\n" + self.NORMS[norm](line) for line in block) + "\n"
-            after = starts[start] if start < len(starts) else len(text)
-            found = text.find(needle, after)
+            form = self._form(norm)
+            want = [self.NORMS[norm](line) for line in block]
+            if not form.lines.issuperset(want):
+                continue
+            needle = "".join("\n" + line for line in want) + "\n"
+            after = form.starts[start] if start < len(form.starts) else len(form.text)
+            found = form.text.find(needle, after)
             if found < 0:  # then before: the part after ``start`` was searched already
-                found = text.find(needle, 0, after + len(needle) - 1)
+                found = form.text.find(needle, 0, after + len(needle) - 1)
             if found >= 0:  # a newline in the joined text only ever separates lines: a match starts a line
-                return bisect.bisect_left(starts, found)
+                return bisect.bisect_left(form.starts, found)
         return None
 
 
