@@ -11,6 +11,11 @@ lines (``a:9`` for ``turns left: 7``). A level's fingerprint is the 1- and
 (``curriculum.diversity.similarity``): the behaviour twin of a new level is the
 pool level whose fingerprint is closest.
 
+A play's tokens are a fixed-size summary, whatever the level prints: the shapes
+of the first ``SHAPE_LINES`` lines (each cut to ``SHAPE_CHARS``) and the order of
+magnitude of how many more, the first ``TURN_TOKENS`` turns, then the end. The
+watch keeps them with the run, so a level cannot grow its state by printing more.
+
 The same policies also play at the instance seeds where every play of a
 round had one outcome (the agency check: would other actions change it?).
 """
@@ -31,6 +36,8 @@ from ..validate.probes import GENERIC_ANSWERS
 
 #: Scripted policies that play every new level (each at every probe seed).
 PROBE_POLICIES = 2
+#: A play's tokens: at most this many first-observation line shapes, each at most this long, and turns.
+SHAPE_LINES, SHAPE_CHARS, TURN_TOKENS = 16, 32, 64
 
 
 def menu_index(policy: int, turn: int, size: int) -> int:
@@ -94,15 +101,26 @@ def line_shape(line: str) -> str:
 def behaviour_tokens(episode: Episode) -> list[str]:
     """One play without its words: the shapes of the first observation's lines, then a token per turn
     (menu size, observation lines changed, sign of the reward), then how it ended and after how many turns."""
-    observations = [t.observation for t in episode.turns] + [episode.final_observation]
-    tokens = [f"s:{line_shape(line)}" for line in observations[0].splitlines()]
-    for i, turn in enumerate(episode.turns):
+    observations = [t.observation for t in episode.turns[:TURN_TOKENS]]
+    observations.append(episode.turns[TURN_TOKENS].observation if len(episode.turns) > TURN_TOKENS
+                        else episode.final_observation)
+    tokens = shape_tokens(observations[0])
+    for i, turn in enumerate(episode.turns[:TURN_TOKENS]):
         before = set(observations[i].splitlines())
         changed = sum(1 for line in observations[i + 1].splitlines() if line not in before)
         sign = "+" if turn.reward > 0 else "-" if turn.reward < 0 else "0"
         tokens.append(f"m{len(turn.valid_actions or [])}c{changed}{sign}")
     end = "win" if episode.success else "cut" if episode.truncated else "lose" if episode.terminated else "stop"
     tokens.append(f"{end}{len(episode.turns)}")
+    return tokens
+
+
+def shape_tokens(observation: str) -> list[str]:
+    """The first observation's first ``SHAPE_LINES`` line shapes, then how many lines more to a power of two."""
+    lines = observation.splitlines()
+    tokens = [f"s:{line_shape(line[:4 * SHAPE_CHARS])[:SHAPE_CHARS]}" for line in lines[:SHAPE_LINES]]
+    if len(lines) > SHAPE_LINES:
+        tokens.append(f"s+{(len(lines) - SHAPE_LINES).bit_length()}")
     return tokens
 
 

@@ -88,7 +88,7 @@ def test_the_openenv_examples_run_against_spadegym_serve(checkout: Path) -> None
         port = url.rsplit(":", 1)[1]
         for name in ("openenv_play.py", "openenv_check.py"):
             script = checkout / "examples" / name
-            script.write_text(script.read_text().replace("8000", port))
+            script.write_text(script.read_text().replace("8001", port))
         assert run([sys.executable, "examples/openenv_play.py"], checkout).stdout.strip()
         assert run([sys.executable, "examples/openenv_check.py"], checkout).stdout.strip() == "{}"
 
@@ -174,7 +174,7 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
 
     config = checkout / "examples" / "configs" / "remote.toml"
     with spadegym_serve("examples/pool/", cwd=checkout) as url:
-        config.write_text(config.read_text().replace("http://127.0.0.1:8000", url))
+        config.write_text(config.read_text().replace("http://127.0.0.1:8001", url))
         run(f"spadegym run --config examples/configs/remote.toml --rounds 2 --out runs/remote {TINY_RUN}"
             " --set skills='[\"Logical Deduction\"]' --set skills_per_round=1", checkout)
     with RunStore.open(checkout / "runs" / "remote") as store:
