@@ -2,4 +2,4 @@
 
 from spadegym.adapters.openenv_client import OpenEnvLevel
 
-print(OpenEnvLevel("http://127.0.0.1:8000").check().failed)  # {} when every check passes
+print(OpenEnvLevel("http://127.0.0.1:8001").check().failed)  # {} when every check passes

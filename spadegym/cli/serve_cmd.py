@@ -14,7 +14,7 @@ from .errors import UserError, err_console, user_errors
 def serve(
     source: Path = typer.Argument(..., help="An environment file, a folder of them (a pool), or a run directory (live)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    port: int = typer.Option(8001, "--port", min=1, max=65535, help="Port to listen on (8001: model servers such as vLLM take 8000)."),
     max_sessions: int = typer.Option(256, "--max-sessions", min=1, help="Concurrent WebSocket sessions (each one sandbox worker)."),
     hinted: bool = typer.Option(False, "--hinted", help="Serve the hint arm: the hint line in each first observation."),
     rewards: str = typer.Option("step", "--rewards", help="step: each step pays the level's own reward; return: 0 until the last step, which pays the episode's return (spadegym's return is the terminal reward, not a sum)."),
@@ -28,7 +28,7 @@ def serve(
     Examples:
 
     \b
-      spadegym serve pool/ --port 8000
+      spadegym serve pool/ --port 8001
       spadegym serve runs/run-2026-01-01-1200 --max-sessions 512
     """
     with user_errors():

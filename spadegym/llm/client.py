@@ -167,8 +167,7 @@ class LLMClient:
                                     f"({exc.limit:,} bytes); it was not read.") from None
             except openai.APIStatusError as exc:
                 self.failures += 1
-                raise LLMError(f"the model server at {ep.base_url} refused the request "
-                               f"({exc.status_code}: {_short(exc)}); check the model name and settings.") from None
+                raise LLMError(_refusal(exc, ep.base_url)) from None
             except (openai.APIResponseValidationError, ValueError, TypeError, LookupError, AttributeError) as exc:
                 last_error = exc  # a malformed body: treat like a server hiccup
         self.failures += 1
@@ -228,6 +227,16 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         return 0
     return int(value)
+
+
+def _refusal(exc: Any, base_url: str) -> str:
+    """What a refused request means: a 404 that names no model comes from a server with no chat-completions route
+    (another server on the port, such as `spadegym serve`), so blaming the model name would mislead."""
+    said = _short(exc)
+    if exc.status_code == 404 and "model" not in f"{said} {getattr(exc, 'body', '')}".lower():
+        return (f"the server at {base_url} answers 404 to /chat/completions: it is not an OpenAI-compatible model "
+                "server; check the URL and port (another server, such as `spadegym serve`, may be listening there).")
+    return f"the model server at {base_url} refused the request ({exc.status_code}: {said}); check the model name and settings."
 
 
 def _short(exc: BaseException | None) -> str:
