@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from html import escape
+from html import escape as escape_html
 from typing import Any
 
 from . import plots
@@ -79,6 +79,21 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; pa
 .big { font-size: 28px; font-weight: 700; }
 """
 
+
+def escape(value: Any) -> str:
+    """``value`` as HTML text; a field the store leaves empty (None) shows as nothing, never an error."""
+    return escape_html("" if value is None else str(value))
+
+
+def _code(env: dict[str, Any]) -> str:
+    """A level's code, or, for a level served by a remote environment (which has no source), where it is served."""
+    if env.get("source") is not None:
+        return f"<h3>Code</h3><pre>{escape(env['source'])}</pre>"
+    remote = env.get("remote") or {}
+    served = (env.get("meta") or {}).get("source") or remote.get("url") or "elsewhere"
+    return (f"<h3>Served by</h3><pre>{escape(served)}</pre>"
+            f"<p>A remote level: its code runs on that server, not here. Reset with "
+            f"{escape(_inline_json(remote.get('reset_args') or {}))}.</p>")
 
 def render(run_name: str, data: RunData, transcripts: Transcripts) -> str:
     sections: list[tuple[str, str, str | None]] = [
@@ -419,7 +434,7 @@ def _environment(env: dict[str, Any], data: RunData, transcripts: Transcripts) -
             "<h3>Scores</h3><table class=compact><thead><tr><th>round</th><th>win rate</th><th>with hint</th><th>regret</th>"
             f"<th>oracle regret</th><th>designer reward</th><th>plays</th></tr></thead><tbody>{rows}</tbody></table>"
         )
-    parts.append(f"<h3>Code</h3><pre>{escape(env['source'])}</pre>")
+    parts.append(_code(env))
     for ep in transcripts(env["env_id"]):
         parts.append(_transcript(ep))
     return (

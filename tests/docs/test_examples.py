@@ -175,12 +175,16 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
     config = checkout / "examples" / "configs" / "remote.toml"
     with spadegym_serve("examples/pool/", cwd=checkout) as url:
         config.write_text(config.read_text().replace("http://127.0.0.1:8001", url))
-        run(f"spadegym run --config examples/configs/remote.toml --rounds 2 --out runs/remote {TINY_RUN}"
-            " --set skills='[\"Logical Deduction\"]' --set skills_per_round=1", checkout)
+        # The example end to end, its report included (a remote level has no source to show).
+        run(f"spadegym run --config examples/configs/remote.toml --rounds 2 --out runs/remote "
+            f"{TINY_RUN.removesuffix(' --no-report')} --set skills='[\"Logical Deduction\"]' --set skills_per_round=1",
+            checkout)
     with RunStore.open(checkout / "runs" / "remote") as store:
         [remote] = [row for row in store.environments() if row["kind"] == "remote"]
         episodes = store.episodes(env_id=remote["env_id"], split="train")
     assert episodes and all(e["failure"] is None for e in episodes)
+    assert "openenv:" in (checkout / "runs" / "remote" / "report.html").read_text()
+    run("spadegym report runs/remote", checkout)  # and rewritten from the store alone
 
 
 def test_the_redteam_example_finds_failures_and_gates_on_them(checkout: Path) -> None:
