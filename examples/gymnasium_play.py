@@ -2,9 +2,8 @@
 
 import gymnasium
 
-import spadegym.adapters.gym  # noqa: F401  (registers spadegym/Level-v0)
-
-env = gymnasium.make("spadegym/Level-v0", path="examples/pool/")
+# "module:id": Gymnasium imports spadegym.adapters.gym, which registers spadegym/Level-v0, before making it.
+env = gymnasium.make("spadegym.adapters.gym:spadegym/Level-v0", path="examples/pool/", rewards="return")
 observation, info = env.reset(seed=0)
 observation, reward, terminated, truncated, info = env.step(info["valid_actions"][0])
 print(observation)

@@ -1,8 +1,7 @@
 """Gymnasium: any environment file, pool or live run as a ``gymnasium.Env`` with text spaces.
 
     import gymnasium
-    import spadegym.adapters.gym  # registers the ids
-    env = gymnasium.make("spadegym/Level-v0", path="maze.py")
+    env = gymnasium.make("spadegym.adapters.gym:spadegym/Level-v0", path="maze.py")  # imports this module first
     observation, info = env.reset(seed=0)
     observation, reward, terminated, truncated, info = env.step(info["valid_actions"][0])
 
@@ -18,7 +17,11 @@ to its last ``\\boxed{}`` first). The environment runs in a sandbox worker.
 Rewards: ``rewards="step"`` (default) pays each step the environment's own
 reward; ``rewards="return"`` pays 0 until the last step and then the episode's
 return, spadegym's terminal-reward return, so that summing wrappers such as
-``RecordEpisodeStatistics`` show it. ``info["return"]`` holds it at the end.
+``RecordEpisodeStatistics`` show it. ``info["return"]`` holds it at the end. With ``"step"``, a level that
+pays on the way sums past its return (0.1 for a key and 1.0 for the door: 1.1).
+
+Episodes end within ``max_turns`` steps (25), the id's ``max_episode_steps``; to allow more, pass both
+(``max_turns=40, max_episode_steps=40``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ CHARSET = frozenset(c for c in string.printable if c not in "\r\x0b\x0c")
 TRUNCATED = "\n...[truncated]"
 
 ENV_ID = "spadegym/Level-v0"
+#: The id with its module, which ``gymnasium.make`` imports first: Gymnasium 1.x loads no plugin entry points, so
+#: this form is the one that works in a process that has not imported spadegym.
+MAKE_ID = f"{__name__}:{ENV_ID}"
+#: Turns an episode may take unless a level declares fewer (``max_turns``); also the id's ``max_episode_steps``.
+DEFAULT_MAX_TURNS = 25
 
 
 def escape_text(text: str, limit: int) -> str:
@@ -59,7 +67,7 @@ class SpadegymEnv(gymnasium.Env[str, str]):
 
     def __init__(self, path: str | Path | None = None, *, levels: LevelSource | None = None,
                  level_id: str | None = None, hinted: bool = False, actions: Literal["raw", "boxed"] = "raw",
-                 max_turns: int = 25, max_observation_chars: int = 8192, max_action_chars: int = 256,
+                 max_turns: int = DEFAULT_MAX_TURNS, max_observation_chars: int = 8192, max_action_chars: int = 256,
                  render_mode: str | None = None, sandbox: Sandbox | None = None, rewards: RewardMode = "step"):
         if (path is None) == (levels is None):
             raise ValueError("pass either path= (an environment file, a folder of them or a run directory) "
@@ -102,9 +110,12 @@ class SpadegymEnv(gymnasium.Env[str, str]):
 
 
 def register() -> None:
-    """Register ``spadegym/Level-v0`` (done on import; calling it again is harmless)."""
+    """Register ``spadegym/Level-v0`` (done on import; calling it again is harmless). Its ``max_episode_steps`` is
+    the turn budget of the environment's default ``max_turns``, so Gymnasium's TimeLimit and the level's own
+    budget end an episode at the same step."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:SpadegymEnv", nondeterministic=False)
+        gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:SpadegymEnv", nondeterministic=False,
+                           max_episode_steps=DEFAULT_MAX_TURNS)
 
 
 register()

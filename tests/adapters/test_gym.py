@@ -115,3 +115,18 @@ def test_rewards_are_the_steps_own_or_the_return_on_the_last_step(tmp_path: Path
     assert totals["return"] == ([0.0, 0.0, 0.0, 1.0], pytest.approx(1.0))
     with pytest.raises(ValueError, match="rewards must be 'step'"):
         gymnasium.make("spadegym/Level-v0", path=str(tmp_path), rewards="sum")
+
+
+def test_a_fresh_process_makes_the_id_with_its_module_and_a_time_limit() -> None:
+    """Gymnasium 1.x reads no plugin entry points: the "module:id" form is what works without importing spadegym."""
+    import subprocess
+    import sys
+
+    script = ("import gymnasium\n"
+              f"env = gymnasium.make('spadegym.adapters.gym:spadegym/Level-v0', path={str(ENVS / 'key_door.py')!r})\n"
+              "observation, info = env.reset(seed=0)\n"
+              "print(env.spec.max_episode_steps, type(env.unwrapped).__name__)\n"
+              "env.close()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["25", "SpadegymEnv"]
