@@ -16,14 +16,18 @@ return by spadegym's return rule (``metadata["return"]``). ``reset`` takes
 Clients are untrusted: a message (a WebSocket frame, an HTTP body) is at most
 ``MESSAGE_BYTES``; the reply is read by the contract's linear extraction, in a
 session's worker thread, never on the event loop; a session that sends nothing
-for ``idle_timeout_s`` is ended and its sandbox worker freed (HTTP sessions by
-OpenEnv's reaper, WebSocket sessions by ``ClientLimits``), so idle clients cannot
-hold every session.
+for ``idle_timeout_s`` is ended and its sandbox worker freed (by ``ClientLimits``;
+OpenEnv's reaper as well), so idle clients cannot hold every session. Sessions
+are WebSocket connections only: an HTTP request holds none past its own end
+(``/reset`` and ``/step`` each play in a fresh one, and OpenEnv's HTTP session
+creation over ``/mcp`` is refused), so HTTP use never takes the places that
+WebSocket clients need.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +38,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, ConcurrencyConfig, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
+from ..jsondata import UntrustedJSONError, loads
 from ..sandbox import Sandbox
 from .level import LevelSourceError
 from .levels import LevelSource, open_levels
@@ -138,9 +143,17 @@ def _observation(moved: Transition, reward: float | None = None) -> SpadegymObse
                                reward=moved.reward if reward is None else reward, metadata=info)
 
 
+#: OpenEnv's JSON-RPC method that makes a session over HTTP, held until closed or reaped.
+HTTP_SESSION_CREATE = "openenv/session/create"
+NO_HTTP_SESSIONS = ("spadegym holds a session only for a WebSocket connection: play over /ws, one session per "
+                    "connection (HTTP /reset and /step each run in a fresh one and hold none).")
+
+
 class ClientLimits:
     """ASGI guard in front of the app: an HTTP body over ``max_bytes`` gets 413 before the app reads any of it,
-    and a WebSocket session that sends nothing for ``idle_s`` seconds is ended (the app sees the client leave)."""
+    an HTTP request to make a session is refused (sessions are WebSocket connections, so HTTP use cannot hold the
+    places they need), and a WebSocket session that sends nothing for ``idle_s`` seconds is ended (the app sees
+    the client leave)."""
 
     def __init__(self, app: Any, max_bytes: int = MESSAGE_BYTES, idle_s: float = IDLE_TIMEOUT_S):
         self.app, self.max_bytes, self.idle_s = app, max_bytes, idle_s
@@ -153,6 +166,9 @@ class ClientLimits:
                             "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
                 await send({"type": "http.response.body", "body": f"a request body may hold at most {self.max_bytes:,} "
                             "bytes".encode()})
+                return
+            if _makes_session(scope, body):
+                await _json_rpc_refusal(send, body, NO_HTTP_SESSIONS)
                 return
             receive = _replay(body, receive)
         elif scope["type"] == "websocket":
@@ -183,6 +199,27 @@ class ClientLimits:
             except asyncio.TimeoutError:
                 return {"type": "websocket.disconnect", "code": 1001}
         return within_idle_time
+
+
+def _makes_session(scope: dict, body: bytes) -> bool:
+    """Whether an HTTP request asks OpenEnv's ``/mcp`` endpoint for a session of its own."""
+    if scope.get("method") != "POST" or scope.get("path", "").rstrip("/") != "/mcp":
+        return False
+    try:
+        request = loads(body, "the request")
+    except UntrustedJSONError:
+        return False  # the app answers it with its own parse error
+    return isinstance(request, dict) and request.get("method") == HTTP_SESSION_CREATE
+
+
+async def _json_rpc_refusal(send: Any, body: bytes, message: str) -> None:
+    """A JSON-RPC error answering the request in ``body`` (its id echoed when it has one)."""
+    request = loads(body, "the request")
+    echoed = request.get("id") if isinstance(request.get("id"), (str, int)) else None
+    reply = json.dumps({"jsonrpc": "2.0", "id": echoed, "error": {"code": -32600, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
+    await send({"type": "http.response.body", "body": reply})
 
 
 def _replay(body: bytes, receive: Any) -> Any:

@@ -73,29 +73,6 @@ def test_a_websocket_session_that_sends_nothing_is_ended(url: str) -> None:
         asyncio.run(idle())
 
 
-def test_http_sessions_left_idle_are_freed_for_websocket_clients(url: str) -> None:
-    for i in range(4):  # every session taken over HTTP, then never used
-        created = httpx.post(f"http://{url}/mcp", json={"jsonrpc": "2.0", "id": i, "params": {},
-                                                        "method": "openenv/session/create"}, timeout=30)
-        assert "session_id" in created.json()["result"]
-    refused = asyncio.run(ws_reset(url))
-    assert refused["type"] == "error" and "capacity" in json.dumps(refused).lower()
-    deadline = time.monotonic() + 30  # OpenEnv's reaper looks every 5 s at least
-    while (reply := asyncio.run(ws_reset(url)))["type"] == "error":
-        assert time.monotonic() < deadline, "the idle sessions were never freed"
-        time.sleep(0.5)
-    assert reply["type"] == "observation"
-
-
-async def ws_reset(url: str) -> dict:
-    async with connect(f"ws://{url}/ws") as ws:
-        try:
-            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1, "level_id": "number_guess"}}))
-        except ConnectionClosed:
-            pass  # a refused session sends its error frame and closes
-        return json.loads(await ws.recv())
-
-
 def test_a_huge_level_id_is_refused_in_one_short_sentence_and_the_session_serves_on(url: str) -> None:
     async def resets() -> tuple[dict, dict]:
         async with connect(f"ws://{url}/ws", max_size=None) as ws:
