@@ -28,6 +28,7 @@ def export(
     ),
     push_to_hub: str = typer.Option(None, "--push-to-hub", metavar="REPO", help="Also push the tables (parquet) and their dataset card to this Hugging Face dataset repo, e.g. me/my-levels (HF_TOKEN; needs the export extra)."),
     private: bool = typer.Option(False, "--private", help="With --push-to-hub: create the repo private."),
+    license: str = typer.Option("unknown", "--license", metavar="ID", help="The Hub license id the dataset card names (apache-2.0, cc-by-4.0, ...)."),
 ) -> None:
     """Export a run as datasets (a red-team suite: its cases, as a run's environments).
 
@@ -57,11 +58,13 @@ def export(
 
                 suite = load_suite(run_dir)
                 facts = source_facts(suite.path, "a red-team suite", {"cases": len(suite.cases)})
-                typer.echo(push_tables(push_to_hub, {"envs": suite_rows(suite)}, facts, private=private))
+                typer.echo(push_tables(push_to_hub, {"envs": suite_rows(suite)}, facts, private=private,
+                                       license=license))
             return
-        for path in export_run(run_dir, format=format, what=what, out=out, note=lambda m: typer.echo(m, err=True)):
+        for path in export_run(run_dir, format=format, what=what, out=out, note=lambda m: typer.echo(m, err=True),
+                               license=license):
             typer.echo(str(path))
         if push_to_hub:
             from ..store.hub import push_to_hub as push
 
-            typer.echo(push(run_dir, push_to_hub, private=private, tables=[what] if what else None))
+            typer.echo(push(run_dir, push_to_hub, private=private, tables=[what] if what else None, license=license))

@@ -35,12 +35,21 @@ def _size_category(rows: int) -> str:
     return "n>1M"
 
 
-def dataset_card(tables: dict[str, int], source: dict[str, Any], data_files: dict[str, str] | None = None) -> str:
-    """The card's text: ``tables`` maps each exported table to its row count; ``source`` says what run made them."""
+#: The Hub's task categories for a run's tables: levels to train agents on, transcripts of model replies.
+TASK_CATEGORIES = ["reinforcement-learning", "text-generation"]
+#: The card's license unless the user names one: who may use the data is theirs to say, not spadegym's.
+DEFAULT_LICENSE = "unknown"
+
+
+def dataset_card(tables: dict[str, int], source: dict[str, Any], data_files: dict[str, str] | None = None,
+                 license: str = DEFAULT_LICENSE) -> str:
+    """The card's text: ``tables`` maps each exported table to its row count; ``source`` says what run made them;
+    ``license`` is a Hub license id (apache-2.0, cc-by-4.0, ...)."""
     from huggingface_hub import DatasetCardData
 
     configs = [{"config_name": name, "data_files": path} for name, path in (data_files or {}).items()]
-    data = DatasetCardData(pretty_name=f"spadegym {_plain_name(source['name'])}", tags=["spadegym", "self-play",
+    data = DatasetCardData(pretty_name=f"spadegym {_plain_name(source['name'])}", license=license,
+                           task_categories=TASK_CATEGORIES, tags=["spadegym", "self-play",
                            "reinforcement-learning", "synthetic-environments", "text-games"],
                            size_categories=_size_category(max(tables.values(), default=0)),
                            **({"configs": configs} if configs else {}))
@@ -94,11 +103,11 @@ def source_facts(path: Path, kind: str, settings: dict[str, Any]) -> dict[str, A
 
 
 def write_card(folder: Path, run_dir: str | Path, tables: list[str], data_files: dict[str, str] | None = None,
-               root: Path | None = None) -> Path:
+               root: Path | None = None, license: str = DEFAULT_LICENSE) -> Path:
     """Write ``folder/README.md``, the card of the ``tables`` exported from the run in ``run_dir`` (inside
     ``root``, default ``folder``, following no link below it)."""
     with RunStore.open(run_dir) as store:
         counts = {"envs": lambda: len(store.environments(valid_only=True)), "episodes": store.episode_count,
                   "rounds": lambda: len(store.rounds())}
-        text = dataset_card({name: counts[name]() for name in tables}, run_source(store), data_files)
+        text = dataset_card({name: counts[name]() for name in tables}, run_source(store), data_files, license)
     return write_text(folder / "README.md", text, root or folder)

@@ -44,7 +44,7 @@ from ..outputs import (
 )
 from ..validate import ValidationConfig, validate_sources
 from ..validate.verdict import STATIC
-from .card import write_card
+from .card import DEFAULT_LICENSE, write_card
 from .runstore import RunStore
 
 FORMATS = ("jsonl", "parquet", "hf", "spade")
@@ -145,13 +145,14 @@ def export_run(
     what: str | None = None,
     out: str | Path | None = None,
     note: Callable[[str], None] | None = None,
+    license: str = DEFAULT_LICENSE,
 ) -> list[Path]:
     """Export a run; returns the paths written, and tells ``note`` in one sentence what a format leaves out.
 
     With ``what`` (envs, episodes or rounds) ``out`` is the file (the directory
     for hf/spade), default ``RUN_DIR/exports/<what>.<ext>``. Without it every
     applicable table is exported into the directory ``out`` (default
-    ``RUN_DIR/exports``).
+    ``RUN_DIR/exports``). ``license``: the Hub license id an hf export's dataset card names.
     """
     if format not in FORMATS:
         raise ExportError(f"unknown export format {format!r}; choose one of {', '.join(FORMATS)}.")
@@ -174,7 +175,7 @@ def export_run(
             written = [_write(store, w, format, folder / _name(w, format), note, root) for w in whats]
             card_folder, tables = folder, list(whats)
     if format == "hf":  # a Hub dataset card beside the tables
-        write_card(card_folder, run_dir, tables, root=root)
+        write_card(card_folder, run_dir, tables, root=root, license=license)
     return written
 
 

@@ -11,13 +11,14 @@ them). The tests push to a local stand-in of the Hub's HTTP API, not to the Hub.
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .card import TABLES, dataset_card, run_source, source_facts
+from .card import DEFAULT_LICENSE, TABLES, dataset_card, run_source, source_facts
 from .export import ExportError, environment_rows, episode_rows, round_rows, write_rows
 from .runstore import RunStore
 
@@ -25,7 +26,7 @@ __all__ = ["push_tables", "push_to_hub", "source_facts"]
 
 
 def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], source: dict[str, Any], *,
-                private: bool = False) -> str:
+                private: bool = False, license: str = DEFAULT_LICENSE) -> str:
     """Push ``tables`` (name -> rows shaped like a run's export) as parquet files with their card to the dataset
     repo ``repo_id``, in one commit; returns the repo's URL."""
     try:
@@ -41,7 +42,7 @@ def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], sourc
         for name, rows in tables.items():
             path = write_rows(name, rows, "parquet", folder / "data" / f"{name}.parquet")
             files[name], counts[name] = f"data/{name}.parquet", pq.ParquetFile(path).metadata.num_rows
-        (folder / "README.md").write_text(dataset_card(counts, source, files), encoding="utf-8")
+        (folder / "README.md").write_text(dataset_card(counts, source, files, license), encoding="utf-8")
         api = HfApi()
         try:
             url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -50,10 +51,32 @@ def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], sourc
         except HfHubHTTPError as exc:
             raise ExportError(f"the Hub refused the push to {repo_id} ({' '.join(str(exc).split())[:200]}); check "
                               "the repo name and that HF_TOKEN may write to it.") from None
+        except _connection_errors() as exc:  # no network, a proxy that refuses, a name that does not resolve
+            raise ExportError(f"cannot reach the Hub to push {repo_id} ({_cause(exc)}); check the network "
+                              "(HF_ENDPOINT, proxies) and try again.") from None
     return str(url)
 
 
-def push_to_hub(run_dir: str | Path, repo_id: str, *, private: bool = False, tables: list[str] | None = None) -> str:
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    """What a request that got no answer raises, in whichever HTTP client huggingface_hub uses (httpx, its httpx2
+    fork, requests), and OSError."""
+    found: list[type[BaseException]] = [OSError]
+    for module, name in (("httpx", "TransportError"), ("httpx2", "TransportError"), ("requests", "ConnectionError")):
+        try:
+            found.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def _cause(exc: BaseException) -> str:
+    """A connection failure in a few words: its type and first line, bounded."""
+    text = " ".join(str(exc).split())[:160]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def push_to_hub(run_dir: str | Path, repo_id: str, *, private: bool = False, tables: list[str] | None = None,
+                license: str = DEFAULT_LICENSE) -> str:
     """Push a run's tables (all three, or ``tables``) and their card to the dataset repo ``repo_id``."""
     readers = {"envs": environment_rows, "episodes": episode_rows, "rounds": round_rows}
     with RunStore.open(run_dir) as store:
@@ -61,7 +84,7 @@ def push_to_hub(run_dir: str | Path, repo_id: str, *, private: bool = False, tab
         pool = (store.config.get("pool") or {}).get("path") if isinstance(store.config.get("pool"), dict) else None
         if "envs" in rows:
             rows["envs"] = list(without_local_paths(rows["envs"], pool))
-        return push_tables(repo_id, rows, run_source(store), private=private)
+        return push_tables(repo_id, rows, run_source(store), private=private, license=license)
 
 
 def without_local_paths(rows: Iterable[dict[str, Any]], pool: str | None) -> Iterator[dict[str, Any]]:

@@ -41,6 +41,7 @@ def test_the_hf_export_writes_a_dataset_card_beside_the_tables(run_dir, tmp_path
     meta, body = card((tmp_path / "hf" / "README.md").read_text())
     assert {"spadegym", "self-play", "reinforcement-learning"} <= set(meta["tags"])
     assert meta["pretty_name"] == "spadegym run" and meta["size_categories"] == "n<1K"
+    assert meta["license"] == "unknown" and meta["task_categories"] == ["reinforcement-learning", "text-generation"]
     with RunStore.open(run_dir) as store:
         episodes = store.episode_count()
     assert f"| `episodes` | {episodes:,} |" in body and '"designer": "mutation"' in body
@@ -54,7 +55,7 @@ def test_push_to_hub_sends_the_tables_and_their_card_through_the_hub_api(run_dir
     with HubStandIn() as hub:
         done = subprocess.run(
             [sys.executable, "-m", "spadegym", "export", str(run_dir), "--format", "hf", "--out", str(tmp_path / "hf"),
-             "--push-to-hub", "me/levels"], capture_output=True, text=True, timeout=300,
+             "--push-to-hub", "me/levels", "--license", "cc-by-4.0"], capture_output=True, text=True, timeout=300,
             env={**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "local", "HF_HOME": str(tmp_path / "hf-home")})
         assert done.returncode == 0, done.stderr[-3000:]
         assert not hub.unknown, hub.unknown
@@ -62,9 +63,26 @@ def test_push_to_hub_sends_the_tables_and_their_card_through_the_hub_api(run_dir
     assert done.stdout.strip().endswith("/datasets/me/levels")
     assert sorted(pushed) == ["README.md", "data/envs.parquet", "data/episodes.parquet", "data/rounds.parquet"]
     meta, _ = card(pushed["README.md"].decode())
+    assert meta["license"] == "cc-by-4.0" and "reinforcement-learning" in meta["task_categories"]
     assert {c["config_name"]: c["data_files"] for c in meta["configs"]} == {
         name: f"data/{name}.parquet" for name in ("envs", "episodes", "rounds")}
     with RunStore.open(run_dir) as store:
         expected = {"envs": len(store.environments(valid_only=True)), "episodes": store.episode_count(), "rounds": 5}
     for name, rows in expected.items():
         assert pq.read_table(io.BytesIO(pushed[f"data/{name}.parquet"])).num_rows == rows
+
+
+def test_a_push_without_network_is_one_sentence_and_a_failed_exit(run_dir, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: every connection is refused, as with no network
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    done = subprocess.run(
+        [sys.executable, "-m", "spadegym", "export", str(run_dir), "--what", "rounds", "--out", str(tmp_path / "r.jsonl"),
+         "--push-to-hub", "me/levels"], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HF_ENDPOINT": closed, "HF_TOKEN": "local", "HF_HOME": str(tmp_path / "hf-home")})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    [said] = done.stderr.strip().splitlines()
+    assert said.startswith("error: cannot reach the Hub to push me/levels (") and said.endswith("try again.")
