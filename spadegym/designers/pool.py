@@ -22,7 +22,10 @@ from pydantic import BaseModel, Field
 
 from ..envfile import SourceError, inspect_source, read_source
 from ..errors import UserError
+from ..text import safe_text
+from ..validate.verdict import Verdict
 from .base import Abilities, Candidate, DesignContext, Designer, Feedback, Level, Lineage, Params, abilities
+from .judge import DUPLICATE
 
 VERSION = "pool-1"
 _ID_PREFIX = "pool-"
@@ -108,3 +111,30 @@ class PoolDesigner:
 
     def pool_size(self) -> int:
         return len(self.files)
+
+    @property
+    def exhausted(self) -> bool:
+        """A fixed pool (no designer after it) that has proposed every file: it has nothing new, ever."""
+        return self.then is None and self.cursor >= len(self.files)
+
+
+#: Refused files a stopped run names one line each; the rest are counted.
+REFUSALS_SHOWN = 5
+
+
+def nothing_to_play(path: str, refused: list[tuple[str, str]]) -> str:
+    """The sentence that stops a run whose pool files were all refused, then one line per file (the first few)."""
+    lines = [f"  {safe_text(file)}: {safe_text(why)}" for file, why in refused[:REFUSALS_SHOWN]]
+    if len(refused) > REFUSALS_SHOWN:
+        lines.append(f"  and {len(refused) - REFUSALS_SHOWN} more")
+    return (f"the gate refused all {len(refused)} files of the pool {safe_text(path)}, so the run has nothing to "
+            f"play; fix them (spadegym validate {safe_text(path)} shows every check) or pass another --pool:\n"
+            + "\n".join(lines))
+
+
+def refusal_reason(verdict: Verdict | None, refusal: str | None) -> str:
+    """Why the gate (or the judge) refused a file, in a few words: its first failed check, else the refusal's name."""
+    failed = verdict.failed if verdict is not None else []
+    if failed:
+        return " ".join(f"{failed[0].name}: {failed[0].message}".split())[:200]
+    return "the same code as another file of the pool" if refusal == DUPLICATE else (refusal or "invalid")

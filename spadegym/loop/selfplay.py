@@ -180,6 +180,8 @@ class SelfPlay:
         record.replayed = self.buffer.sample_replay(cfg.envs_per_round - len(new), n, rng,
                                                     fresh=[(p.candidate.family, p.candidate.skill) for p in new])
         record.chosen = [p.name for p in new] + record.replayed
+        if not record.chosen:
+            self.stop_if_nothing_to_play(record.proposals)
         levels = {**{p.name: p.candidate.level for p in new}, **{e: self.buffer.level(e) for e in record.replayed}}
 
         with clock("play"):
@@ -226,6 +228,22 @@ class SelfPlay:
         self.watch.keep(set(kept), n)
         self.write(record)
         return record.summary
+
+    def stop_if_nothing_to_play(self, proposals: list[Proposal]) -> None:
+        """A fixed pool that has proposed every file and had each refused leaves nothing to play in this round or
+        any later one: the run stops, naming the refused files and why, rather than play nothing every round."""
+        from ..designers.pool import PoolDesigner, PoolError, nothing_to_play, refusal_reason
+        from ..validate.verdict import Verdict
+
+        pool = self.designer
+        if not (isinstance(pool, PoolDesigner) and pool.exhausted and len(self.buffer) == 0):
+            return
+        refused = [(row["candidate"].get("meta", {}).get("file", "?"),
+                    refusal_reason(Verdict.from_dict(row["verdict"]) if row["verdict"] else None,
+                                   row["candidate"].get("refusal")))
+                   for row in self.store.proposals()]
+        refused += [(p.candidate.meta.get("file", p.name), refusal_reason(p.verdict, p.refusal)) for p in proposals]
+        raise PoolError(nothing_to_play(self.config.pool.path or "", refused))
 
     def _infrastructure_events(self) -> dict[str, int]:
         """What the executor lost and redid this round (actors, requests, validations); never scored."""
