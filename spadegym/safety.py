@@ -21,7 +21,7 @@ SAFETY_SETTINGS: dict[str, str] = {
     "validation.max_source_bytes": "the largest untrusted file the gate reads",
     "validation.verdict_budget_s": "the time one verdict's sandbox probes may take",
     "llm.api_key_env": "the environment variable whose value every model request carries as its bearer token",
-    "report_to": "the trackers that receive the run (wandb and trackio upload with your tokens)",
+    # Which trackers (report_to) is the experiment's; where they upload, and whether, is the user's.
     "tracking.project": "the wandb or trackio project the run is uploaded to",
     "tracking.wandb_mode": "whether wandb uploads (online)",
     "tracking.trackio_space": "the Hugging Face Space trackio syncs to (with your Hugging Face token)",

@@ -136,8 +136,9 @@ def test_the_verifiers_0_3_examples_run_against_a_local_server(checkout: Path) -
     assert loaded.stdout.strip().endswith("SpadegymMultiTurnEnv 4 rows")
 
 
-def test_the_trl_example_trains_a_step(checkout: Path) -> None:
+def test_the_trl_example_trains_a_step(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("trl")
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")  # the user's own trainer pings the Hub; this user is offline
     from test_trl_env import tiny_tool_caller
 
     model, tokenizer = tiny_tool_caller()

@@ -177,7 +177,7 @@ def test_a_run_that_fails_to_build_leaves_an_existing_directory_exactly_as_it_wa
 
 def test_a_run_whose_server_is_unreachable_before_its_first_round_leaves_nothing_behind(tmp_path):
     new = tmp_path / "runs" / "deep" / "run"  # the parents too are the run's to make, and to take back
-    config = RunConfig(rounds=1, designer="openai:m@http://127.0.0.1:9/v1", tensorboard=True, **TINY_CONFIG)
+    config = RunConfig(rounds=1, designer="openai:m@http://127.0.0.1:9/v1", report_to=["tensorboard"], **TINY_CONFIG)
     with pytest.raises(UserError) as stopped:
         run(config, new, console=quiet(), report=False)
     said = str(stopped.value)

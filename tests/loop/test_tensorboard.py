@@ -14,8 +14,9 @@ from spadegym.store import RunStore
 pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
-TINY = {"envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2, "skills_per_round": 2,
-        "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+DEFAULTS = {"envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2, "skills_per_round": 2,
+            "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+TINY = {**DEFAULTS, "report_to": ["tensorboard"]}
 
 
 def quiet() -> Console:
@@ -72,18 +73,19 @@ def test_summary_scalars_flatten_nested_numbers_and_skip_the_rest():
                     "heldout/success_hint": 0.75, "round/something_new": 3.0}
 
 
-def test_without_the_package_the_run_writes_no_board(tmp_path):
-    """A Python where `import tensorboard` fails (as when it is not installed): the run goes on, no board."""
+def test_the_default_run_needs_only_the_default_install(tmp_path):
+    """A Python where `import tensorboard` fails (as in the quick start's install): no tracker is asked for by
+    default, so the run goes on without a note and writes no board."""
     import subprocess
     import sys
 
     out = tmp_path / "plain"
     code = ("import sys; sys.modules['tensorboard'] = None\n"  # None in sys.modules makes the import fail
             "from rich.console import Console\nfrom spadegym.loop import RunConfig, run\n"
-            f"run(RunConfig(rounds=1, **{TINY!r}), {str(out)!r}, report=False, console=Console())\n")
+            f"run(RunConfig(rounds=1, **{DEFAULTS!r}), {str(out)!r}, report=False, console=Console())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "round   0" in proc.stdout and "TensorBoard" not in proc.stdout
+    assert "round   0" in proc.stdout and "report_to" not in proc.stdout + proc.stderr
     assert (out / "run.sqlite").exists() and not (out / "tensorboard").exists()
 
 
