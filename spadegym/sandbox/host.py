@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import hardening, protocol, sharing
-from .config import TIERS, SandboxConfig
+from .config import TIERS, SandboxConfig, modules_to_warm
 from .directories import make_root, remove_tree, sweep_abandoned
 from .handle import EnvHandle
 from .transport import Request, Worker, gather
@@ -78,6 +78,7 @@ class Sandbox:
         self._zygote: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._ready = False
+        self._warm: set[str] = set(self.config.preload)  # modules the zygote has imported (a new one imports them too)
         self._lock = threading.Lock()
         self._slots = 0
         # A root host gives each worker an unprivileged uid from a block no other sandbox uses.
@@ -93,8 +94,8 @@ class Sandbox:
         args = [sys.executable, "-B", "-c", _BOOT, str(zygote_end.fileno())]
         if self.report.layers.get("netns"):
             args.append("--netns")
-        if self.config.preload:
-            args += ["--preload", ",".join(self.config.preload)]
+        if self._warm:
+            args += ["--preload", ",".join(sorted(self._warm))]
         self._zygote = subprocess.Popen(
             args,
             pass_fds=[zygote_end.fileno()], env=WORKER_ENVIRON, cwd=self._root, stdin=subprocess.PIPE,
@@ -128,6 +129,24 @@ class Sandbox:
                 if msg.get("ready"):
                     self._ready = True
                     return
+
+    def warm(self, source: str) -> None:
+        """Have the zygote import the slow trusted modules ``source`` imports (``WARM_MODULES``) before it forks the
+        file's workers: imported once per sandbox and never inside a worker's time limits."""
+        wanted = [m for m in modules_to_warm(source) if m not in self._warm]
+        if not wanted:
+            return
+        self.start()
+        with self._lock:
+            assert self._sock is not None
+            self._sock.sendall(json.dumps({"op": "preload", "modules": wanted}).encode())
+            while True:
+                msg = self._zygote_message(None)
+                if msg is None:
+                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
+                if msg.get("ready"):
+                    break
+            self._warm.update(wanted)
 
     def spawn(self, share: int = 1) -> Worker:
         """Fork a new confined worker from the zygote; one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
@@ -209,6 +228,7 @@ class Sandbox:
         when the file is one ``sharing`` vouches for; any other file gets a worker of its own.
         """
         share = share if share > 1 and sharing.may_share(source) else 1
+        self.warm(source)
         return EnvHandle(self, source, filename, max_turns, deadline=deadline, share=share)
 
     def place(self, source: str, filename: str, max_turns: int | None, share: int) -> tuple[Worker, int]:

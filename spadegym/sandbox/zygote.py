@@ -29,7 +29,7 @@ import sys
 # Pre-import what workers use so a fork starts warm.
 from ..envfile import loader as _loader  # noqa: F401
 from . import hardening, worker
-from .config import SandboxConfig
+from .config import WARM_MODULES, SandboxConfig
 
 # Worker pipes move to random high fd numbers (above RLIMIT_NOFILE, which only
 # limits new fds): code writing fake replies to guessed fds hits nothing.
@@ -193,6 +193,10 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
             children.discard(spec["pid"])
             continue
         if spec.get("op") == "ping":  # the host waits until the imports above are done
+            sock.sendall(b'{"ready": true}\n')
+            continue
+        if spec.get("op") == "preload":  # slow trusted modules a file imports, once, before its workers fork
+            _preload([m for m in spec.get("modules", []) if m in WARM_MODULES])
             sock.sendall(b'{"ready": true}\n')
             continue
         in_fd, out_fd = fds

@@ -270,6 +270,7 @@ def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: Valida
     tree = parse(source, filename)  # the static section parsed it already: this cannot fail
     evidence.tool_methods = tool_methods(tree, env_class(tree))
     sandbox.start()  # the zygote's own start is not the environment's time
+    sandbox.warm(source)  # nor are the slow trusted modules the file imports (imported once, by the zygote)
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
     handles = _open_handles(sandbox, source, filename, 2 + config.random_workers, deadline)

@@ -104,3 +104,12 @@ def test_partial_credit_is_the_tasks_own_score_and_every_reset_seed_is_a_fresh_i
     assert right["return"] == 1.0 and right["success"]
     assert 0 < partial["return"] < 1 and not partial["success"]
     assert partial["return"] == pytest.approx(score(partly, entry))
+
+
+def test_a_verdict_does_not_time_the_import_of_reasoning_gym() -> None:
+    """A cold import of reasoning_gym takes seconds of CPU, more on a busy machine; the sandbox imports it once,
+    outside any budget, so a file's load is timed on what the file does: valid under a load limit of one second."""
+    level = render_level(TASK, 0, instances=8)
+    with Sandbox(SandboxConfig(load_timeout_s=1.0)) as cold:  # no preload: what `spadegym validate` starts with
+        verdict = validate_source(level.source, level.filename, sandbox=cold)
+    assert verdict.valid, [c.message for c in verdict.checks if not c.passed]
