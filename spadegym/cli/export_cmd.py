@@ -19,15 +19,16 @@ def export(
         "-f",
         help="jsonl, parquet or hf (a datasets save_to_disk folder; both need pip install 'spadegym[export]'), or spade (the SPADE reference's pool layout).",
     ),
-    what: str = typer.Option(None, "--what", help="envs, episodes or rounds; default: all of them."),
+    what: str = typer.Option(None, "--what", help="envs, episodes or rounds (default: all of them); or model: the run's trained policy as a Hugging Face model folder (needs the train extra)."),
     out: Path = typer.Option(
         None,
         "--out",
         "-o",
         help="Output file (directory for hf/spade, or when --what is omitted); default RUN_DIR/exports.",
     ),
-    push_to_hub: str = typer.Option(None, "--push-to-hub", metavar="REPO", help="Also push the tables (parquet) and their dataset card to this Hugging Face dataset repo, e.g. me/my-levels (HF_TOKEN; needs the export extra)."),
+    push_to_hub: str = typer.Option(None, "--push-to-hub", metavar="REPO", help="Also push the tables (parquet) and their dataset card to this Hugging Face dataset repo, e.g. me/my-levels (HF_TOKEN; needs the export extra); with --what model, the model folder to this model repo."),
     private: bool = typer.Option(False, "--private", help="With --push-to-hub: create the repo private."),
+    merge: bool = typer.Option(True, "--merge/--adapter", help="With --what model: the LoRA merged into the base weights (default), or the adapter alone."),
     license: str = typer.Option("unknown", "--license", metavar="ID", help="The Hub license id the dataset card names (apache-2.0, cc-by-4.0, ...)."),
 ) -> None:
     """Export a run as datasets (a red-team suite: its cases, as a run's environments).
@@ -40,12 +41,17 @@ def export(
       spadegym export runs/demo --format spade --out pools/demo
       spadegym export suites/qwen --format parquet
       spadegym export runs/demo --format hf --push-to-hub me/demo-levels
+      spadegym export runs/hf --what model --push-to-hub me/demo-agent
 
     --format hf also writes a dataset card (README.md with the Hub's YAML metadata) beside the tables.
+    --what model writes safetensors weights, the tokenizer and a model card (default RUN_DIR/exports/model).
     """
     from ..store.export import export_run
 
     with user_errors():
+        if what == "model":
+            _export_model(run_dir, out, merge, push_to_hub, private)
+            return
         if (run_dir / "manifest.json").exists() and not (run_dir / "run.sqlite").exists():
             from ..redteam.suite import export_suite
 
@@ -68,3 +74,18 @@ def export(
             from ..store.hub import push_to_hub as push
 
             typer.echo(push(run_dir, push_to_hub, private=private, tables=[what] if what else None, license=license))
+
+
+def _export_model(run_dir: Path, out: Path | None, merge: bool, repo: str | None, private: bool) -> None:
+    """The run's trained policy as a model folder, pushed to the model repo ``repo`` when one is named."""
+    try:
+        from ..train.export import export_model
+    except ImportError:
+        raise UserError("exporting a model needs torch, transformers and peft; install them with "
+                        "pip install 'spadegym[train]'.") from None
+    folder = export_model(run_dir, out, merge=merge)
+    typer.echo(str(folder))
+    if repo:
+        from ..store.hub import push_folder
+
+        typer.echo(push_folder(folder, repo, "model", private=private))

@@ -22,7 +22,7 @@ from .card import DEFAULT_LICENSE, TABLES, dataset_card, run_source, source_fact
 from .export import ExportError, environment_rows, episode_rows, round_rows, write_rows
 from .runstore import RunStore
 
-__all__ = ["push_tables", "push_to_hub", "source_facts"]
+__all__ = ["push_folder", "push_tables", "push_to_hub", "source_facts"]
 
 
 def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], source: dict[str, Any], *,
@@ -30,9 +30,8 @@ def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], sourc
     """Push ``tables`` (name -> rows shaped like a run's export) as parquet files with their card to the dataset
     repo ``repo_id``, in one commit; returns the repo's URL."""
     try:
+        import huggingface_hub  # noqa: F401
         import pyarrow.parquet as pq
-        from huggingface_hub import HfApi
-        from huggingface_hub.errors import HfHubHTTPError
     except ImportError:
         raise ExportError("pushing to the Hub needs huggingface_hub and pyarrow; install them with "
                           "pip install 'spadegym[export]'.") from None
@@ -43,17 +42,29 @@ def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], sourc
             path = write_rows(name, rows, "parquet", folder / "data" / f"{name}.parquet")
             files[name], counts[name] = f"data/{name}.parquet", pq.ParquetFile(path).metadata.num_rows
         (folder / "README.md").write_text(dataset_card(counts, source, files, license), encoding="utf-8")
-        api = HfApi()
-        try:
-            url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-            api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset",
-                              commit_message="spadegym export")
-        except HfHubHTTPError as exc:
-            raise ExportError(f"the Hub refused the push to {repo_id} ({' '.join(str(exc).split())[:200]}); check "
-                              "the repo name and that HF_TOKEN may write to it.") from None
-        except _connection_errors() as exc:  # no network, a proxy that refuses, a name that does not resolve
-            raise ExportError(f"cannot reach the Hub to push {repo_id} ({_cause(exc)}); check the network "
-                              "(HF_ENDPOINT, proxies) and try again.") from None
+        return push_folder(folder, repo_id, "dataset", private=private)
+
+
+def push_folder(folder: Path, repo_id: str, repo_type: str, *, private: bool = False) -> str:
+    """Upload ``folder`` to the Hub repo ``repo_id`` (a ``dataset`` or a ``model``) in one commit, creating the
+    repo if needed; returns its URL. A refusal or no network is one sentence."""
+    try:
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import HfHubHTTPError
+    except ImportError:
+        raise ExportError("pushing to the Hub needs huggingface_hub; install it with pip install "
+                          "'spadegym[export]'.") from None
+    api = HfApi()
+    try:
+        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                          commit_message="spadegym export")
+    except HfHubHTTPError as exc:
+        raise ExportError(f"the Hub refused the push to {repo_id} ({' '.join(str(exc).split())[:200]}); check "
+                          "the repo name and that HF_TOKEN may write to it.") from None
+    except _connection_errors() as exc:  # no network, a proxy that refuses, a name that does not resolve
+        raise ExportError(f"cannot reach the Hub to push {repo_id} ({_cause(exc)}); check the network "
+                          "(HF_ENDPOINT, proxies) and try again.") from None
     return str(url)
 
 

@@ -1,4 +1,4 @@
-"""A local stand-in for the parts of the Hugging Face Hub's HTTP API that a dataset push uses.
+"""A local stand-in for the parts of the Hugging Face Hub's HTTP API that a dataset or model push uses.
 
 It answers repo creation, the pre-upload check (every file is uploaded inline) and the commit (newline-
 delimited JSON with base64 file contents), keeping each pushed file in ``files`` by repo and path.
@@ -45,12 +45,15 @@ class HubStandIn:
                     request = json.loads(body)
                     repo = f"{request.get('organization') or 'user'}/{request['name']}"
                     stand_in.repos[repo] = request
-                    return self._reply(200, {"url": f"{stand_in.url}/datasets/{repo}", "name": repo})
-                if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] == "preupload":
+                    kind = "" if request.get("type", "model") == "model" else f"{request['type']}s/"
+                    return self._reply(200, {"url": f"{stand_in.url}/{kind}{repo}", "name": repo})
+                if parts[:1] == ["api"] and parts[1:2] in (["datasets"], ["models"]) and len(parts) >= 6 \
+                        and parts[4] == "preupload":
                     files = json.loads(body)["files"]
                     return self._reply(200, {"files": [{"path": f["path"], "uploadMode": "regular",
                                                         "shouldIgnore": False} for f in files]})
-                if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] == "commit":
+                if parts[:1] == ["api"] and parts[1:2] in (["datasets"], ["models"]) and len(parts) >= 6 \
+                        and parts[4] == "commit":
                     repo = f"{parts[2]}/{parts[3]}"
                     for line in body.decode().splitlines():
                         item = json.loads(line)
