@@ -18,6 +18,8 @@ try:  # packaging is present wherever pip-installed frameworks are; without it t
 except ImportError:  # pragma: no cover
     Requirement = None  # type: ignore[assignment,misc]
 
+from ..errors import install_hint
+
 #: Requirements not checked: torch lists setuptools for building extensions, and imports without it.
 _NOT_CHECKED = {"setuptools"}
 
@@ -42,6 +44,9 @@ INTEGRATIONS = (
     Integration("ray", "ray", "ray", "ray", "the Ray executor (validation and rollouts on actors)"),
     Integration("reasoning-gym", "reasoning_gym", "reasoning-gym", "reasoning-gym",
                 "reasoning-gym tasks as levels (spadegym import, --source reasoning-gym:TASK)"),
+    Integration("tensorboard", "tensorboard", "tensorboard", "tensorboard", "report_to tensorboard: round scalars as event files"),
+    Integration("wandb", "wandb", "wandb", "wandb", "report_to wandb: round scalars to Weights & Biases (offline unless a key is set)"),
+    Integration("trackio", "trackio", "trackio", "trackio", "report_to trackio: round scalars to a local trackio run"),
 )
 
 
@@ -89,7 +94,7 @@ def check(integration: Integration) -> dict[str, object]:
     version = _version(integration.distribution)
     why = None
     if version is None:
-        why = f"not installed: pip install 'spadegym[{integration.extra}]'"
+        why = f"not installed: {install_hint(integration.extra)}"
     else:
         try:
             # The top-level package only: finding a submodule imports its parents, which takes seconds here.

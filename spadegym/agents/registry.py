@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..plugins import import_object
 from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
 from .base import Agent
@@ -126,7 +126,7 @@ def _hf(spec: Spec, seed: int, options: HFOptions) -> Agent:
         from .hf import HFAgent
     except ImportError as exc:
         raise AgentSpecError(f"agent 'hf' needs the training extra ({exc}); install it with "
-                             "pip install 'spadegym[train]'.") from None
+                             f"{install_hint('train')}.") from None
     try:
         config = train_config(options.train)
     except ValidationError as exc:

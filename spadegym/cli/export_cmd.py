@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import install_hint
 from . import app
 from .errors import UserError, user_errors
 
@@ -17,7 +18,7 @@ def export(
         "jsonl",
         "--format",
         "-f",
-        help="jsonl, parquet or hf (a datasets save_to_disk folder; both need pip install 'spadegym[export]'), or spade (the SPADE reference's pool layout).",
+        help="jsonl, parquet or hf (a datasets save_to_disk folder; both need the export extra), or spade (the SPADE reference's pool layout).",
     ),
     what: str = typer.Option(None, "--what", help="envs, episodes or rounds (default: all of them); or model: the run's trained policy as a Hugging Face model folder (needs the train extra)."),
     out: Path = typer.Option(
@@ -82,7 +83,7 @@ def _export_model(run_dir: Path, out: Path | None, merge: bool, repo: str | None
         from ..train.export import export_model
     except ImportError:
         raise UserError("exporting a model needs torch, transformers and peft; install them with "
-                        "pip install 'spadegym[train]'.") from None
+                        f"{install_hint('train')}.") from None
     folder = export_model(run_dir, out, merge=merge)
     typer.echo(str(folder))
     if repo:

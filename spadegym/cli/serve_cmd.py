@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import install_hint
 from . import app
 from .errors import UserError, err_console, user_errors
 
@@ -35,7 +36,7 @@ def serve(
         try:
             from ..adapters.openenv_server import serve as run_server
         except ImportError as exc:
-            raise UserError(f"spadegym serve needs OpenEnv ({exc}); install it with pip install 'spadegym[openenv]'.") from None
+            raise UserError(f"spadegym serve needs OpenEnv ({exc}); install it with {install_hint('openenv')}.") from None
         from ..adapters import open_levels
         from ..adapters.rewards import reward_mode
 

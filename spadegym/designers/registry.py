@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..plugins import import_object
 from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
 from ..validate.config import ValidationConfig
@@ -158,7 +158,7 @@ def _hf(spec: Spec, seed: int, options: HFOptions) -> Designer:
         from .hf import HFDesigner
     except ImportError as exc:
         raise UnknownDesigner(f"designer 'hf' needs the training extra ({exc}); install it with "
-                              "pip install 'spadegym[train]'.") from None
+                              f"{install_hint('train')}.") from None
     config = train_config(options.train)
     pool = options.policies or PolicyPool(config, seed)
     designer_config = options.llm_designer

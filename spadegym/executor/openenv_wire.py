@@ -24,7 +24,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..sandbox import protocol, schema
 from ..sandbox.schema import Limits, Rejected
 
@@ -69,7 +69,7 @@ def _connector(url: str) -> Any:
         from websockets.asyncio.client import connect
     except ImportError as exc:
         raise UserError(f"playing or checking the OpenEnv server at {url} needs OpenEnv ({exc}); "
-                        "install it with pip install 'spadegym[openenv]'.") from None
+                        f"install it with {install_hint('openenv')}.") from None
 
     class SameOriginConnect(connect):  # type: ignore[misc, valid-type]
         def process_redirect(self, exc: Exception) -> Exception | str:

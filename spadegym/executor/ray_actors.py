@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..level import Level
 from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather
 from ..sandbox.protocol import INFRA, OK, failure
@@ -253,7 +253,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise UserError("executor 'ray' needs the ray package; install it with: pip install 'spadegym[ray]'") from None
+            raise UserError(f"executor 'ray' needs the ray package; install it with: {install_hint('ray')}") from None
         self.config = config
         self.actors: list[Any] = []
         self.host = LevelHost(None)  # the actors' host once they have started

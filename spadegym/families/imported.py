@@ -21,7 +21,7 @@ import difflib
 import functools
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from .registry import Family, FamilyError
 
 #: A family name (and a level source spec) naming a reasoning-gym task: ``reasoning-gym:TASK``.
@@ -96,7 +96,7 @@ def _rg() -> tuple[Any, Any]:
         import reasoning_gym
         from reasoning_gym import factory
     except ImportError as exc:  # pragma: no cover - the extra is installed in tests
-        raise TaskError(f"reasoning-gym is not installed ({exc}); pip install 'spadegym[reasoning-gym]'.") from None
+        raise TaskError(f"reasoning-gym is not installed ({exc}); {install_hint('reasoning-gym')}.") from None
     return reasoning_gym, factory
 
 

@@ -1,7 +1,6 @@
 """TensorBoard scalars of every round summary, written under ``<run dir>/tensorboard/``.
 
-Optional: only where the ``tensorboard`` package is installed (``pip install
-spadegym[tensorboard]``); otherwise the board is silently inactive. The step of
+Optional: only where the ``tensorboard`` package is installed (the ``tensorboard`` extra); otherwise the board is silently inactive. The step of
 every scalar is the round number, so a resumed run (which opens a new event file
 in the same folder) continues the curves where they stopped. Only committed
 rounds reach the board: the loop adds a summary after its round is in the store.

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..errors import install_hint
 from ..store.record import RoundSummary
 from .callbacks import RunCallback, RunStart, TensorBoardCallback
 from .tensorboard import summary_scalars
@@ -76,7 +77,7 @@ def tracker_callbacks(report_to: list[str], tensorboard: bool, tracking: Trackin
     notes = []
     for name in chosen(report_to, tensorboard):
         if not installed(name):
-            notes.append(f"report_to: {name} is not installed (pip install {name}); its scalars are not written.")
+            notes.append(f"report_to: {name} is not installed ({install_hint(name)}); its scalars are not written.")
         elif name == "tensorboard":
             hooks.append(TensorBoardCallback())
         elif name == "wandb":

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..envfile import SourceError
 from ..envfile.spade_export import for_reference
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..level import FILE
 from ..outputs import (
     OutputError,
@@ -310,7 +310,7 @@ def _require(format: str) -> None:
             __import__(module)
         except ImportError:
             raise ExportError(
-                f"the {format} export needs the {module} package; install it with pip install 'spadegym[export]'."
+                f"the {format} export needs the {module} package; install it with {install_hint('export')}."
             ) from None
 
 

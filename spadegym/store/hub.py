@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import install_hint
 from .card import DEFAULT_LICENSE, TABLES, dataset_card, run_source, source_facts
 from .export import ExportError, environment_rows, episode_rows, round_rows, write_rows
 from .runstore import RunStore
@@ -34,7 +35,7 @@ def push_tables(repo_id: str, tables: dict[str, Iterable[dict[str, Any]]], sourc
         import pyarrow.parquet as pq
     except ImportError:
         raise ExportError("pushing to the Hub needs huggingface_hub and pyarrow; install them with "
-                          "pip install 'spadegym[export]'.") from None
+                          f"{install_hint('export')}.") from None
     with tempfile.TemporaryDirectory(prefix="spadegym-push-") as staging:
         folder = Path(staging)
         files, counts = {}, {}
@@ -52,8 +53,8 @@ def push_folder(folder: Path, repo_id: str, repo_type: str, *, private: bool = F
         from huggingface_hub import HfApi
         from huggingface_hub.errors import HfHubHTTPError
     except ImportError:
-        raise ExportError("pushing to the Hub needs huggingface_hub; install it with pip install "
-                          "'spadegym[export]'.") from None
+        raise ExportError("pushing to the Hub needs huggingface_hub; install it with "
+                          f"{install_hint('export')}.") from None
     api = HfApi()
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)

@@ -12,7 +12,8 @@ import pytest
 
 from spadegym.adapters.integrations import INTEGRATIONS, Integration, broken_requirement, check, integrations
 
-NAMES = {"gymnasium", "openenv", "verifiers", "trl", "ray", "reasoning-gym"}
+NAMES = {"gymnasium", "openenv", "verifiers", "trl", "ray", "reasoning-gym", "tensorboard", "wandb", "trackio"}
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def test_every_integration_is_listed_with_a_reason_exactly_when_missing() -> None:
@@ -23,10 +24,16 @@ def test_every_integration_is_listed_with_a_reason_exactly_when_missing() -> Non
         assert (item["why_missing"] is None) == item["available"]
 
 
-def test_an_uninstalled_package_is_missing_with_the_install_command() -> None:
+def test_an_uninstalled_package_is_missing_with_the_command_that_installs_it_from_this_checkout(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """spadegym is installed from a checkout, so the hint installs the extra from it (no index has spadegym)."""
+    monkeypatch.chdir(tmp_path)  # elsewhere: the checkout's path
     result = check(Integration("nothing", "no_such_module_x", "no-such-distribution-x", "nothing", "n/a"))
     assert result == {"available": False, "version": None, "what": "n/a",
-                      "why_missing": "not installed: pip install 'spadegym[nothing]'"}
+                      "why_missing": f'not installed: pip install -e "{CHECKOUT}[nothing]"'}
+    monkeypatch.chdir(CHECKOUT)  # where the README's commands run
+    assert check(Integration("x", "no_such_module_x", "no-such-distribution-x", "openenv", "n/a"))["why_missing"] == (
+        'not installed: pip install -e ".[openenv]"')
 
 
 def test_a_dependency_at_a_version_it_excludes_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
