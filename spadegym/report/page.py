@@ -1,4 +1,8 @@
-"""The report page: self-contained HTML (inline CSS and PNGs, no scripts, no network).
+"""The report page: self-contained HTML (inline CSS and PNGs, one fixed script, no network).
+
+The one script is FILTER_SCRIPT, constant text with no run data in it (it filters the environment browser); the
+page's Content-Security-Policy allows that script by its hash and nothing else, so text a run stored cannot run
+even if it slipped past escaping.
 
 Sections are small functions that return HTML or None when the run carries no
 data for them; the page lists what is absent instead of drawing empty plots.
@@ -6,7 +10,9 @@ data for them; the page lists what is absent instead of drawing empty plots.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Callable
 from html import escape as escape_html
@@ -77,7 +83,44 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; pa
 .turn.user { background: #eef3fb; } .turn.assistant { background: #f1f8ef; }
 .turn .who { font-weight: 600; font-family: system-ui, sans-serif; color: var(--muted); }
 .big { font-size: 28px; font-weight: 700; }
+details.family { margin: 8px 0; } details.family > summary { cursor: pointer; font-weight: 600; padding: 4px 0; }
+details.family > .members { margin-left: 14px; }
+#env-filter { width: 100%; max-width: 520px; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px;
+              font-size: 13px; }
 """
+
+#: Filters the environment browser by the words typed, or given as ``report.html#filter=WORDS`` (every word must
+#: appear in a level's line: its id, skill, family, knobs, scores), opening the groups that match. Constant text:
+#: the CSP allows it by its hash.
+FILTER_SCRIPT = """(function () {
+  var box = document.getElementById("env-filter"), shown = document.getElementById("env-shown");
+  if (!box) { return; }
+  function apply() {
+    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), total = 0;
+    document.querySelectorAll("details.family").forEach(function (group) {
+      var visible = 0;
+      group.querySelectorAll("details.env").forEach(function (env) {
+        var line = env.querySelector("summary").textContent.toLowerCase();
+        var match = words.every(function (word) { return line.indexOf(word) >= 0; });
+        env.hidden = !match;
+        visible += match ? 1 : 0;
+      });
+      group.hidden = visible === 0;
+      group.open = words.length > 0 && visible > 0;
+      total += visible;
+    });
+    shown.textContent = String(total);
+  }
+  box.hidden = false;
+  box.addEventListener("input", apply);
+  if (location.hash.indexOf("#filter=") === 0) {
+    box.value = decodeURIComponent(location.hash.slice(8));
+    apply();
+  }
+})();"""
+#: What the page may load: inline styles, data: images and FILTER_SCRIPT, nothing from anywhere.
+CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+       f"script-src 'sha256-{base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()}'")
 
 
 def escape(value: Any) -> str:
@@ -122,11 +165,13 @@ def render(run_name: str, data: RunData, transcripts: Transcripts) -> str:
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>spadegym report: {escape(run_name)}</title><style>{CSS}</style></head>"
         f"<body><main><h1>spadegym run report: {escape(run_name)}</h1>"
         f'<div class="muted">generated {generated} from the run store; re-run '
-        f"<code>spadegym report</code> to refresh</div><nav>{nav}</nav>{body}</main></body></html>\n"
+        f"<code>spadegym report</code> to refresh</div><nav>{nav}</nav>{body}</main>"
+        f"<script>{FILTER_SCRIPT}</script></body></html>\n"
     )
 
 
@@ -398,19 +443,44 @@ def _rounds_table(data: RunData) -> str | None:
 
 
 def _browser(data: RunData, transcripts: Transcripts) -> str:
+    """The newest environments grouped by family, each group collapsed, with a filter box (shown by the script)."""
     envs = list(reversed(data.environments))[:MAX_ENVIRONMENTS]
     if not envs:
         return '<p class="muted">No valid environment in a complete round yet.</p>'
-    total = len(data.environments)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for env in envs:
+        groups.setdefault(str(env.get("family") or "no family"), []).append(env)
     head = (
-        f"<p class=muted>{len(envs)} of {total} valid environments, newest first; click one to open it.</p>"
+        f'<p class=muted><span id="env-shown">{len(envs)}</span> of {len(data.environments)} valid environments '
+        f"(newest first) in {len(groups)} families; open a family, then a level.</p>"
+        '<input id="env-filter" type="search" hidden placeholder="filter: words of a level\'s id, skill, family, '
+        'knobs (size=3) or scores">'
     )
-    return head + "".join(_environment(env, data, transcripts) for env in envs)
+    return head + "".join(_family(name, members, data, transcripts) for name, members in sorted(groups.items()))
+
+
+def _family(name: str, envs: list[dict[str, Any]], data: RunData, transcripts: Transcripts) -> str:
+    skills = sorted({str(env.get("skill")) for env in envs if env.get("skill")})
+    return (
+        f'<details class="family"><summary>{escape(name)} <span class="muted">· {len(envs)} '
+        f'level{"s" if len(envs) != 1 else ""}{" · " + escape(", ".join(skills)) if skills else ""}</span></summary>'
+        f'<div class="members">{"".join(_environment(env, data, transcripts) for env in envs)}</div></details>'
+    )
+
+
+def knob_line(knobs: dict[str, Any]) -> str:
+    """Knobs as ``key=value`` words (a value that is not a number or a word as compact JSON), as --set writes them."""
+    def shown(value: Any) -> str:
+        return str(value) if isinstance(value, (int, float, str)) and " " not in str(value) else \
+            json.dumps(value, separators=(",", ":"), default=str)
+    return " ".join(f"{key}={shown(value)}" for key, value in knobs.items())
 
 
 def _environment(env: dict[str, Any], data: RunData, transcripts: Transcripts) -> str:
     score = data.latest_scores.get(env["env_id"])
-    tags = [env.get("skill"), env.get("family"), _inline_json(env["knobs"]) if env["knobs"] else None]
+    knobs = env["knobs"]
+    shown_knobs = (knob_line(knobs) if isinstance(knobs, dict) else _inline_json(knobs)) if knobs else None
+    tags = [env.get("skill"), env.get("family"), shown_knobs]
     tag_html = "".join(f'<span class="tag">{escape(str(t))}</span>' for t in tags if t)
     if score:
         tag_html += (

@@ -24,6 +24,10 @@ FLAGS = (
     "--disable-sync",
     "--no-first-run",
     "--hide-scrollbars",
+    # The page is a file and needs no network; Chromium's own calls home (time, accounts, search) go to a closed
+    # local port instead of the tests' outbound guard, so no host but this one is ever tried.
+    "--proxy-server=http://127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
 )
 
 
@@ -74,3 +78,15 @@ def test_browser_screenshot_shows_the_plots(report, tmp_path):
         if abs(r - 255) < 20 and abs(g - 127) < 20 and abs(b - 14) < 25:
             near["orange"] += count
     assert near["blue"] > 200 and near["orange"] > 200, near
+
+
+def test_browser_runs_the_filter_script_under_the_pages_policy(report, tmp_path):
+    """The CSP allows the one script by its hash: it shows the filter box, and #filter=WORDS filters the levels."""
+    proc = _chromium(tmp_path, "--dump-dom", report.as_uri() + "#filter=maze")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    assert re.search(r'<input id="env-filter" type="search" placeholder="[^"]*">', dom)  # no longer hidden
+    groups = dict(re.findall(r'<details class="family"([^>]*)><summary>([^ <]+) ', dom)[i][::-1]
+                  for i in range(3))
+    assert groups["maze"] == ' open=""' and groups["arith"] == groups["sequence"] == ' hidden=""', groups
+    assert re.search(r'<span id="env-shown">[1-9]\d*</span>', dom)

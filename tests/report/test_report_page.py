@@ -33,7 +33,11 @@ def test_report_is_written_into_the_run_directory(full_report):
 
 def test_report_is_self_contained(full_report):
     _, html = full_report
-    assert "<script" not in html
+    from spadegym.report.page import CSP, FILTER_SCRIPT
+
+    # One script, constant text with no run data in it; the CSP lets that script alone run.
+    assert re.findall(r"<script>(.*?)</script>", html, re.DOTALL) == [FILTER_SCRIPT] and html.count("<script") == 1
+    assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in html
     assert not re.search(r"""(src|href)=["'](https?:)?//""", html)  # nothing fetched from the network
     images = re.findall(r'<img [^>]*src="([^"]+)"', html)
     assert images and all(src.startswith("data:image/png;base64,") for src in images)
@@ -172,3 +176,15 @@ def test_markup_planted_in_a_stores_number_columns_stays_text(tmp_path):
             db.execute(f"update {table} set round = ?", (planted,))
     html = write_report(tmp_path / "run").read_text(encoding="utf-8")
     assert planted not in html
+
+
+def test_the_environment_browser_groups_levels_by_family_with_knobs_as_key_value_words(full_report):
+    run_dir, html = full_report
+    with RunStore.open(run_dir) as store:
+        envs = store.environments()
+    families = re.findall(r'<details class="family"><summary>([^ <]+) ', html)
+    assert families == sorted({env["family"] for env in envs}) and '<details class="family" open' not in html
+    env = envs[-1]
+    words = " ".join(f"{key}={value}" for key, value in env["knobs"].items())
+    assert f'<span class="tag">{words}</span>' in html  # not raw JSON
+    assert '<input id="env-filter" type="search" hidden' in html  # shown by the script, useless without it

@@ -132,6 +132,6 @@ def test_a_push_carries_no_absolute_local_path(tmp_path: Path, monkeypatch: pyte
         db.execute("UPDATE environments SET meta = ?", (f'{{"file": "{pool}/games/a.py", "other": "/etc/x.py"}}',))
     db.close()
     pushed = {}
-    monkeypatch.setattr(hub, "push_tables", lambda repo, tables, source, private: pushed.update(tables) or "url")
+    monkeypatch.setattr(hub, "push_tables", lambda repo, tables, source, private, license: pushed.update(tables) or "url")
     hub.push_to_hub(run, "me/levels", tables=["envs"])
     assert [row["meta"] for row in pushed["envs"]] == [{"file": "games/a.py", "other": "x.py"}]
