@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ..errors import install_hint
 from . import app
 from .errors import UserError, user_errors
 
@@ -79,11 +78,8 @@ def export(
 
 def _export_model(run_dir: Path, out: Path | None, merge: bool, repo: str | None, private: bool) -> None:
     """The run's trained policy as a model folder, pushed to the model repo ``repo`` when one is named."""
-    try:
-        from ..train.export import export_model
-    except ImportError:
-        raise UserError("exporting a model needs torch, transformers and peft; install them with "
-                        f"{install_hint('train')}.") from None
+    from ..store.model_export import export_model  # says what to install when the train extra is missing
+
     folder = export_model(run_dir, out, merge=merge)
     typer.echo(str(folder))
     if repo:

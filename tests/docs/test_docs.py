@@ -250,6 +250,7 @@ def test_print_config_describe_is_a_toml_file_that_loads_back_to_the_same_config
     import json
     import subprocess
     import sys
+
     import tomllib
 
     given = ["--source", "reasoning-gym:chain_sum", "--set", "buffer.capacity=64"]

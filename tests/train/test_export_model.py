@@ -15,8 +15,8 @@ from hub_standin import HubStandIn  # noqa: E402
 from synthetic_run import build_run  # noqa: E402
 
 from spadegym.errors import UserError  # noqa: E402
+from spadegym.store.model_export import export_model  # noqa: E402
 from spadegym.train import Policy, TrainConfig  # noqa: E402
-from spadegym.train.export import export_model  # noqa: E402
 
 
 def card(folder: Path) -> dict:

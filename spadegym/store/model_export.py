@@ -2,7 +2,7 @@
 
     export_model(run_dir)                   # RUN_DIR/exports/model: the LoRA merged into the base (or all weights)
     export_model(run_dir, merge=False)      # the LoRA adapter alone, for PEFT to load over the base
-    push_folder(folder, "me/my-agent", "model")   # spadegym.store.hub
+    push_folder(folder, "me/my-agent", "model")   # store/hub.py
 
 The policy comes from the checkpoint of the run's last complete round (``train/policy.py`` saves it); its base
 model is the one the run trained, read from this machine only (an export never downloads). A checkpoint is data:
@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, install_hint
 from ..jsondata import UntrustedJSONError, loads
 from ..outputs import make_folder, open_output
-from .policy import STATE_FILE
+from ..train.policy import STATE_FILE
 
 #: A Hub repo id (owner/name); a base model named so goes into the card's ``base_model``.
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
@@ -30,8 +30,9 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
 def export_model(run_dir: str | Path, out: str | Path | None = None, *, merge: bool = True) -> Path:
     """Write the run's trained policy as a model folder (``merge``: full weights; else the LoRA adapter alone) with
     its tokenizer and card, to ``out`` (default ``RUN_DIR/exports/model``); returns the folder."""
-    from ..store import RunStore
+    from .runstore import RunStore
 
+    _require_train_extra()
     with RunStore.open(run_dir) as store:
         checkpoint = store.learner_checkpoint()
         facts = _run_facts(store)
@@ -49,6 +50,15 @@ def export_model(run_dir: str | Path, out: str | Path | None = None, *, merge: b
         (folder / "README.md").write_text(model_card(state, facts, base, library), encoding="utf-8")
         _copy_into(folder, target, root)
     return target
+
+
+def _require_train_extra() -> None:
+    try:
+        import peft  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise UserError("exporting a model needs torch, transformers and peft; install them with "
+                        f"{install_hint('train')}.") from None
 
 
 def _policy_state(checkpoint: Path) -> dict[str, Any]:
