@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import typer
@@ -11,7 +13,7 @@ from rich.markup import escape
 from . import app
 from .console import cli_console
 from .design_cmd import _is_llm_error, parse_skills
-from .errors import UserError, user_errors
+from .errors import UserError, err_console, user_errors
 from .specs import AGENT_SPECS
 
 
@@ -30,6 +32,7 @@ def redteam_command(
     config: Path = typer.Option(None, "--config", "-c", help="TOML/YAML/JSON file of red-team settings."),
     sets: list[str] = typer.Option(None, "--set", help="Any setting as key=value (repeatable), e.g. --set confirm_seeds=8."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per round, then the result."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the search stored in OUT where it stopped (the same settings; --budget N may extend it)."),
 ) -> None:
     """Turn the loop against a frozen agent: the designer is rewarded for solvable levels it fails.
 
@@ -43,6 +46,7 @@ def redteam_command(
       spadegym redteam --target openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1 --budget 200 --out suites/qwen
       spadegym redteam --target learner:runs/demo/checkpoints/round-0035 --families take_away,knapsack --out suites/l
       spadegym redteam --target openai:m@URL --designer openai:big@URL --rounds 10 --out suites/m
+      spadegym redteam --target openai:m@URL --rounds 10 --out suites/m --resume   # after Ctrl-C: go on
     """
     from ..redteam import redteam
     from ..redteam.config import load_redteam_config
@@ -71,10 +75,14 @@ def redteam_command(
                                   f"the target or the harness, not of the level: "
                                   f"{escape(str(s['unscored_because']))}[/]", soft_wrap=True)
         try:
-            result = redteam(cfg, out, on_round=on_round)
+            result = redteam(cfg, out, on_round=on_round, resume=resume)
+        except KeyboardInterrupt:
+            err_console.print(escape(f"interrupted; {kept(out)}"), soft_wrap=True, highlight=False)
+            raise typer.Exit(130) from None
         except Exception as exc:
             if _is_llm_error(exc):
-                raise UserError(f"{exc} Nothing was written to the suite.") from None
+                said = kept(out)
+                raise UserError(f"{exc} {said[0].upper()}{said[1:]}") from None
             raise
     if as_json:
         typer.echo(json.dumps(result.to_dict()))
@@ -85,3 +93,18 @@ def redteam_command(
             console.print(f"The suite is full (max_cases = {cfg.max_cases}): the search stopped after {result.proposals} "
                           f"of {cfg.budget} proposals; --set max_cases=N keeps more.", soft_wrap=True)
         console.print(f"Score an agent: spadegym eval {result.suite} --agent SPEC --junit results.xml", soft_wrap=True)
+
+
+def kept(out: Path) -> str:
+    """What a stopped search left in ``out`` (its suite as written so far), and the command that resumes it."""
+    from ..redteam.hunt import HUNT_DIR
+
+    if not (out / HUNT_DIR / "run.sqlite").is_file():
+        return "the search had not begun, so nothing was kept."
+    try:
+        cases = len(json.loads((out / "manifest.json").read_text(encoding="utf-8"))["cases"])
+    except (OSError, ValueError, KeyError, TypeError):
+        cases = 0
+    command = ["spadegym", *sys.argv[1:], *([] if "--resume" in sys.argv else ["--resume"])]
+    return (f"the suite in {out} keeps the {cases} case(s) confirmed so far; resume the search with: "
+            f"{shlex.join(command)}")

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..agents.base import Agent
-from ..curriculum import BufferConfig, LevelBuffer, LevelRecord
+from ..curriculum import BufferConfig, BufferState, LevelBuffer, LevelRecord
 from ..designers.base import (
     Candidate,
     DesignContext,
@@ -45,6 +47,8 @@ from ..designers.base import (
     LevelSummary,
     ModelDesigner,
     abilities,
+    random_state,
+    set_random_state,
 )
 from ..envfile import normalized_code_hash
 from ..errors import UserError
@@ -54,6 +58,7 @@ from ..loop.run import versions
 from ..loop.selfplay import fresh_slots, level_summary
 from ..loop.steps import told
 from ..rollout import derive_seed
+from ..safety import is_safety_key, leaves
 from ..signals import EnvStats, bands, get_designer_reward
 from ..store import RunStore
 from .allocate import PARTIAL_YIELD, YieldAllocator
@@ -65,7 +70,7 @@ from .predict import Judging, PlayModel
 from .probe import Probe, Prober
 from .search import SearchDesigner
 from .space import SearchSpace, UniformDesigner
-from .suite import Case, check_cases_folder, write_suite
+from .suite import Case, case_of, check_cases_folder, write_suite
 
 HUNT_DIR = "hunt"  # the search's run store, inside the suite directory (not part of the suite's checksums)
 TRANSCRIPT_CHARS = 1200
@@ -136,6 +141,8 @@ class RedTeam:
         self.avoided = 0  # proposals replaced before judging because they repeated a known failure
         self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
         self.won_replayed: dict[str, bool] = {}  # won levels replayed on fresh seeds -> won there too
+        self.next_round = 0
+        self.empty = 0  # rounds in a row that brought no proposal
         # Only a designer that learns also steers the budget; a baseline's slots are shared evenly.
         adaptive = config.allocate == "yield" and abilities(designer).learns
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
@@ -177,6 +184,7 @@ class RedTeam:
             "validations": self.prober.validations, "episodes": self.prober.episodes, "avoided": self.avoided,
             **unscored(props),
         }
+        self.next_round, self.empty = n + 1, (self.empty + 1 if not props else 0)
         self.write(n, props, summary)
         return summary
 
@@ -443,26 +451,72 @@ class RedTeam:
                         tx.add_scores([{"env_id": p.env_id, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint,
                                         "regret": s.mean_return_hint - s.mean_return, "designer_reward": p.reward,
                                         "plays": s.plays, "plays_hint": s.plays_hint, "cluster": p.cluster}])
-            tx.save_state("redteam", {"proposals": self.proposals, "failures": self.failures,
-                                      "clusters": dict(self.memory.counts)})
+            tx.save_state("redteam", self.state_dict())
             tx.finish(summary)
 
     # -- the whole search ------------------------------------------------------------
     async def run(self, on_round: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Rounds from ``next_round`` (0, or where a resumed search stopped) until the search is finished."""
         summaries = []
-        n = empty = 0
-        while self.proposals < self.config.budget:
-            summary = await self.round(n, min(self.config.per_round, self.config.budget - self.proposals))
+        while not self.finished():
+            summary = await self.round(self.next_round,
+                                       min(self.config.per_round, self.config.budget - self.proposals))
             summaries.append(summary)
             if on_round is not None:
                 on_round(summary)
-            n += 1
-            # A skill with nothing new left proposes nothing; the others take the budget. The search
-            # ends when a whole rotation of the skills' slots brought no proposal.
-            empty = empty + 1 if summary["proposals"] == 0 else 0
-            if empty >= len(self.config.skills) or len(self.cases) >= self.config.max_cases:
-                break  # nothing left to propose, or the suite is full (what it found next would not be kept)
         return summaries
+
+    def finished(self) -> bool:
+        """The budget is spent; or a whole rotation of the skills' slots brought no proposal (a skill with nothing
+        new left proposes nothing, the others take the budget): nothing is left to find; or the suite is full
+        (what the search found next would not be kept)."""
+        return (self.proposals >= self.config.budget or self.empty >= len(self.config.skills)
+                or len(self.cases) >= self.config.max_cases)
+
+    # -- resume --------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the search knows, as plain JSON, saved with each round so that a stopped search resumes."""
+        memory, allocator = self.memory, self.allocator
+        return {
+            "next_round": self.next_round, "empty": self.empty, "proposals": self.proposals,
+            "failures": self.failures, "avoided": self.avoided, "refused": sorted(self.refused),
+            "won_replayed": dict(self.won_replayed), "clusters": dict(memory.counts),
+            "memory": {"minimal": {k: [f, knobs] for k, (f, knobs) in memory.minimal.items()},
+                       "written": dict(memory.written), "passes": [[f, knobs] for f, knobs in memory.passes]},
+            "model": {f: [[x.tolist(), wins, plays] for x, wins, plays in rows] for f, rows in self.model.played.items()},
+            "cases": [[case.to_dict(), minimal, original] for case, minimal, original in self.cases],
+            "allocator": None if allocator is None else {
+                "counts": allocator.state(), "exhausted": sorted(allocator.exhausted),
+                "rng": random_state(allocator.rng)},
+            "designer": self.designer.state_dict(), "buffer": self.buffer.state.to_dict(),
+            "prober": {"validations": self.prober.validations, "episodes": self.prober.episodes},
+        }
+
+    def load_state_dict(self, state: dict[str, Any], store: RunStore) -> None:
+        """Put back what ``state_dict`` saved (the levels the buffer held come from ``store``)."""
+        self.next_round, self.empty = int(state.get("next_round", 0)), int(state.get("empty", 0))
+        self.proposals, self.failures = int(state.get("proposals", 0)), int(state.get("failures", 0))
+        self.avoided, self.refused = int(state.get("avoided", 0)), set(state.get("refused", []))
+        self.won_replayed = dict(state.get("won_replayed", {}))
+        memory = state.get("memory", {})
+        self.memory.counts.update(state.get("clusters", {}))
+        self.memory.minimal.update({k: (f, dict(knobs)) for k, (f, knobs) in memory.get("minimal", {}).items()})
+        self.memory.written.update(memory.get("written", {}))
+        self.memory.passes.extend((f, dict(knobs)) for f, knobs in memory.get("passes", []))
+        for family, rows in state.get("model", {}).items():
+            self.model.played[family] = [(np.array(x, dtype=float), float(wins), int(plays)) for x, wins, plays in rows]
+        self.cases = [(case_of(case), minimal, original) for case, minimal, original in state.get("cases", [])]
+        if self.allocator is not None and state.get("allocator"):
+            self.allocator.load(state["allocator"]["counts"])
+            self.allocator.exhausted = set(state["allocator"]["exhausted"])
+            set_random_state(self.allocator.rng, state["allocator"]["rng"])
+        if state.get("designer"):
+            self.designer.load_state_dict(state["designer"])
+        if state.get("buffer"):
+            self.buffer.state = BufferState.from_dict(state["buffer"])
+            self.buffer.hold(store.levels(self.buffer.state.levels))
+        prober = state.get("prober", {})
+        self.prober.validations, self.prober.episodes = int(prober.get("validations", 0)), int(prober.get("episodes", 0))
 
     def suite_info(self) -> dict[str, Any]:
         cfg = self.config
@@ -471,7 +525,8 @@ class RedTeam:
                 "search": {"proposals": self.proposals, "failures": self.failures, "clusters": len(self.memory),
                            "validations": self.prober.validations, "episodes": self.prober.episodes,
                            "avoided": self.avoided, "cluster_failures": dict(self.memory.counts),
-                           "allocation": self.allocator.state() if self.allocator else "even"}}
+                           "allocation": self.allocator.state() if self.allocator else "even",
+                           "finished": self.finished()}}
 
 
 def transcript(probe: Probe, limit: int = TRANSCRIPT_CHARS) -> str:
@@ -522,26 +577,74 @@ def build_target(config: RedTeamConfig) -> Agent:
 
 
 async def redteam_async(config: RedTeamConfig, out: str | Path,
-                        on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
+                        on_round: Callable[[dict[str, Any]], None] | None = None,
+                        resume: bool = False) -> RedTeamResult:
+    """Search, writing the suite to ``out`` after every round and however the search stops (finished, interrupted,
+    a model server gone), so what it confirmed is kept; ``resume`` continues the search stored in ``out/hunt``."""
     out = Path(out)
-    if (out / HUNT_DIR).exists() or (out / "manifest.json").exists():
-        raise UserError(f"{out} already holds a suite or a search; choose a new --out (a suite is never overwritten).")
-    check_cases_folder(out)  # before the search: its cases would have nowhere of their own to go
-    with make_executor(config.executor, config.sandbox, config.ray) as executor, \
-            RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions()) as store:
+    store = open_search(config, out) if resume else new_search(config, out)
+    with make_executor(config.executor, config.sandbox, config.ray) as executor, store:
         target = build_target(config)
         memory, model = ClusterMemory(), PlayModel()
         designer = build_designer(config, executor, memory, model)
         team = RedTeam(config, executor, target, designer, store, memory, model)
+        if resume:
+            team.load_state_dict(store.load_state("redteam") or {}, store)
+
+        def keep(summary: dict[str, Any]) -> None:
+            write_suite(out, team.cases, team.suite_info(), own_cases=True)
+            if on_round is not None:
+                on_round(summary)
         try:
-            summaries = await team.run(on_round)
+            summaries = await team.run(keep)
         finally:
+            write_suite(out, team.cases, team.suite_info(), own_cases=True)  # first: a second Ctrl-C loses nothing
             await target.aclose()
             if isinstance(designer, ModelDesigner):
                 designer.close()
-        write_suite(out, team.cases, team.suite_info())
     return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
                          team.failures, summaries)
+
+
+def new_search(config: RedTeamConfig, out: Path) -> RunStore:
+    """The store of a new search in ``out``, which must hold no suite and no search (a suite is never overwritten)."""
+    if (out / HUNT_DIR).exists():
+        raise UserError(f"{out} already holds a suite or a search; continue its search with the same command and "
+                        "--resume (--budget N extends it), or choose a new --out (a suite is never overwritten).")
+    if (out / "manifest.json").exists():
+        raise UserError(f"{out} already holds a suite or a search; choose a new --out (a suite is never overwritten).")
+    check_cases_folder(out)  # before the search: its cases would have nowhere of their own to go
+    return RunStore.create(out / HUNT_DIR, config.model_dump(mode="json"), versions())
+
+
+def open_search(config: RedTeamConfig, out: Path) -> RunStore:
+    """The store of the search in ``out``, to go on with ``config``: the settings it began with, but for the safety
+    settings (always the user's), the hosts of the target and the designer, and the budget (which may grow)."""
+    if not (out / HUNT_DIR / "run.sqlite").is_file():
+        raise UserError(f"{out} holds no search to resume ({HUNT_DIR}/run.sqlite is missing); start one with "
+                        f"--out {out} without --resume.")
+    check_cases_folder(out, own_cases=True)
+    store = RunStore.open(out / HUNT_DIR)
+    changed = changed_settings(store.config, config.model_dump(mode="json"))
+    if changed:
+        store.close()
+        shown = ", ".join(repr(key) for key in changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+        raise UserError(f"{out} holds a search begun with other settings ({shown}); resume it with the settings it "
+                        "began with (only the budget, the safety settings and the hosts may differ), or choose a "
+                        "new --out.")
+    return store
+
+
+def changed_settings(stored: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    """The settings of the experiment that differ between a stored search and the one given to resume it."""
+    was, now = leaves(stored), leaves(given)
+    return [key for key in sorted(set(was) | set(now))
+            if key != "budget" and not is_safety_key(key) and _without_host(was.get(key)) != _without_host(now.get(key))]
+
+
+def _without_host(value: Any) -> Any:
+    """A model spec without its server (``openai:MODEL@URL`` -> ``openai:MODEL``): where it is served may change."""
+    return value.partition("@")[0] if isinstance(value, str) and value.startswith("openai:") else value
 
 
 def unscored(props: list[Proposal]) -> dict[str, Any]:
@@ -556,8 +659,8 @@ def unscored(props: list[Proposal]) -> dict[str, Any]:
 
 
 def redteam(config: RedTeamConfig, out: str | Path,
-            on_round: Callable[[dict[str, Any]], None] | None = None) -> RedTeamResult:
+            on_round: Callable[[dict[str, Any]], None] | None = None, resume: bool = False) -> RedTeamResult:
     """Hunt the target's failures and write the regression suite to ``out`` (see the module docstring)."""
     import asyncio
 
-    return asyncio.run(redteam_async(config, out, on_round))
+    return asyncio.run(redteam_async(config, out, on_round, resume))

@@ -85,6 +85,11 @@ class Case:
 _CASE = TypeAdapter(Case)
 
 
+def case_of(data: dict[str, Any]) -> Case:
+    """A case read back from its ``to_dict`` (each field checked against its type)."""
+    return _CASE.validate_python(data)
+
+
 #: A case's fields that name files of the suite: read as they are (``inside`` confines them), never shown.
 _PATHS = frozenset({"file", "original_file"})
 
@@ -132,19 +137,28 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def check_cases_folder(path: Path) -> None:
+#: The name of a case file a search writes (``c007-take_away.py``, ``c007-take_away.original.py``).
+CASE_FILE = re.compile(r"c\d{3,}-[\w-]+(\.original)?\.py")
+
+
+def check_cases_folder(path: Path, own_cases: bool = False) -> None:
     """Refuse a suite folder whose ``cases/`` spadegym did not make: a suite writes only the case files it lists
-    and deletes nothing, so a link there, or a folder already holding files, is someone else's."""
+    and deletes nothing, so a link there, or a folder already holding files, is someone else's. With
+    ``own_cases`` (a search that writes its suite as it goes, or resumes), the folder may hold case files, plain
+    ones named as a search names them, which the search rewrites."""
     folder = path / CASES
-    if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(folder.iterdir()))):
+    if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or any(
+            not (own_cases and CASE_FILE.fullmatch(entry.name) and entry.is_file() and not entry.is_symlink())
+            for entry in folder.iterdir()))):
         raise SuiteError(f"{folder} already exists and is not an empty folder; a suite writes its cases into a "
                          "folder of its own, so choose a new --out.")
 
 
-def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any]) -> Path:
+def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any], own_cases: bool = False) -> Path:
     """Write a suite: ``cases`` are (case, minimal source, original source); ``info`` goes into the manifest.
-    Every file is written inside ``path`` without following a link, and the checksums list exactly these files."""
-    check_cases_folder(path)
+    Every file is written inside ``path`` without following a link, and the checksums list exactly these files.
+    ``own_cases``: rewrite the case files of a search's earlier writes (``check_cases_folder``)."""
+    check_cases_folder(path, own_cases)
     make_folder(path / CASES, path)
     entries, written = [], []
     for case, minimal, original in cases:
