@@ -20,6 +20,7 @@ losses the work fails with category ``infra``, which is never scored.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import os
@@ -31,7 +32,7 @@ from typing import Any
 
 from ..errors import UserError, install_hint
 from ..level import Level
-from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather
+from ..sandbox import EnvHandle, Outcome, Sandbox, SandboxConfig, gather, sharing
 from ..sandbox.protocol import INFRA, OK, failure
 from .base import HostedHandle, HostRequest, RayConfig
 from .hosts import LevelHost, validate_levels
@@ -54,7 +55,10 @@ class InfrastructureError(UserError):
 class SandboxActor:
     """One sandbox on one Ray node, serving environment requests and validation by handle id."""
 
-    def __init__(self, config: dict[str, Any]):
+    def __init__(self, config: dict[str, Any], vouching: Sequence[str] = ()):
+        for module in vouching:  # the driver's sharing checks, registered here as they are there
+            if module.startswith("spadegym."):
+                importlib.import_module(module)
         self.sandbox = Sandbox(SandboxConfig(**config))
         self.envs: dict[int, EnvHandle] = {}
 
@@ -268,7 +272,7 @@ class RayExecutor:
             self._started_ray = True
         remote = ray.remote(SandboxActor).options(num_cpus=config.cpus_per_actor, max_restarts=-1, max_task_retries=0)
         settings = (sandbox or SandboxConfig()).model_dump()
-        self.actors = [remote.remote(settings) for _ in range(config.actors)]
+        self.actors = [remote.remote(settings, sharing.vouching_modules()) for _ in range(config.actors)]
         self.generation = [0] * config.actors  # bumped when an actor is lost (its environments are gone)
         self._counts: Counter[str] = Counter()
         self._next_live = itertools.cycle(range(config.actors))

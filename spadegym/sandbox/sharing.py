@@ -7,12 +7,12 @@ it and play differently beside neighbours than alone. ``Sandbox.open(share=n)`` 
 a worker only for a file that a check registered here vouches for; any other file gets a worker
 per episode, whatever the caller asked. The built-in families register theirs on import (the text
 is exactly a family's rendering, and a test plays every family shared and alone); nothing a file
-contains can register one.
+contains can register one. A process that never imported them shares nothing, which costs workers,
+never correctness; a Ray actor imports what its driver's checks came from (``vouching_modules``).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -27,8 +27,12 @@ def vouch(check: Callable[[str], bool]) -> None:
 
 def may_share(source: str) -> bool:
     """Whether episodes of ``source`` may share a worker."""
-    importlib.import_module("spadegym.families")  # the families vouch on import: a host that never imported them shares too
     return any(check(source) for check in _CHECKS)
+
+
+def vouching_modules() -> list[str]:
+    """The spadegym modules whose checks are registered: another process imports them to vouch alike."""
+    return sorted({check.__module__ for check in _CHECKS if check.__module__.startswith("spadegym.")})
 
 
 @contextmanager
