@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import tempfile
 import time
@@ -96,6 +97,7 @@ class Policy:
                 bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
                 gradient_checkpointing=c.gradient_checkpointing,
             )
+        _no_hub_telemetry()
         # The loop computes every reward and advantage; TRL's own reward hook must never run.
         return GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
                            train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
@@ -573,3 +575,12 @@ def _with_lora(model: Any, config: TrainConfig) -> Any:
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear",
                       task_type="CAUSAL_LM", lora_dropout=0.0)
     return get_peft_model(model, lora)
+
+
+def _no_hub_telemetry() -> None:
+    """A run contacts only the hosts its config names: the trainer's usage ping to the Hugging Face Hub stays off
+    unless the user set ``HF_HUB_DISABLE_TELEMETRY`` themselves (the hub reads the variable once, at import)."""
+    if "HF_HUB_DISABLE_TELEMETRY" not in os.environ:
+        from huggingface_hub import constants
+
+        constants.HF_HUB_DISABLE_TELEMETRY = True
