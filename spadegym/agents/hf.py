@@ -136,7 +136,7 @@ class HFAgent:
                 self._finished[live[0]] = live[1]
 
     async def aclose(self) -> None:
-        return None
+        self.policy.close()  # a generation server the policy started ends with the run
 
     @contextmanager
     def evaluating(self, seed: int, greedy: bool = False) -> Iterator[HFAgent]:

@@ -61,6 +61,15 @@ class TrainConfig(BaseModel):
     reply_prefix: str = Field("", description="Text every agent reply starts with, given to the model rather than sampled (e.g. '\\boxed{' so a small model only writes the action); its tokens carry no loss.")
     format_reward: float = Field(0.0, ge=0, description="Added to an episode's return per turn answered inside \\boxed{} (divided by turns), for advantages only; the loop's scores never see it.")
     progress_reward: float = Field(0.0, ge=0, description="Adds this times the sum of the environment's rewards before its last one (partial progress: a right step, an invalid action) to an episode's return, for advantages only: with success alone, a group whose plays all lose has no signal.")
+    # -- where the trained roles sample ------------------------------------------
+    generation: Literal["transformers", "vllm"] = Field(
+        "transformers", description="transformers: generate inside the training process; vllm: sample through vLLM's OpenAI-compatible server (started for the run, or vllm_urls), with the weights pushed back after every update.")
+    vllm_urls: list[str] = Field(default_factory=list, description="vLLM servers already serving the policy's model (several: data-parallel sampling); empty: spadegym starts one. Start them with --logprobs-mode processed_logprobs, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora (lora) or VLLM_SERVER_DEV_MODE=1 (full weights).")
+    vllm_python: str | None = Field(None, description="The Python with vLLM that starts the server (unset: $SPADEGYM_VLLM_PYTHON, else this one).")
+    vllm_args: list[str] = Field(default_factory=list, description="More arguments for the server spadegym starts (e.g. ['--tensor-parallel-size', '2', '--gpu-memory-utilization', '0.5']).")
+    vllm_start_timeout_s: float = Field(600.0, gt=0, description="How long the started server may take to answer.")
+    vllm_weights_dir: str | None = Field(None, description="Where updated weights are saved for the servers to read (unset: a temporary folder; servers on other machines need a shared one).")
+    importance_sampling_cap: float = Field(3.0, gt=0, description="vllm: the trainer's loss weighs each token by min(p_trainer / p_sampler, cap), TRL's truncated importance sampling for a sampler whose numbers differ from the trainer's.")
     # -- machinery --------------------------------------------------------------
     device: str = Field("auto", description="auto | cpu | cuda: where the policy lives.")
     dtype: Literal["auto", "float32", "bfloat16"] = Field("auto", description="Weights dtype (auto: bfloat16 on a GPU, float32 on the CPU).")

@@ -31,6 +31,7 @@ from ..errors import UserError
 from .config import TrainConfig
 from .constrained import ConstrainedRows, TokenConstraint
 from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
+from .serving import Serving
 from .tokens import ChatTokens, Sample
 
 STATE_FILE = "policy.json"
@@ -67,7 +68,9 @@ class Policy:
         self.tokens = {"sampled": 0, "trained": 0, "masked": 0}
         # Live sequences' keys and values between calls (None: every call encodes its prompts whole).
         budget = self.config.cache_mb * 2 ** 20
-        self.prefixes = PrefixCache(budget) if budget and reusable(self.model) else None
+        remote = self.config.generation == "vllm"  # the server keeps its own cache of prefixes
+        self.prefixes = PrefixCache(budget) if budget and reusable(self.model) and not remote else None
+        self.serving = Serving(self) if remote else None
         self.work = {"encoded": 0, "sampled": 0, "seconds": 0.0}  # this process's generation, for progress figures
         self._saved: tuple[str, int] | None = None
         self._folded = False  # the LoRA adapter is folded into the base weights (while sampling: ``_fold_adapter``)
@@ -99,8 +102,14 @@ class Policy:
             )
         _no_hub_telemetry()
         # The loop computes every reward and advantage; TRL's own reward hook must never run.
-        return GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
-                           train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
+        trainer = GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
+                              train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
+        if c.generation == "vllm":
+            # The loss then weighs tokens by the batch's ``importance_sampling_ratio`` (TRL's correction for vLLM);
+            # set after construction, since TRL's own vLLM client is never built: the samples come from the loop.
+            trainer.use_vllm = True
+            trainer.vllm_importance_sampling_correction = True
+        return trainer
 
     # -- sampling -----------------------------------------------------------------
     def generate(self, prompts: Sequence[list[int]], max_new_tokens: int, *, keys: Sequence[Hashable] | None = None,
@@ -112,7 +121,10 @@ class Policy:
         what its key's last call encoded and sampled reuses those keys and values (``kvcache``) and encodes
         only its new tokens. ``greedy`` takes the most likely token instead of sampling. ``constraints``
         (one per prompt, or None) limit what a row may write (``constrained``); log-probs stay the model's own.
+        With ``train.generation = "vllm"`` the server samples (constrained rows still sample here: the grammar is ours).
         """
+        if self.serving is not None and not (constraints and any(c is not None for c in constraints)):
+            return self._count(self.serving.generate(prompts, max_new_tokens, greedy), [len(p) for p in prompts])
         self._fold_adapter()
         caching = keys is not None and self.prefixes is not None
         if caching:
@@ -135,11 +147,20 @@ class Policy:
                 out[i] = result
                 if caching:
                     self.prefixes.store(keys[i], kept[j])
+        return self._count(out, new, time.perf_counter() - started)
+
+    def _count(self, out: list[tuple[list[int], list[float]]], encoded: list[int], seconds: float | None = None,
+               ) -> list[tuple[list[int], list[float]]]:
         self.tokens["sampled"] += sum(len(ids) for ids, _ in out)
-        self.work["encoded"] += sum(new)
+        self.work["encoded"] += sum(encoded)
         self.work["sampled"] += sum(len(ids) for ids, _ in out)
-        self.work["seconds"] += time.perf_counter() - started
+        self.work["seconds"] += self.serving.seconds_last if seconds is None else seconds
         return out
+
+    def close(self) -> None:
+        """Stop the generation server this policy started (if any)."""
+        if self.serving is not None:
+            self.serving.close()
 
     def forget(self, keys: Sequence[Hashable]) -> None:
         """Drop the cached prefixes of sequences that will not continue (finished episodes)."""
@@ -261,13 +282,16 @@ class Policy:
         trainer.current_gradient_accumulation_steps = len(batches)
         trainer.args.steps_per_generation = len(batches)
         model.train()
-        if self.config.epochs > 1 or self.config.beta > 0:
+        mismatch: dict[str, float] = {}
+        if self.config.epochs > 1 or self.config.beta > 0 or self.serving is not None:
             with torch.no_grad():
                 for b in batches:
-                    if self.config.epochs > 1:
+                    if self.config.epochs > 1 or self.serving is not None:
                         b["old_per_token_logps"] = self.logprobs_of(b)
                     if self.config.beta > 0:
                         b["ref_per_token_logps"] = self._reference_logprobs(b)
+                if self.serving is not None:
+                    mismatch = importance_weights(batches, self.config.importance_sampling_cap)
         losses = []
         for _ in range(self.config.epochs):
             for b in batches:
@@ -279,7 +303,9 @@ class Policy:
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
         self.updates += 1
-        stats = self._trainer_metrics()
+        if self.serving is not None:
+            self.serving.weights_changed()
+        stats = {**self._trainer_metrics(), **mismatch}
         with torch.no_grad():  # how far the step moved the policy, measured on one micro-batch (a forward pass)
             kl = [self._kl_to_sampling(batches[-1])]
         trained = sum(s.trace.sampled_tokens for s in samples)
@@ -451,6 +477,8 @@ class Policy:
         _restore_rng(path)
         self.updates = int(state.get("updates", 0))
         self.tokens = dict(state.get("tokens", self.tokens))
+        if self.serving is not None:  # the servers sample the checkpoint's weights from the first sample on
+            self.serving.weights_changed()
 
 
 # A checkpoint is data: it loads without pickle's code execution (torch.load with weights_only=True, plain JSON),
@@ -531,6 +559,27 @@ def _set_rng(state: dict[str, Any]) -> None:
     random.setstate((int(version), tuple(int(n) for n in mt), None if gauss is None else float(gauss)))
     np.random.set_state({"bit_generator": "MT19937", "state": {"key": key.astype(np.uint32), "pos": int(numpy["pos"])},
                          "has_gauss": int(numpy["has_gauss"]), "gauss": float(numpy["gauss"])})
+
+
+def importance_weights(batches: Sequence[dict[str, Any]], cap: float) -> dict[str, float]:
+    """TRL's truncated importance sampling for a separate sampler: each trained token's loss is weighed by
+    min(p_trainer / p_sampler, cap) (``importance_sampling_ratio``, which the trainer's loss reads); returns the
+    sampler-trainer mismatch over trained tokens (mean and largest |log-ratio|, mean weight, share truncated)."""
+    import torch
+
+    diffs = []
+    for b in batches:
+        mask = (b["completion_mask"] * b["tool_mask"]).bool()
+        diff = (b["old_per_token_logps"] - b["sampling_per_token_logps"]).masked_fill(~mask, 0.0)
+        b["importance_sampling_ratio"] = torch.clamp(torch.exp(diff), max=cap)
+        diffs.append(diff[mask].float().cpu())
+    diff = torch.cat(diffs)
+    if diff.numel() == 0:
+        return {}
+    weight = torch.exp(diff)
+    return {"is_logratio_mean": float(diff.abs().mean()), "is_logratio_max": float(diff.abs().max()),
+            "is_weight_mean": float(torch.clamp(weight, max=cap).mean()),
+            "is_truncated": float((weight > cap).float().mean())}
 
 
 def _rewards_come_from_the_loop(*args: Any, **kwargs: Any) -> list[float]:

@@ -42,13 +42,15 @@ def tiny_tokenizer(corpus: list[str] | None = None, vocab_size: int = 400) -> An
     return fast
 
 
-def tiny_model(seed: int = 0, corpus: list[str] | None = None, vocab_size: int = 400) -> tuple[Any, Any]:
-    """(model, tokenizer): a 2-layer Llama over a small BPE vocabulary, seeded."""
+def tiny_model(seed: int = 0, corpus: list[str] | None = None, vocab_size: int = 400,
+               hidden_size: int = 32) -> tuple[Any, Any]:
+    """(model, tokenizer): a 2-layer Llama over a small BPE vocabulary, seeded (two heads of ``hidden_size / 2``:
+    64 gives heads of 32, the smallest vLLM's CPU attention serves)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = tiny_tokenizer(corpus, vocab_size)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32768,
                          tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
@@ -57,9 +59,9 @@ def tiny_model(seed: int = 0, corpus: list[str] | None = None, vocab_size: int =
 
 
 def save_tiny_model(directory: str | Path, seed: int = 0, corpus: list[str] | None = None,
-                    vocab_size: int = 400) -> Path:
+                    vocab_size: int = 400, hidden_size: int = 32) -> Path:
     """Write the tiny model as a Hugging Face directory (what ``hf:DIR`` loads)."""
-    model, tokenizer = tiny_model(seed, corpus, vocab_size)
+    model, tokenizer = tiny_model(seed, corpus, vocab_size, hidden_size)
     path = Path(directory)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
