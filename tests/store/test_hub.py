@@ -70,6 +70,14 @@ def test_push_to_hub_sends_the_tables_and_their_card_through_the_hub_api(run_dir
         expected = {"envs": len(store.environments(valid_only=True)), "episodes": store.episode_count(), "rounds": 5}
     for name, rows in expected.items():
         assert pq.read_table(io.BytesIO(pushed[f"data/{name}.parquet"])).num_rows == rows
+    # The repo as datasets reads it: its card's configs name each table (datasets' manual configuration).
+    datasets = pytest.importorskip("datasets")
+    repo = tmp_path / "repo"
+    for path, data in pushed.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_bytes(data)
+    for name, rows in expected.items():
+        assert datasets.load_dataset(str(repo), name, split="train", cache_dir=str(tmp_path / "cache")).num_rows == rows
 
 
 def test_a_push_without_network_is_one_sentence_and_a_failed_exit(run_dir, tmp_path):
