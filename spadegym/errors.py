@@ -8,7 +8,18 @@ class UserError(Exception):
 
 
 class Interrupted(KeyboardInterrupt):
-    """A Ctrl-C whose outcome the command has already told the user (what was kept, how to resume)."""
+    """A Ctrl-C or SIGTERM whose outcome the command has already told the user (what was kept, how to resume);
+    ``status`` is the exit status it ends the process with (130 for Ctrl-C, 143 for SIGTERM)."""
+
+    def __init__(self, status: int = 130):
+        super().__init__()
+        self.status = status
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a job scheduler, ``kill``) in a command that unwinds it as it does Ctrl-C; the exit status is 143."""
+
+    status = 143
 
 
 def install_hint(extra: str) -> str:

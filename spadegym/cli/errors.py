@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -9,7 +10,7 @@ from contextlib import contextmanager
 import typer
 from rich.markup import escape
 
-from ..errors import Interrupted, UserError
+from ..errors import Interrupted, Terminated, UserError
 from ..text import safe_text
 from .console import cli_console
 
@@ -35,5 +36,21 @@ def user_errors() -> Iterator[None]:
         raise fail(str(exc)) from None
     except KeyboardInterrupt as exc:
         if not isinstance(exc, Interrupted):  # an Interrupted has said what it kept already
-            err_console.print("interrupted")
-        sys.exit(130)
+            err_console.print("terminated" if isinstance(exc, Terminated) else "interrupted")
+        sys.exit(getattr(exc, "status", 130))
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM unwinds the command as Ctrl-C does (``Terminated``), so it ends with one notice; a second SIGTERM
+    during that unwinding is ignored, so that the notice and what is kept are not cut short."""
+
+    def terminate(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -9,7 +9,7 @@ import typer
 
 from . import app
 from .console import cli_console
-from .errors import UserError, user_errors
+from .errors import UserError, sigterm_as_interrupt, user_errors
 from .specs import AGENT_SPECS, DESIGNER_REWARDS, DESIGNER_SPECS
 
 
@@ -47,7 +47,7 @@ def run_command(
     from ..loop.config import read_settings
     from ..loop.run import check_resume_dir
 
-    with user_errors():
+    with user_errors(), sigterm_as_interrupt():
         overrides = {"rounds": rounds, "seed": seed, "designer": designer or ("pool" if pool else None),
                      "agent": agent, "designer_reward": designer_reward, "time_limit_s": time_limit,
                      "pool": {"path": str(pool)} if pool else None,

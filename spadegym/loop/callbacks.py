@@ -11,6 +11,8 @@ whose config asks for TensorBoard attaches ``TensorBoardCallback``.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,16 +40,31 @@ class RunStart:
     rounds: int  # the total it runs to
 
 
+#: Seconds between progress lines off a terminal (a log file, a job scheduler); tests set it small.
+PROGRESS_EVERY_ENV = "SPADEGYM_PROGRESS_EVERY"
+
+
+def progress_every() -> float:
+    """Seconds between progress lines: 30, or what ``SPADEGYM_PROGRESS_EVERY`` says."""
+    try:
+        return max(0.05, float(os.environ.get(PROGRESS_EVERY_ENV) or 30.0))
+    except ValueError:
+        return 30.0
+
+
 @dataclass
 class PhaseProgress:
-    """How far the episodes of one phase of a round (``play``, ``heldout``) have come."""
+    """How far one phase of a round has come: its episodes (``play``, ``heldout``), proposals (``design``),
+    levels (``validate``) or training steps (``learn``)."""
 
     round: int
     phase: str
-    done: int  # episodes finished
+    done: int  # units finished
     total: int
-    tokens: int  # tokens the agent wrote in the finished episodes (0 for agents that count none)
+    tokens: int  # tokens the models wrote in this phase so far (0 for agents and designers that count none)
     seconds: float  # since the phase began
+    unit: str = "episodes"
+    detail: str = ""  # what is under way now (the proposal a designer writes)
 
     @property
     def tokens_per_s(self) -> float:
@@ -55,28 +72,87 @@ class PhaseProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the pace so far (None before the first episode ends)."""
+        """Seconds left at the pace so far (None before the first unit ends)."""
         return self.seconds / self.done * (self.total - self.done) if self.done else None
 
     def line(self) -> str:
-        eta = "" if self.eta_s is None else f", ETA {_duration(self.eta_s)}"
+        detail = f" ({self.detail})" if self.detail else ""
         tokens = f", {self.tokens:,} tokens ({self.tokens_per_s:.1f}/s)" if self.tokens else ""
-        return f"round {self.round} {self.phase}: {self.done}/{self.total} episodes{tokens}{eta}"
+        when = f", {_duration(self.seconds)} so far" if self.eta_s is None else f", ETA {_duration(self.eta_s)}"
+        if self.done == self.total:
+            when = f", {_duration(self.seconds)}"
+        return f"round {self.round} {self.phase}: {self.done}/{self.total} {self.unit}{detail}{tokens}{when}"
 
 
 class ProgressMeter:
-    """Turns a phase's finished episodes (the runner's ``on_episode``) into ``PhaseProgress`` reports."""
+    """Turns a phase's finished units (the runner's ``on_episode``, or ``advance``) into ``PhaseProgress`` reports.
 
-    def __init__(self, report: Callable[[PhaseProgress], None], round: int, phase: str, total: int):
-        self.report, self.round, self.phase, self.total = report, round, phase, total
+    ``live_tokens`` reads the tokens this process's models have sampled so far, finished generations or not,
+    so that a report during one long generation shows its pace.
+    """
+
+    def __init__(self, report: Callable[[PhaseProgress], None], round: int, phase: str, total: int,
+                 unit: str = "episodes", live_tokens: Callable[[], int] | None = None):
+        self.report, self.round, self.phase, self.total, self.unit = report, round, phase, total, unit
         self.done = self.tokens = 0
+        self.detail = ""
+        self.live_tokens = live_tokens
+        self._live_start = live_tokens() if live_tokens is not None else 0
         self.started = time.perf_counter()
+        self.last_report = self.started
+        self._lock = threading.Lock()  # a heartbeat reports from its own thread
 
     def __call__(self, episode: Any) -> None:
+        """An episode finished."""
         self.done += 1
         self.tokens += int(episode.tokens.get("completion", 0))
-        self.report(PhaseProgress(self.round, self.phase, self.done, self.total, self.tokens,
-                                  time.perf_counter() - self.started))
+        self.tick()
+
+    def advance(self, count: int = 1, detail: str | None = None, report: bool = False) -> None:
+        """``count`` more units finished; ``detail`` says what is under way now."""
+        self.done += count
+        if detail is not None:
+            self.detail = detail
+        if report:
+            self.tick()
+
+    def snapshot(self) -> PhaseProgress:
+        live = self.live_tokens() - self._live_start if self.live_tokens is not None else 0
+        return PhaseProgress(self.round, self.phase, self.done, self.total, max(self.tokens, live),
+                             time.perf_counter() - self.started, self.unit, self.detail)
+
+    def tick(self) -> None:
+        with self._lock:
+            self.last_report = time.perf_counter()
+            self.report(self.snapshot())
+
+
+class Heartbeat:
+    """Reports a phase's progress whenever it has reported nothing for ``every`` seconds, from a thread: one
+    long generation or a validation finishes nothing for minutes, and a run must still show that it works."""
+
+    def __init__(self, meter: ProgressMeter | None, every: float):
+        self.meter, self.every = meter, every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ProgressMeter | None:
+        if self.meter is not None:
+            self._thread = threading.Thread(target=self._beat, name="spadegym-progress", daemon=True)
+            self._thread.start()
+        return self.meter
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _beat(self) -> None:
+        meter = self.meter
+        assert meter is not None
+        while not self._stop.wait(self.every / 4):
+            if time.perf_counter() - meter.last_report >= self.every:
+                meter.tick()
 
 
 def _duration(seconds: float) -> str:
@@ -130,13 +206,13 @@ class ConsoleCallback(RunCallback):
     a pipe) a line every ``log_every`` seconds and when a phase ends.
     """
 
-    def __init__(self, console: Console | None = None, log_every: float = 30.0) -> None:
+    def __init__(self, console: Console | None = None, log_every: float | None = None) -> None:
         self.console = console or Console()
         self.progress: Progress | None = None
         self.task: Any = None
         self.phase: Any = None  # the bar of the round's current phase
         self.phase_key: tuple[int, str] | None = None
-        self.log_every = log_every
+        self.log_every = progress_every() if log_every is None else log_every
         self._logged = 0.0
 
     def _print(self, text: str) -> None:

@@ -14,14 +14,22 @@ from typing import Any
 from rich.console import Console
 
 from ..designers.base import Designer
-from ..errors import Interrupted, UserError
+from ..errors import Interrupted, Terminated, UserError
 from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..store import RunStore
 from ..store.learner_run import run_learner
 from ..store.record import RoundSummary
-from .callbacks import ConsoleCallback, RunCallback, RunStart, TensorBoardCallback, summary_line  # noqa: F401 - summary_line: kept importable here
+from .callbacks import (  # noqa: F401 - summary_line: kept importable here
+    ConsoleCallback,
+    PhaseProgress,
+    RunCallback,
+    RunStart,
+    TensorBoardCallback,
+    summary_line,
+)
 from .config import RunConfig
+from .cost import round_cost
 from .safety import resumed_config
 from .selfplay import SelfPlay
 from .trackers import tracker_callbacks
@@ -173,7 +181,13 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         note(f"The run already has {stored + 1} rounds; pass --rounds N (> {stored + 1}) to extend it.")
         return RunResult(store.dir, stored + 1, [], None)
     ended = False  # the run ended as asked (not by an error or an interrupt)
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
+    working: list[PhaseProgress] = []  # the last progress report: where an interrupt caught the round
+
+    def progress(report: PhaseProgress) -> None:
+        working[:] = [report]
+        for hook in hooks:
+            hook.on_progress(report)
     try:
         trackers, missing = tracker_callbacks(config.report_to, config.tensorboard, config.tracking,
                                               config.model_dump(mode="json"))
@@ -188,7 +202,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         with make_executor(config.executor, config.sandbox, config.ray) as executor, ExitStack() as stack:
             loop = build_parts(config, store, executor)
             stack.callback(loop.close)
-            loop.on_progress = lambda progress: [hook.on_progress(progress) for hook in hooks]
+            loop.on_progress = progress
             first = loop.state.next_round
             start = RunStart(store.dir, executor.describe(), str(config.designer), str(config.agent),
                              str(config.designer_reward), first, config.rounds)
@@ -200,6 +214,10 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                     note(f"TensorBoard scalars → {hook.board.logdir}")
             if first >= config.rounds:
                 note(f"The run already has {first} rounds; pass --rounds N (> {first}) to extend it.")
+            else:
+                cost = round_cost(config, loop)
+                if cost:
+                    note(cost)
             for n in range(first, config.rounds):
                 summary = loop.round(n)
                 summaries.append(summary)
@@ -213,24 +231,28 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         if footprint is not None and store.last_complete_round() is None:
             raise UserError(f"{exc} No round finished, so nothing of the run is kept.") from None
         raise UserError(f"{exc} Completed rounds are saved; resume with: spadegym run --resume {store.dir}") from None
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM where the command unwinds it so (``Terminated``)
+        interrupted = exc
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         if footprint is not None and store.last_complete_round() is None:
-            note("interrupted before the first round finished; nothing of the run is kept.")
+            where = f" ({working[0].line()})" if working else ""
+            note(f"{how} before the first round finished{where}: a round is kept only when it is complete, so "
+                 f"nothing of the run is kept and {store.dir} is removed; smaller rounds (envs_per_round, plays) "
+                 "lose less.")
         else:
-            note(f"interrupted; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
+            note(f"{how}; completed rounds are saved. Resume with: spadegym run --resume {store.dir}")
     finally:
         last = store.last_complete_round()
         store.close()
         if footprint is not None and last is None and not ended:  # a failed start: nothing to resume
             footprint.erase()
-    if interrupted:
+    if interrupted is not None:
         # The completed rounds get their report as a finished run's do; the interrupt then reaches the caller.
         if report and last is not None:
             from ..report import write_report
 
             note(f"Report: {write_report(store.dir)}")
-        raise Interrupted
+        raise Interrupted(getattr(interrupted, "status", 130))
     note(f"Run directory: {store.dir}  (resume or extend: spadegym run --resume {store.dir} --rounds N)")
     report_path = None
     if report:

@@ -50,9 +50,10 @@ from ..rollout import Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
+from ..train.sampled import total as sampled_tokens
 from ..watch import Watch
 from . import steps
-from .callbacks import PhaseProgress, ProgressMeter
+from .callbacks import Heartbeat, PhaseProgress, ProgressMeter, progress_every
 from .config import RunConfig
 from .heldout import HeldoutEnv, build_suites, due_suites, evaluate, heldout_plays
 
@@ -115,19 +116,26 @@ class SelfPlay:
         self.train_on_hint = config.train_on_hint if config.train_on_hint is not None else \
             bool(self.learner and self.learner.trains_on_hint)
         self._infra_seen: dict[str, int] = {}
-        self.on_progress: Callable[[PhaseProgress], None] | None = None  # told as each episode of a round ends
+        self.on_progress: Callable[[PhaseProgress], None] | None = None  # told as a round's work goes
+        self.progress_every = progress_every()  # a phase that finishes nothing for this long still reports
         # Each round's plays and each held-out evaluation load their own workers: one pool shared across
         # rounds made the two evict each other's workers (twice the forks, the held-out phase 1.8x slower).
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_quiet_on_interrupt)
         self._restore()
 
     def _await(self, coro: Any) -> Any:
         return self._loop.run_until_complete(coro)
 
     def close(self) -> None:
-        """Release the agent's connections and the event loop."""
+        """Release the agent's connections and the event loop (the tasks an interrupt left behind are cancelled)."""
         try:
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                self._await(asyncio.gather(*pending, return_exceptions=True))
             self._await(self.agent.aclose())
         finally:
             self._loop.close()
@@ -198,7 +206,7 @@ class SelfPlay:
                                {p.name: p.candidate.meta.get("source") or self.designer.name for p in new},
                                {**pool, **{p.name: p.candidate.level.source or "" for p in new}}, record.stats)
             shares = self.watch.prices(record.stats)
-        with clock("learn"):
+        with clock("learn"), self._working(n, "learn", 1, "updates"):  # a model's GRPO step takes minutes on a CPU
             learned, designed = self.learn(record.episodes), {}
             record.rewards, record.feedback = steps.feedback(record.proposals, record.stats, self.reward_fn, shares)
             if self.learning_designer is not None:
@@ -265,15 +273,21 @@ class SelfPlay:
         if count <= 0:
             return []
         drafts: list[tuple[str, Candidate]] = []
-        for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(self.config.skills))):
-            if k == 0:
-                continue
-            for i, cand in enumerate(self._await(self.designer.propose(self.context(n, skill, k)))):
-                drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
+        with self._working(n, "design", count, "proposals") as meter:
+            for skill, k in zip(skills, fresh_slots(n, count, len(skills), len(self.config.skills))):
+                if k == 0:
+                    continue
+                if meter is not None:
+                    meter.advance(0, detail=f"proposals {meter.done + 1}-{meter.done + k}, skill {skill!r}")
+                for i, cand in enumerate(self._await(self.designer.propose(self.context(n, skill, k)))):
+                    drafts.append((f"r{n:03d}-{skill.split()[0][:5].lower()}-{i:02d}", cand))
+                if meter is not None:
+                    meter.advance(k)
         # The gate runs on every candidate not validated yet at once (the executor may spread them out).
         unchecked = [i for i, (_name, c) in enumerate(drafts) if c.verdict is None]
-        verdicts = self.executor.validate([drafts[i][1].level for i in unchecked], self.config.validation,
-                                          names=[f"{drafts[i][0]}.py" for i in unchecked])
+        with self._working(n, "validate", len(unchecked), "levels") if unchecked else nullcontext():
+            verdicts = self.executor.validate([drafts[i][1].level for i in unchecked], self.config.validation,
+                                              names=[f"{drafts[i][0]}.py" for i in unchecked])
         checked = dict(zip(unchecked, verdicts))
         judge = Judge(known=self.buffer.duplicate_of)
         return [judge(cand, name, checked.get(i)) for i, (name, cand) in enumerate(drafts)]
@@ -305,8 +319,8 @@ class SelfPlay:
                     group = i // cfg.group_size
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)
                     plays.append(Play(env_id, seed, hinted=arm, group=group))
-        return self._await(run_episodes(self.host, levels, plays, self.agent, cfg.rollout,
-                                        on_episode=self._meter(n, "play", len(plays))))
+        with self._working(n, "play", len(plays)) as meter:
+            return self._await(run_episodes(self.host, levels, plays, self.agent, cfg.rollout, on_episode=meter))
 
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
@@ -358,12 +372,17 @@ class SelfPlay:
         # A learner evaluates on its own random stream, so evaluation never shifts its training.
         with self.learner.evaluating(seed) if self.learner is not None else nullcontext():
             total = len(heldout_plays(suite, seeds=held.seeds, seed=seed, hint=held.hint, primary=self.suites[0]))
-            return self._await(evaluate(self.agent, self.host, suite, seeds=held.seeds, seed=seed,
-                                        hint=held.hint, rollout=self.config.rollout, primary=self.suites[0],
-                                        on_episode=self._meter(n, "heldout", total)))
+            with self._working(n, "heldout", total) as meter:
+                return self._await(evaluate(self.agent, self.host, suite, seeds=held.seeds, seed=seed,
+                                            hint=held.hint, rollout=self.config.rollout, primary=self.suites[0],
+                                            on_episode=meter))
 
-    def _meter(self, n: int, phase: str, total: int) -> ProgressMeter | None:
-        return ProgressMeter(self.on_progress, n, phase, total) if self.on_progress is not None else None
+    def _working(self, n: int, phase: str, total: int, unit: str = "episodes") -> Heartbeat:
+        """A phase of round ``n``: its meter (None when nobody listens), which also reports whenever the phase
+        has finished nothing for ``progress_every`` seconds (a long generation, a validation)."""
+        meter = None if self.on_progress is None else ProgressMeter(self.on_progress, n, phase, total, unit,
+                                                                    live_tokens=sampled_tokens)
+        return Heartbeat(meter, self.progress_every)
 
     # -- bookkeeping ----------------------------------------------------------
     def write(self, record: RoundRecord) -> None:
@@ -381,6 +400,13 @@ class SelfPlay:
             for old in self.store.checkpoint_dir.glob("round-*"):
                 if old != record.checkpoint:
                     shutil.rmtree(old, ignore_errors=True)
+
+
+def _quiet_on_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A task that Ctrl-C or SIGTERM unwound is no error to report: the run says once that it stopped."""
+    if isinstance(context.get("exception"), (KeyboardInterrupt, SystemExit)):
+        return
+    loop.default_exception_handler(context)
 
 
 def level_summary(buffer: LevelBuffer, r: LevelRecord) -> LevelSummary:
