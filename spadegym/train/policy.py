@@ -31,6 +31,7 @@ from ..errors import UserError
 from .config import TrainConfig
 from .constrained import ConstrainedRows, TokenConstraint
 from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
+from .sampled import CountTokens
 from .serving import Serving
 from .tokens import ChatTokens, Sample
 
@@ -162,6 +163,16 @@ class Policy:
         if self.serving is not None:
             self.serving.close()
 
+    def measure_rate(self, rows: int, new_tokens: int = 8) -> float:
+        """Tokens per second sampled ``rows`` at a time, from a short greedy generation after a one-token warm-up;
+        no counter, cached prefix or random stream changes."""
+        self._fold_adapter()
+        prompt = self.chat.prompt([{"role": "user", "content": "Count from one to ten."}])
+        self._generate_batch([prompt], [None], 1, greedy=True, keep=False)
+        started = time.perf_counter()
+        out, _ = self._generate_batch([prompt] * rows, [None] * rows, new_tokens, greedy=True, keep=False)
+        return sum(len(ids) for ids, _ in out) / max(time.perf_counter() - started, 1e-6)
+
     def forget(self, keys: Sequence[Hashable]) -> None:
         """Drop the cached prefixes of sequences that will not continue (finished episodes)."""
         if self.prefixes is not None:
@@ -215,6 +226,7 @@ class Policy:
                         greedy: bool, keep: bool, constraints: Sequence[TokenConstraint | None] | None = None,
                         ) -> tuple[list[tuple[list[int], list[float]]], list[Prefix]]:
         import torch
+        from transformers import StoppingCriteriaList
 
         pad = self.tokenizer.pad_token_id
         batch = Batch.build(prompts, found, pad, self.device)
@@ -225,12 +237,13 @@ class Policy:
             "do_sample": True, "temperature": self.config.temperature, "top_k": 0, "top_p": 1.0}
         if constraints and any(c is not None for c in constraints):
             sampling["logits_processor"] = [ConstrainedRows(constraints)]
+        counted = StoppingCriteriaList([CountTokens(self.chat.eos_id, batch.input_ids.shape[1])])
         try:
             with torch.no_grad():
                 result = model.generate(
                     input_ids=batch.input_ids, attention_mask=batch.attention_mask, cache=batch.cache,
                     use_cache=True, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=self.chat.eos_id,
-                    return_dict_in_generate=True, output_logits=True, **sampling)
+                    return_dict_in_generate=True, output_logits=True, stopping_criteria=counted, **sampling)
         finally:
             model.train(was_training)
         width = batch.input_ids.shape[1]
