@@ -265,6 +265,10 @@ def _training(data: RunData) -> str | None:
     for key, title, axis in (("reward", "Reward of the trained samples", "mean reward"),
                              ("kl_sampling", "KL(sampling policy || updated policy)", "KL per token"),
                              ("clip_ratio_region_mean", "Clipped token fraction", "fraction"),
+                             ("is_logratio_mean", "Sampler-trainer mismatch (vLLM): mean per-token |log-ratio|",
+                              "|log-ratio|"),
+                             ("is_logratio_max", "Sampler-trainer mismatch (vLLM): largest per-token |log-ratio|",
+                              "|log-ratio|"),
                              ("tokens_trained", "Tokens trained (replies) per update", "tokens"),
                              ("tokens_masked", "Observation tokens masked per update", "tokens")):
         series = [s for s in (data.summary_series(f"learner.{r}_{key}", r) for r in roles) if s]

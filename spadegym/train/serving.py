@@ -60,7 +60,7 @@ class Serving:
     def _ready(self) -> VLLMSampler:
         if self.sampler is None:
             self.sampler = VLLMSampler(self._urls(), eos_id=self.policy.chat.eos_id,
-                                       temperature=self.config.temperature)
+                                       temperature=self.config.temperature, seeded=self.policy.device != "cpu")
         if self.served != self.version:
             self.push()
         return self.sampler

@@ -5,8 +5,9 @@ token ids with their log-probabilities (``return_token_ids``, ``logprobs``),
 so nothing is re-tokenised: the episode's sequence is built from the ids the
 server sampled, exactly as from the in-process sampler's. Each prompt is one
 request with its own seed (drawn from the policy's random stream, so a run and
-an evaluation stream stay reproducible), spread round-robin over the servers
-(data-parallel inference); vLLM batches the concurrent requests itself.
+an evaluation stream stay reproducible; not on a CPU server, whose seeded
+generators cannot rewind a prompt split over steps), spread round-robin over the
+servers (data-parallel inference); vLLM batches the concurrent requests itself.
 
 Weights go back after every update: a LoRA adapter is saved and hot-loaded in
 place on every server (``/v1/load_lora_adapter`` with ``load_inplace``); full
@@ -32,11 +33,12 @@ PER_SERVER = 64
 class VLLMSampler:
     """Completions from token ids on one or more vLLM servers, and weight pushes to all of them."""
 
-    def __init__(self, urls: Sequence[str], *, eos_id: int, temperature: float, timeout_s: float = 600.0):
+    def __init__(self, urls: Sequence[str], *, eos_id: int, temperature: float, seeded: bool = True,
+                 timeout_s: float = 600.0):
         if not urls:
             raise ValueError("a sampler needs at least one server")
         self.urls = [u.rstrip("/") for u in urls]
-        self.eos_id, self.temperature = eos_id, temperature
+        self.eos_id, self.temperature, self.seeded = eos_id, temperature, seeded
         limits = httpx.Limits(max_connections=PER_SERVER * len(self.urls), max_keepalive_connections=PER_SERVER)
         self.client = httpx.Client(timeout=timeout_s, limits=limits)
         self.pool = ThreadPoolExecutor(max_workers=PER_SERVER * len(self.urls), thread_name_prefix="spadegym-vllm")
@@ -53,10 +55,10 @@ class VLLMSampler:
 
     def _complete(self, url: str, prompt: list[int], max_new_tokens: int, seed: int, greedy: bool,
                   ) -> tuple[list[int], list[float]]:
-        body = {"model": self.model, "prompt": prompt, "max_tokens": max_new_tokens, "seed": seed,
+        body = {"model": self.model, "prompt": prompt, "max_tokens": max_new_tokens,
                 "temperature": 0.0 if greedy else self.temperature, "top_p": 1.0, "top_k": -1,
                 "logprobs": 0, "return_token_ids": True, "stop_token_ids": [self.eos_id],
-                "skip_special_tokens": False}
+                "skip_special_tokens": False, **({"seed": seed} if self.seeded else {})}
         choice = self._post(url, "/v1/completions", body)["choices"][0]
         ids = list(choice["token_ids"])
         logprobs = [float(x) for x in choice["logprobs"]["token_logprobs"]]

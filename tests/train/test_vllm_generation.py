@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -36,6 +37,33 @@ from spadegym.train.vllm_server import (  # noqa: E402
 )
 
 LORA_RANK = 16
+#: Two tries at five doors: a random reply wins about a third of the plays, and a lost first try makes a second turn.
+DOORS_ENV = textwrap.dedent('''\
+    import random
+
+    SKILL = "Logical Deduction"
+
+
+    class DoorsEnv:
+        max_turns = 2
+
+        def reset(self, seed=None):
+            self.prize, self.tries = random.Random(seed).choice("abcde"), 0
+            return "Five doors: a, b, c, d and e. One hides a prize. Reply with \\\\boxed{a} or another door.", {}
+
+        def step(self, action):
+            self.tries += 1
+            if action.strip().lower() == self.prize:
+                return "You found the prize.", 1.0, True, False, {}
+            return "Empty. Pick again.", 0.0, self.tries >= 2, False, {}
+
+        def valid_actions(self):
+            return ["a", "b", "c", "d", "e"]
+
+        def solution(self):
+            return [self.prize]
+''')
+MAX_LEN = 8192  # the tiny tokenizer spends several hundred tokens on a game's observation
 needs_vllm = pytest.mark.skipif(not os.environ.get(PYTHON_VARIABLE),
                                 reason=f"{PYTHON_VARIABLE} names no Python with vLLM (scripts/test sets one up)")
 
@@ -53,7 +81,7 @@ def model_dir(tmp_path_factory, family_corpus):
 def server(model_dir):
     """One vLLM server on the CPU for the module, with runtime LoRA updates on."""
     port = free_port()
-    command = server_command(os.environ[PYTHON_VARIABLE], str(model_dir), port, dtype="float32", max_model_len=2048,
+    command = server_command(os.environ[PYTHON_VARIABLE], str(model_dir), port, dtype="float32", max_model_len=MAX_LEN,
                              seed=0, lora_rank=LORA_RANK, cpu=True, extra=[])
     env = {**server_environment(threads=1), "VLLM_CPU_KVCACHE_SPACE": "1"}
     started = VLLMServer(command, env, port).start(timeout_s=300)
@@ -114,6 +142,11 @@ def test_full_fine_tuning_of_tied_weights_on_a_cpu_is_one_sentence(tiny_dir):
     policy.close()
 
 
+def replies(mask: list[int]) -> int:
+    """The sampled stretches of a trace: its turns."""
+    return sum(1 for i, m in enumerate(mask) if m == 1 and (i == 0 or mask[i - 1] == 0))
+
+
 def _no_vllm_here() -> bool:
     import importlib.util
 
@@ -155,12 +188,15 @@ def test_samples_are_the_servers_ids_and_the_adapter_follows_every_update(server
 @needs_vllm
 def test_a_selfplay_run_trains_on_what_the_server_sampled_and_resumes_after_a_kill(server, model_dir, tmp_path,
                                                                                      monkeypatch):
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "doors.py").write_text(DOORS_ENV)
     cfg = validate_config({
-        "agent": f"hf:{model_dir}", "designer": "mutation", "rounds": 2, "seed": 0,
-        "skills": ["Logical Deduction"], "skills_per_round": 1, "envs_per_round": 2, "plays": 4, "hint_plays": 0,
-        "group_size": 4, "heldout": {"every": 0},
+        "agent": f"hf:{model_dir}", "designer": "pool", "pool": {"path": str(pool)}, "rounds": 2, "seed": 0,
+        "skills": ["Logical Deduction"], "envs_per_round": 1, "plays": 8, "hint_plays": 0, "group_size": 8,
+        "heldout": {"every": 0, "levels": "easiest", "families": ["number_sequence"], "seeds": 2, "hint": False},
         "train": {**train_config(server).model_dump(), "max_new_tokens": 6, "action_rule": "forgiving",
-                  "max_seq_len": 1024, "progress_reward": 1.0},
+                  "max_seq_len": MAX_LEN},
         "tensorboard": False})
     out = tmp_path / "run"
     cfg_file = tmp_path / "run.json"
@@ -209,14 +245,15 @@ def test_a_selfplay_run_trains_on_what_the_server_sampled_and_resumes_after_a_ki
     monkeypatch.setattr(VLLMSampler, "_complete", recording_complete)
     monkeypatch.setattr(Serving, "push", recording_push)
     monkeypatch.setattr(Policy, "update", recording_update)
-    result = run(resume=out, report=False)
+    result = run(resume=out, report=True)
     assert result.rounds == 2
+    assert "Sampler-trainer mismatch (vLLM)" in result.report.read_text()  # the report plots it per round
     # The checkpoint's adapter reached the server before its first sample, and it is the trainer's.
     assert events[0][0] == "push" and events[0][1] >= 1 and events[2] == ("sample", "policy")
     _, mine, served = events[1]
     assert mine == pytest.approx(served, abs=1e-3)
     # Every trained episode is built from the server's ids and log-probs, turn after turn.
-    assert trained and sent
+    assert trained and sent and any(replies(s.trace.mask) == 2 for s in trained)  # lost first tries: two turns
     for sample in trained:
         ids, sampled = sample.trace.ids(), sample.trace.completion
         matched = [(p, r, lp) for p, r, lp in sent if ids[:len(p) + len(r)] == p + r and len(p) < len(ids)]
@@ -225,6 +262,9 @@ def test_a_selfplay_run_trains_on_what_the_server_sampled_and_resumes_after_a_ki
             at = len(p) - len(sample.trace.prompt)
             assert sampled[at:at + len(r)] == r and sample.trace.logprobs[at:at + len(r)] == lp
             assert sample.trace.mask[at:at + len(r)] == [1] * len(r)
+    # Every push left the server with the trainer's weights; every update reported the mismatch.
+    assert all(mine == pytest.approx(served, abs=1e-3) for kind, mine, served in
+               (e for e in events if e[0] == "match"))
     with RunStore.open(out) as store:
-        learner = store.rounds()[-1]["learner"]
-    assert learner["agent_updates"] == 2 and "agent_is_logratio_mean" in learner
+        stepped = [r["learner"] for r in store.rounds() if "agent_updates" in r["learner"]]
+    assert stepped and all(r["agent_is_logratio_max"] < 1e-3 for r in stepped)
