@@ -17,6 +17,7 @@ from ..designers.base import Designer
 from ..errors import Interrupted, Terminated, UserError
 from ..executor import Executor, make_executor
 from ..llm.client import LLMError
+from ..outputs import holds_links
 from ..store import RunStore
 from ..store.learner_run import run_learner
 from ..store.record import RoundSummary
@@ -154,6 +155,9 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
     footprint: Footprint | None = None  # a new run's, to erase if it fails to start
     changed: list[str] = []  # the safety settings in force that differ from the store's
     if resume is not None:
+        if (link := holds_links(resume)) is not None:  # a run writes all over its folder: a planted link leads out
+            raise UserError(f"{link} is a link inside the run directory {resume}; a resumed run writes there and never "
+                            "through a link (it could lead anywhere), so remove it first.")
         store = RunStore.open(resume)
         try:
             given = {**(settings or {}), **({"rounds": rounds} if rounds is not None else {})}

@@ -47,3 +47,19 @@ def test_a_checkpoints_folder_that_links_out_is_refused_before_anything_in_it_is
     with RunStore.open(run) as store, pytest.raises(OutputError, match="is a link"):
         store.checkpoint_dir  # noqa: B018
     assert (elsewhere / "round-0001").is_dir()
+
+
+def test_a_run_directory_holding_a_link_is_not_resumed(tmp_path: Path, target: Path):
+    """A resumed run writes event files, checkpoints and trackers' folders all over its directory: a link planted
+    anywhere in it is refused before anything runs."""
+    import subprocess
+    import sys
+
+    run = small_run(tmp_path / "run")
+    (run / "tensorboard").mkdir()
+    (run / "tensorboard" / "events").symlink_to(target)
+    resumed = subprocess.run([sys.executable, "-m", "spadegym", "run", "--resume", str(run), "--rounds", "2"],
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert "is a link inside the run directory" in " ".join(resumed.stderr.split())
+    assert target.read_text() == SECRET
