@@ -20,19 +20,21 @@ def round_cost(config: RunConfig, loop: Any) -> str | None:
     episodes = config.envs_per_round * (config.plays + config.hint_plays)
     agent = config.agent.kind == "hf"
     rows = min(config.train.generation_batch, max(1, episodes if agent else config.envs_per_round))
-    rate = policy.measure_rate(rows)
+    # The rate is measured where the policy samples itself; a generation server's is not known here.
+    rate = policy.measure_rate(rows) if config.train.generation == "transformers" else None
     parts = []
     if agent:
         tokens = config.train.max_new_tokens
         parts.append(f"{episodes} episodes ({config.envs_per_round} levels x {config.plays + config.hint_plays} "
                      f"plays) of up to {tokens} tokens a turn, {config.rollout.max_turns} turns where a level sets "
-                     f"no turn budget: each turn of them all takes ~{_minutes(episodes * tokens, rate)}")
+                     f"no turn budget{_taking('each turn of them all', episodes * tokens, rate)}")
     if config.designer.kind == "hf":
         per = designer_tokens(config)
-        parts.append(f"up to {config.envs_per_round} proposals of up to {per} tokens: "
-                     f"~{_minutes(config.envs_per_round * per, rate)}")
-    return (f"round cost (an estimate, at {rate:.0f} tokens/s measured here): {'; '.join(parts)}, plus training "
-            "and held-out evaluation. Smaller rounds: envs_per_round, plays, hint_plays, train.max_new_tokens.")
+        parts.append(f"up to {config.envs_per_round} proposals of up to {per} tokens"
+                     f"{_taking('them all', config.envs_per_round * per, rate)}")
+    at = f", at {rate:.0f} tokens/s measured here" if rate else ""
+    return (f"round cost (an estimate{at}): {'; '.join(parts)}, plus training and held-out evaluation. "
+            "Smaller rounds: envs_per_round, plays, hint_plays, train.max_new_tokens.")
 
 
 def designer_tokens(config: RunConfig) -> int:
@@ -46,6 +48,9 @@ def designer_tokens(config: RunConfig) -> int:
     return written + min(designer.hint_max_tokens, config.train.designer_max_new_tokens)
 
 
-def _minutes(tokens: int, rate: float) -> str:
-    seconds = tokens / max(rate, 1e-9)
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+def _taking(what: str, tokens: int, rate: float | None) -> str:
+    """``: WHAT takes ~N min`` at ``rate`` tokens/s; nothing without a rate."""
+    if not rate:
+        return ""
+    seconds = tokens / rate
+    return f": {what} takes ~" + (f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s")
