@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 
-from spadegym.adapters.trl_env import environment_factory, level_dataset, with_tool_calling
+from spadegym.adapters.trl_env import environment_factory, level_dataset, reply_reward, with_tool_calling
 
 model_dir = sys.argv[1]
 tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(model_dir))  # a ChatML template gets tool calls
@@ -18,9 +18,11 @@ model = AutoModelForCausalLM.from_pretrained(model_dir)
 
 trainer = GRPOTrainer(
     model=model, processing_class=tokenizer,
-    args=GRPOConfig(output_dir="grpo-out", max_steps=1, per_device_train_batch_size=2, num_generations=2,
-                    max_completion_length=64, logging_steps=1, save_strategy="no", report_to="none",
-                    use_cpu=not torch.cuda.is_available()),
+    args=GRPOConfig(output_dir="grpo-out", max_steps=1, per_device_train_batch_size=4, num_generations=4,
+                    max_completion_length=24, learning_rate=5e-5, logging_steps=1, save_strategy="no",
+                    report_to="none", use_cpu=not torch.cuda.is_available()),
+    # reply_reward: a reply naming a valid action earns a share before the model calls tools; get_reward adds the game's
+    reward_funcs=[reply_reward],
     train_dataset=level_dataset("examples/pool/", rows=8), environment_factory=environment_factory("examples/pool/"),
 )
 trainer.train()

@@ -17,6 +17,13 @@ A live curriculum: pass a run directory instead of a pool. The dataset then
 names no level (``level_id`` is empty), and each reset draws from the run's
 buffer as it stands at that moment, weighted by its replay scores.
 
+A model too small to call tools yet (SmolLM2-135M writes no tool call at all)
+gets no signal from the game's reward alone: every rollout earns 0. Pass
+``reply_reward`` beside it (``reward_funcs=[reply_reward]``): a rollout that
+called no tool is played with the action its reply names (spadegym's forgiving
+rule), and earns a share for an action the game lists, the whole for a tool
+call, so a group's rollouts differ and GRPO learns to answer with an action.
+
 The model's chat template must render tool calls. ``with_tool_calling(tokenizer)``
 gives a ChatML template without them (SmolLM2's, the model ``spadegym models
 prepare`` offers) TRL's ChatML template with tools, which TRL both parses and
@@ -51,10 +58,13 @@ class SpadegymToolEnv:
                  max_turns: int = 25):
         self._session = PlaySession(levels, sandbox=sandbox, actions="raw", hinted=hinted, max_turns=max_turns)
         self._return: float | None = None
+        self._valid_actions: list[str] | None = None
+        self._acted = False
 
     def reset(self, level_id: str | None = None, seed: int | None = None, **row: Any) -> str:
         first = self._session.reset(seed=seed, level_id=level_id or None)
-        self._return = None
+        self._return, self._acted = None, False
+        self._valid_actions = first.info.get("valid_actions")
         return f"{INSTRUCTIONS}\n\n{first.observation}"
 
     def act(self, action: str) -> str:
@@ -65,7 +75,9 @@ class SpadegymToolEnv:
         """
         if self._session.done:
             return "The game is over; no more actions are taken."
+        self._acted = True
         moved = self._session.step(action)
+        self._valid_actions = moved.info.get("valid_actions")
         if not moved.done:
             return moved.observation
         self._return = moved.info["return"]
@@ -73,6 +85,45 @@ class SpadegymToolEnv:
 
     def get_reward(self) -> float:
         return self._return if self._return is not None else 0.0
+
+    def _score_reply(self, reply: str) -> float:
+        """``reply_reward``'s score of this rollout: see there."""
+        from ..agents.hf import forgiving_action
+
+        if self._acted:
+            return 1.0
+        if self._session.done:
+            return 0.0
+        action = forgiving_action(reply, self._valid_actions)
+        if action is None:
+            return 0.0
+        named = self._valid_actions is not None and action in self._valid_actions
+        self.act(action)
+        return REPLY_CREDIT if named else 0.0
+
+
+def reply_reward(completions: list[Any], environments: list[Any], **_: Any) -> list[float | None]:
+    """A reward for ``GRPOTrainer(reward_funcs=[reply_reward], environment_factory=...)``: 1 for a rollout that
+    called the act tool; for one that did not, its last reply is played as one action (the valid action it names,
+    as spadegym's forgiving rule reads it) and earns ``REPLY_CREDIT`` when the game lists that action, else 0.
+
+    A model that never calls the tool then still sees rollouts that differ (and, through the played action, the
+    game's own reward, which ``get_reward`` adds), so GRPO has a signal to learn the form of an action from.
+    """
+    return [env._score_reply(_reply_text(completion)) if isinstance(env, SpadegymToolEnv) else None
+            for completion, env in zip(completions, environments)]
+
+
+#: What a reply earns that names a valid action without calling the tool (a tool call earns 1).
+REPLY_CREDIT = 0.5
+
+
+def _reply_text(completion: Any) -> str:
+    """The text of a completion's last assistant message (TRL passes conversations as lists of messages)."""
+    if isinstance(completion, str):
+        return completion
+    replies = [m.get("content") or "" for m in completion if isinstance(m, dict) and m.get("role") == "assistant"]
+    return replies[-1] if replies else ""
 
 
 def environment_factory(levels: LevelSource | str | Path, *, hinted: bool = False,

@@ -150,3 +150,27 @@ def test_a_template_that_is_neither_tool_capable_nor_chatml_is_refused_in_one_se
     tokenizer.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
     with pytest.raises(UserError, match="cannot render tool calls and is not ChatML"):
         with_tool_calling(tokenizer)
+
+
+#: The door, listing its actions (what a reply that calls no tool is read against).
+LISTED_DOOR = LEVEL + '''
+    def valid_actions(self):
+        return ["go", "wait"]
+'''
+
+
+def test_a_reply_that_calls_no_tool_is_played_by_the_action_it_names_so_rollouts_differ(tmp_path: Path) -> None:
+    from spadegym.adapters.trl_env import REPLY_CREDIT, reply_reward
+
+    (tmp_path / "door.py").write_text(LISTED_DOOR)
+    factory = environment_factory(PoolLevels([tmp_path]))
+    named, boxed, silent, called = factory(), factory(), factory(), factory()
+    for env in (named, boxed, silent, called):
+        env.reset(level_id="door", seed=3)
+    called.act("wait")
+    replies = [[{"role": "assistant", "content": text}] for text in (
+        "I think I will go through.", "\\boxed{wait}", "What a lovely door.", "")]
+    # A small model's rollouts, none with a tool call, now earn different rewards: GRPO has a signal.
+    assert reply_reward(replies, [named, boxed, silent, called]) == [REPLY_CREDIT, REPLY_CREDIT, 0.0, 1.0]
+    assert named.get_reward() == 1.0 and boxed.get_reward() == 0.0  # the named action was played in the game
+    assert [m for m in dir(SpadegymToolEnv) if not m.startswith("_")] == ["act", "get_reward", "reset"]
