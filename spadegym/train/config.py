@@ -64,7 +64,7 @@ class TrainConfig(BaseModel):
     # -- where the trained roles sample ------------------------------------------
     generation: Literal["transformers", "vllm"] = Field(
         "transformers", description="transformers: generate inside the training process; vllm: sample through vLLM's OpenAI-compatible server (started for the run, or vllm_urls), with the weights pushed back after every update.")
-    vllm_urls: list[str] = Field(default_factory=list, description="vLLM servers already serving the policy's model (several: data-parallel sampling); empty: spadegym starts one. Start them with --logprobs-mode processed_logprobs, VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora (lora) or VLLM_SERVER_DEV_MODE=1 (full weights).")
+    vllm_urls: list[str] = Field(default_factory=list, description="vLLM servers already serving the policy's model (several: data-parallel sampling); empty: spadegym starts one. Start them with --logprobs-mode processed_logprobs and VLLM_SERVER_DEV_MODE=1, and with lora --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True.")
     vllm_python: str | None = Field(None, description="The Python with vLLM that starts the server (unset: $SPADEGYM_VLLM_PYTHON, else this one).")
     vllm_args: list[str] = Field(default_factory=list, description="More arguments for the server spadegym starts (e.g. ['--tensor-parallel-size', '2', '--gpu-memory-utilization', '0.5']).")
     vllm_start_timeout_s: float = Field(600.0, gt=0, description="How long the started server may take to answer.")
