@@ -71,7 +71,7 @@ class Policy:
         budget = self.config.cache_mb * 2 ** 20
         remote = self.config.generation == "vllm"  # the server keeps its own cache of prefixes
         self.prefixes = PrefixCache(budget) if budget and reusable(self.model) and not remote else None
-        self.serving = Serving(self) if remote else None
+        self.serving = Serving(self, _dtype_name(self.config)) if remote else None
         self.work = {"encoded": 0, "sampled": 0, "seconds": 0.0}  # this process's generation, for progress figures
         self._saved: tuple[str, int] | None = None
         self._folded = False  # the LoRA adapter is folded into the base weights (while sampling: ``_fold_adapter``)

@@ -15,21 +15,18 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..errors import UserError
 from .vllm_sampler import VLLMSampler
 from .vllm_server import VLLMServer, free_port, server_command, server_environment, vllm_python
 
-if TYPE_CHECKING:
-    from .policy import Policy
-
 
 class Serving:
     """The servers one policy samples on, and the weights they hold."""
 
-    def __init__(self, policy: Policy):
-        self.policy = policy
+    def __init__(self, policy: Any, dtype: str):
+        self.policy, self.dtype = policy, dtype  # the policy (``Policy``) whose model and weights are served
         self.config = policy.config
         self.server: VLLMServer | None = None
         self.sampler: VLLMSampler | None = None
@@ -73,14 +70,12 @@ class Serving:
             raise UserError(f"train.generation = 'vllm' serves a model folder, and {source or 'this policy'} is not "
                             "one; convert the model to a Hugging Face folder (spadegym models prepare) or sample with "
                             "train.generation = 'transformers'.")
-        from .policy import _dtype_name
-
         tied = getattr(self.policy.model.config, "tie_word_embeddings", False)
         if self.policy.device == "cpu" and not self.config.lora and tied:
             raise UserError("train.generation = 'vllm' with full fine-tuning of a model with tied embeddings needs a "
                             "GPU (vLLM's CPU build does not reload a tied output head in place); set train.lora = true.")
         port = free_port()
-        command = server_command(vllm_python(self.config.vllm_python), source, port, dtype=_dtype_name(self.config),
+        command = server_command(vllm_python(self.config.vllm_python), source, port, dtype=self.dtype,
                                  max_model_len=self.config.max_seq_len + self.config.designer_max_new_tokens,
                                  seed=self.policy.seed, lora_rank=self.config.lora_r if self.config.lora else None,
                                  cpu=self.policy.device == "cpu", extra=self.config.vllm_args)
