@@ -205,5 +205,5 @@ def test_a_remote_level_keeps_its_settings_in_datasets_and_is_left_out_of_a_pool
 def test_parquet_and_hf_name_the_export_extra_when_its_packages_are_missing(run_dir, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the export extra were not installed
     for format in ("parquet", "hf"):
-        with pytest.raises(ExportError, match=r"pip install 'spadegym\[export\]'"):
+        with pytest.raises(ExportError, match=r"pip install -e \".*\[export\]\""):
             export_run(run_dir, format, "envs", tmp_path / format)

@@ -150,7 +150,7 @@ def test_one_round_updates_both_roles_of_one_shared_model(writer_dir, tmp_path):
     assert any(not torch.equal(before[k], after[k]) for k in before)
     # The store keeps the trained policy with its optimizer and random state.
     assert {p.name for p in (tmp_path / "run" / "checkpoints" / "round-0000").iterdir()} >= {
-        "weights", "optimizer.pt", "rng.pt", "policy.json"}
+        "weights", "optimizer.pt", "rng.json", "policy.json"}
 
 
 def test_a_killed_run_resumes_training_from_its_last_round(tiny_dir, tmp_path):
