@@ -26,6 +26,10 @@ SAFETY_SETTINGS: dict[str, str] = {
     "tracking.wandb_mode": "whether wandb uploads (online)",
     "tracking.trackio_space": "the Hugging Face Space trackio syncs to (with your Hugging Face token)",
     "ray.address": "the cluster the run joins and ships levels to",
+    "train.vllm_python": "the program a run starts to serve its model (a stored one would run anything)",
+    "train.vllm_args": "the arguments of that server (they can load remote code or listen on other addresses)",
+    "train.vllm_urls": "the inference servers the run samples from and pushes its trained weights to",
+    "train.vllm_weights_dir": "where the run writes its trained weights for the servers to read",
 }
 
 #: Role settings whose spec may name a host (openai:MODEL@URL, openenv:URL): the role is the experiment's,

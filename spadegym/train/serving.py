@@ -57,7 +57,8 @@ class Serving:
     def _ready(self) -> VLLMSampler:
         if self.sampler is None:
             self.sampler = VLLMSampler(self._urls(), eos_id=self.policy.chat.eos_id,
-                                       temperature=self.config.temperature, seeded=self.policy.device != "cpu")
+                                       temperature=self.config.temperature, seeded=self.policy.device != "cpu",
+                                       vocab_size=self.policy.model.get_input_embeddings().num_embeddings)
         if self.served != self.version:
             self.push()
         return self.sampler
@@ -79,7 +80,7 @@ class Serving:
                                  max_model_len=self.config.max_seq_len + self.config.designer_max_new_tokens,
                                  seed=self.policy.seed, lora_rank=self.config.lora_r if self.config.lora else None,
                                  cpu=self.policy.device == "cpu", extra=self.config.vllm_args)
-        self.server = VLLMServer(command, server_environment(self.config.threads), port)
+        self.server = VLLMServer(command, server_environment(self.config.threads, cpu=self.policy.device == "cpu"), port)
         self.server.start(self.config.vllm_start_timeout_s)
         return [self.server.url]
 

@@ -17,6 +17,8 @@ which needs ``VLLM_SERVER_DEV_MODE=1`` on the server and the folder visible to i
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,20 +26,24 @@ from typing import Any
 import httpx
 
 from ..errors import UserError
+from ..jsondata import UntrustedJSONError, loads
 from .vllm_server import ADAPTER, BASE_NAME
 
 #: Concurrent requests in flight per server: enough for vLLM to batch a round's episodes.
 PER_SERVER = 64
+#: The most a reply may hold: a completion's ids and log-probs, or a long prompt's log-probs, fit many times over.
+MAX_REPLY_BYTES = 64 << 20
 
 
 class VLLMSampler:
     """Completions from token ids on one or more vLLM servers, and weight pushes to all of them."""
 
     def __init__(self, urls: Sequence[str], *, eos_id: int, temperature: float, seeded: bool = True,
-                 timeout_s: float = 600.0):
+                 timeout_s: float = 600.0, vocab_size: int | None = None):
         if not urls:
             raise ValueError("a sampler needs at least one server")
         self.urls = [u.rstrip("/") for u in urls]
+        self.timeout_s, self.vocab_size = timeout_s, vocab_size
         self.eos_id, self.temperature, self.seeded = eos_id, temperature, seeded
         limits = httpx.Limits(max_connections=PER_SERVER * len(self.urls), max_keepalive_connections=PER_SERVER)
         self.client = httpx.Client(timeout=timeout_s, limits=limits)
@@ -59,21 +65,41 @@ class VLLMSampler:
                 "temperature": 0.0 if greedy else self.temperature, "top_p": 1.0, "top_k": -1,
                 "logprobs": 0, "return_token_ids": True, "stop_token_ids": [self.eos_id],
                 "skip_special_tokens": False, **({"seed": seed} if self.seeded else {})}
-        choice = self._post(url, "/v1/completions", body)["choices"][0]
-        ids = list(choice["token_ids"])
-        logprobs = [float(x) for x in choice["logprobs"]["token_logprobs"]]
-        if len(logprobs) != len(ids):
-            raise RuntimeError(f"the vLLM server at {url} returned {len(ids)} tokens and {len(logprobs)} log-probs")
-        return ids, logprobs
+        reply = self._post(url, "/v1/completions", body)
+        try:
+            choice = reply["choices"][0]
+            ids, logprobs = choice["token_ids"], choice["logprobs"]["token_logprobs"]
+        except (KeyError, IndexError, TypeError):
+            raise self._not_a_completion(url, "it has no choice with token_ids and logprobs") from None
+        if not isinstance(ids, list) or not isinstance(logprobs, list) or len(ids) != len(logprobs):
+            raise self._not_a_completion(url, "its token ids and log-probs are not two lists of one length")
+        if len(ids) > max_new_tokens or not all(self._is_token(t) for t in ids):
+            raise self._not_a_completion(url, f"it holds more than {max_new_tokens} tokens or ids that are none")
+        if not all(_is_logprob(x) for x in logprobs):
+            raise self._not_a_completion(url, "its log-probs are not finite numbers at most 0")
+        return ids, [float(x) for x in logprobs]
+
+    def _is_token(self, token: Any) -> bool:
+        return type(token) is int and 0 <= token < (self.vocab_size or 1 << 31)
+
+    @staticmethod
+    def _not_a_completion(url: str, why: str) -> UserError:
+        """A reply that training cannot use as it is: what is trained is what was sampled, so it is refused."""
+        return UserError(f"the vLLM server at {url} sent a completion spadegym cannot train on ({why}); check that "
+                         "train.vllm_urls names vLLM servers of the policy's model.")
 
     def prompt_logprobs(self, ids: list[int], url: str | None = None) -> list[float]:
         """The server's log-probability of each token of ``ids`` after the ones before it (the first has none)."""
         body = {"model": self.model, "prompt": ids, "max_tokens": 1, "prompt_logprobs": 0, "temperature": 1.0}
-        choice = self._post(url or self.urls[0], "/v1/completions", body)["choices"][0]
-        out = []
-        for token, entry in zip(ids[1:], choice["prompt_logprobs"][1:]):
-            out.append(float(entry[str(token)]["logprob"]))
-        return out
+        url = url or self.urls[0]
+        try:
+            entries = self._post(url, "/v1/completions", body)["choices"][0]["prompt_logprobs"][1:]
+            out = [entry[str(token)]["logprob"] for token, entry in zip(ids[1:], entries, strict=True)]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise self._not_a_completion(url, "it has no log-prob for every prompt token") from None
+        if not all(_is_logprob(x) for x in out):
+            raise self._not_a_completion(url, "its log-probs are not finite numbers at most 0")
+        return [float(x) for x in out]
 
     # -- weights back to the servers ----------------------------------------------
     def load_adapter(self, path: str) -> None:
@@ -96,17 +122,40 @@ class VLLMSampler:
         self._post(url, "/reset_prefix_cache", {}, json_reply=False)
 
     def _post(self, url: str, route: str, body: dict[str, Any], json_reply: bool = True) -> Any:
+        """The server's reply to ``body``, read as data: at most MAX_REPLY_BYTES within ``timeout_s`` in all, its
+        JSON bounded in depth."""
         try:
-            response = self.client.post(url + route, json=body)
+            status, data = self._read(url + route, body)
         except httpx.HTTPError as exc:
             raise UserError(f"the vLLM server at {url} did not answer {route} ({type(exc).__name__}: {exc}).") from None
-        if response.status_code == 404 and route in ("/collective_rpc", "/reset_prefix_cache"):
+        if status == 404 and route in ("/collective_rpc", "/reset_prefix_cache"):
             raise UserError(f"the vLLM server at {url} has no {route} route; start it with VLLM_SERVER_DEV_MODE=1.")
-        if response.status_code >= 400:
-            raise UserError(f"the vLLM server at {url} refused {route} (HTTP {response.status_code}: "
-                            f"{response.text.strip()[:300]}).")
-        return response.json() if json_reply else response.text
+        text = data.decode(errors="replace")
+        if status >= 400:
+            raise UserError(f"the vLLM server at {url} refused {route} (HTTP {status}: {' '.join(text.split())[:300]}).")
+        if not json_reply:
+            return text
+        try:
+            return loads(data, f"the reply of the vLLM server at {url}{route}", max_bytes=MAX_REPLY_BYTES)
+        except UntrustedJSONError as exc:
+            raise UserError(f"{exc}.") from None
+
+    def _read(self, url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        deadline = time.monotonic() + self.timeout_s
+        with self.client.stream("POST", url, json=body) as response:
+            data = bytearray()
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) > MAX_REPLY_BYTES:
+                    raise httpx.ReadError(f"the reply passed {MAX_REPLY_BYTES:,} bytes")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"the reply took more than {self.timeout_s:g}s")
+            return response.status_code, bytes(data)
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _is_logprob(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and value <= 1e-6

@@ -66,13 +66,15 @@ def server_command(python: str, model: str, port: int, *, dtype: str, max_model_
     return command + list(extra)
 
 
-def server_environment(threads: int | None) -> dict[str, str]:
+def server_environment(threads: int | None, cpu: bool = False) -> dict[str, str]:
     """This process's environment, offline and without usage reports, with runtime adapter and weight updates on."""
     env = dict(os.environ)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1",
                VLLM_ALLOW_RUNTIME_LORA_UPDATING="True", VLLM_SERVER_DEV_MODE="1")
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
+    if cpu:  # a fixed KV cache (GiB): else vLLM reserves most of the machine's memory and refuses to start beside others
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     return env
 
 

@@ -83,7 +83,7 @@ def server(model_dir):
     port = free_port()
     command = server_command(os.environ[PYTHON_VARIABLE], str(model_dir), port, dtype="float32", max_model_len=MAX_LEN,
                              seed=0, lora_rank=LORA_RANK, cpu=True, extra=[])
-    env = {**server_environment(threads=1), "VLLM_CPU_KVCACHE_SPACE": "1"}
+    env = server_environment(threads=1, cpu=True)
     started = VLLMServer(command, env, port).start(timeout_s=300)
     yield started.url
     started.stop()
@@ -130,9 +130,10 @@ def test_the_server_reports_logprobs_after_temperature_and_runs_offline():
                              extra=["--enforce-eager"])
     assert command[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
     assert "processed_logprobs" in command and "--enable-lora" in command and command[-1] == "--enforce-eager"
-    env = server_environment(threads=1)
+    env = server_environment(threads=1, cpu=True)
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_NO_USAGE_STATS"] == "1" and env["DO_NOT_TRACK"] == "1"
     assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True" and env["OMP_NUM_THREADS"] == "1"
+    assert env["VLLM_CPU_KVCACHE_SPACE"] == "1"  # a fixed cache, so a CPU server starts beside other work
 
 
 def test_full_fine_tuning_of_tied_weights_on_a_cpu_is_one_sentence(tiny_dir):
