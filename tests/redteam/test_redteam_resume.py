@@ -27,7 +27,7 @@ ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "300"}
 def search(url: str, out: Path, *extra: str) -> list[str]:
     """A short search, one proposal a round, so that it is stopped between its first round and its end."""
     return [sys.executable, "-m", "spadegym", "redteam", "--target", f"openai:weak@{url}", "--families", "take_away",
-            "--budget", "6", "--per-round", "1", "--set", "space=listed", "--set", "minimise=false",
+            "--budget", "3", "--per-round", "1", "--set", "space=listed", "--set", "minimise=false",
             "--set", "confirm_seeds=2", "--out", str(out), "--json", *extra]
 
 
@@ -76,7 +76,7 @@ def test_ctrl_c_keeps_the_suite_says_one_line_and_the_search_resumes(tmp_path: P
     assert lines[0]["round"] == done_rounds[-1] + 1  # it starts after the last round the store holds
     assert rounds(out) == list(range(len(rounds(out))))  # no round played twice
     final = load_suite(out)
-    assert final.manifest["search"]["finished"] and final.manifest["search"]["proposals"] <= 6
+    assert final.manifest["search"]["finished"] and final.manifest["search"]["proposals"] <= 3
     assert {c.cluster for c in kept.cases} <= {c.cluster for c in final.cases}
     assert all(c.knobs["piles"] == 3 for c in final.cases)
 
