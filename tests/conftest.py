@@ -15,6 +15,13 @@ import pytest
 from spadegym.sandbox import Sandbox
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+# The side environments scripts/setup-tests makes (verifiers 0.4, vLLM), unless a variable already names others:
+# set at import, before any test module reads them.
+for _variable, _folder in (("SPADEGYM_VERIFIERS_04_PYTHON", ".venv-verifiers"), ("SPADEGYM_VLLM_PYTHON", ".venv-vllm")):
+    if not os.environ.get(_variable) and (CHECKOUT / _folder / "bin" / "python").exists():
+        os.environ[_variable] = str(CHECKOUT / _folder / "bin" / "python")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 server sampled, the adapter goes back to the server after every update and before the first sample of a resumed run,
 and the trainer's loss is corrected by truncated importance sampling.
 
-The server tests start one vLLM server for the module (``$SPADEGYM_VLLM_PYTHON``, which ``scripts/test`` sets up)
+The server tests start one vLLM server for the module (``$SPADEGYM_VLLM_PYTHON``, which ``scripts/setup-tests`` sets up)
 and skip without it; the runs reach it through ``train.vllm_urls``.
 """
 
@@ -65,7 +65,7 @@ DOORS_ENV = textwrap.dedent('''\
 ''')
 MAX_LEN = 8192  # the tiny tokenizer spends several hundred tokens on a game's observation
 needs_vllm = pytest.mark.skipif(not os.environ.get(PYTHON_VARIABLE),
-                                reason=f"{PYTHON_VARIABLE} names no Python with vLLM (scripts/test sets one up)")
+                                reason=f"{PYTHON_VARIABLE} names no Python with vLLM (scripts/setup-tests sets one up)")
 
 
 @pytest.fixture(scope="module")
