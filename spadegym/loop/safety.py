@@ -25,17 +25,18 @@ def host(role: str, value: Any) -> str | None:
     text = value.get("source") if isinstance(value, dict) else value
     if not isinstance(text, str):
         return None
-    if role in ("designer", "agent"):
-        if not text.startswith("openai:"):
-            return None
-        return text.partition("@")[2] or None
+    from ..agents.registry import AGENTS
+    from ..designers.registry import DESIGNERS
     from ..designers.sources import OPENENV, SOURCES
 
+    registry = {"agent": AGENTS, "designer": DESIGNERS}.get(role, SOURCES)
     try:
-        spec = SOURCES.parse(text)
-    except (UserError, ValueError):
+        spec = registry.parse(text)
+    except Exception:  # noqa: BLE001 - a spec no registry reads names no host (the config check says why)
         return None
-    return (spec.argument or None) if spec.kind == OPENENV else None
+    if spec.kind == "openai":
+        return spec.argument.partition("@")[2] or None
+    return (spec.argument or None) if registry is SOURCES and spec.kind == OPENENV else None
 
 
 def _without_host(role: str, value: Any) -> Any:
