@@ -88,6 +88,17 @@ class _Clock:
             self.seconds[name] = round(self.seconds.get(name, 0.0) + time.perf_counter() - start, 3)
 
 
+@dataclass
+class OpenRound:
+    """A round between its two halves: chosen levels and slots, waiting for their plays (``SelfPlay.open_round``)."""
+
+    record: RoundRecord
+    levels: dict[str, Level]
+    shares: dict[str, int]
+    clock: _Clock
+    started: float
+
+
 class SelfPlay:
     """Owns the parts of a run and steps it round by round."""
 
@@ -174,6 +185,17 @@ class SelfPlay:
     # -- one round ------------------------------------------------------------
     def round(self, n: int) -> RoundSummary:
         """Play round ``n``; its record goes to the store in one transaction before this returns."""
+        opened = self.open_round(n)
+        with opened.clock("play"):
+            episodes = self.play(n, opened.levels, opened.shares)
+        return self.close_round(opened, episodes)
+
+    def open_round(self, n: int) -> OpenRound:
+        """The first half of round ``n``: new levels through the gate, replayed ones from the buffer, and the slots.
+
+        A round is split here so that a trainer can play it (``loop.driven``): the loop plays the slots itself,
+        a trainer plays them as its own rollouts; both then close the round with the same ``close_round``.
+        """
         started = time.perf_counter()
         clock = _Clock()
         cfg = self.config
@@ -191,9 +213,15 @@ class SelfPlay:
         if not record.chosen:
             self.stop_if_nothing_to_play(record.proposals)
         levels = {**{p.name: p.candidate.level for p in new}, **{e: self.buffer.level(e) for e in record.replayed}}
+        return OpenRound(record, levels, steps.shares(record.chosen, cfg.envs_per_round, n), clock, started)
 
-        with clock("play"):
-            record.episodes = self.play(n, levels, steps.shares(record.chosen, cfg.envs_per_round, n))
+    def close_round(self, opened: OpenRound, episodes: list[Episode]) -> RoundSummary:
+        """The second half: score ``episodes`` (the plays of ``opened``'s slots), watch, learn, remember, store."""
+        record, levels, clock, started = opened.record, opened.levels, opened.clock, opened.started
+        n = record.round
+        cfg = self.config
+        new = record.new
+        record.episodes = episodes
         for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
             if not ep.hinted and ep.env_id not in record.replayed:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
@@ -308,7 +336,7 @@ class SelfPlay:
         )
 
     # -- branch: play ---------------------------------------------------------
-    def play(self, n: int, levels: dict[str, Level], shares: dict[str, int]) -> list[Episode]:
+    def plays(self, n: int, levels: dict[str, Level], shares: dict[str, int]) -> list[Play]:
         """G no-hint and H hint plays per level and slot it fills; both arms draw the same instance seeds."""
         cfg = self.config
         plays = []
@@ -319,8 +347,14 @@ class SelfPlay:
                     group = i // cfg.group_size
                     seed = derive_seed(cfg.seed, "train", n, env_id, group)
                     plays.append(Play(env_id, seed, hinted=arm, group=group))
+        return plays
+
+    def play(self, n: int, levels: dict[str, Level], shares: dict[str, int]) -> list[Episode]:
+        """The agent plays round ``n``'s slots (``plays``)."""
+        plays = self.plays(n, levels, shares)
         with self._working(n, "play", len(plays)) as meter:
-            return self._await(run_episodes(self.host, levels, plays, self.agent, cfg.rollout, on_episode=meter))
+            return self._await(run_episodes(self.host, levels, plays, self.agent, self.config.rollout,
+                                            on_episode=meter))
 
     # -- branch: learn --------------------------------------------------------
     def learn(self, episodes: list[Episode]) -> dict[str, Any]:
