@@ -272,8 +272,14 @@ REFERENCE_CONVENTIONS: dict[str, str] = {
                        "is the environment (the reference's loader takes the first); spadegym's own files keep "
                        "exactly one.",
     "live_code_lints": "the static lints read only code that runs when the file is loaded (not a __main__ demo, "
-                       "not TYPE_CHECKING imports), and harmless standard modules (datetime, time, sys, ...) are "
-                       "allowed: the sandbox is the security boundary.",
+                       "not TYPE_CHECKING imports), harmless standard modules (datetime, time, sys, ...) are "
+                       "allowed, and so is eval() of the file's own strings: the sandbox is the security boundary. "
+                       "eval() of the agent's action stays refused (the reply would run as code with the answer "
+                       "in scope).",
+    "tool_probes": "the gate plays a tool game through its tools: its probes call every listed tool with arguments "
+                   "drawn from the schemas (valid values from the text seen so far, mistyped and missing ones, an "
+                   "unknown tool), and such a game is degenerate only if no call changes anything; any schema "
+                   "(..., sets, tuples, nesting) gives a verdict.",
     "base_class_names": "classes named Env, ToolUseBaseEnv or TerminalBaseEnv are never taken for the "
                         "environment class.",
     "max_turns_constructor": "the class is built with cls(); one whose __init__ requires max_turns gets "

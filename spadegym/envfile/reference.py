@@ -368,18 +368,41 @@ def solution_sequences(text: str) -> list[list[str]]:
     return out
 
 
-_CALL_NOTATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(([^()]*)\)")
+# name(arguments), the arguments holding at most one level of parentheses (a tuple literal).
+_CALL_NOTATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)")
 _ANSWER_NOTATION = re.compile(r"<answer>(.*?)</answer>|\bANSWER\s*:\s*(.+?)\s*$", re.DOTALL | re.IGNORECASE)
 
 
+def _as_json(value: object) -> object:
+    """A literal as JSON data: tuples and sets become lists (sets sorted when they can be); anything else
+    that JSON cannot hold (``...``, bytes, complex numbers, non-string keys) raises ValueError: such a call
+    is a placeholder in prose (``add(k=...)``), not a call the gate can play."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_as_json(v) for v in value]
+        try:
+            return sorted(items)  # type: ignore[type-var]
+        except TypeError:
+            return items
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _as_json(v) for k, v in value.items()}
+    raise ValueError(f"{type(value).__name__} is not JSON data")
+
+
 def _call_arguments(text: str, parameters: list[str]) -> dict[str, object] | None:
-    """``a=1, b="x"`` (or positional values, matched to the declared parameters in order) as a dict."""
+    """``a=1, b="x"`` (or positional values, matched to the declared parameters in order) as a dict of JSON
+    data; None when the text is no call of literals (``k=...``, names, expressions)."""
     try:
         call = ast.parse(f"f({text})", mode="eval").body
         assert isinstance(call, ast.Call)
-        values = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+        values = {k.arg: _as_json(ast.literal_eval(k.value)) for k in call.keywords if k.arg}
         for name, arg in zip(parameters, call.args):
-            values.setdefault(name, ast.literal_eval(arg))
+            values.setdefault(name, _as_json(ast.literal_eval(arg)))
     except (SyntaxError, ValueError, TypeError, AssertionError, RecursionError, MemoryError):
         return None
     return values if len(call.args) <= len(parameters) else None

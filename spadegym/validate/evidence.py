@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from ..envfile import is_success
+from ..envfile import is_success, parse_tool_call
 from ..envfile.contract import PLAIN, OptionalMethods, reduce_action
 from ..envfile.reference import ToolMethod, is_prose, solution_sequences, tool_methods, tool_plan
 from ..envfile.static import env_class, parse
@@ -55,6 +55,7 @@ from .probes import (
     scripted,
     uniform,
 )
+from .tool_menu import bad_calls, tool_menu
 
 # Longest solution the gate plays; longer lists are cut (solution_fits_max_turns reports them).
 _MAX_SOLUTION_STEPS = 500
@@ -212,6 +213,8 @@ def _main_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
         return
     if evidence.has_valid_actions:
         evidence.menu_source = "valid_actions"
+    elif evidence.has_tools:
+        evidence.menu_source = "tools"
     elif menu_of(evidence.first.reset.value):
         evidence.menu_source = "observation"
     yield from _sequence_plays(evidence, handle)
@@ -239,13 +242,33 @@ def _twin_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
     if evidence.has_solution and evidence.twin_other_reset.ok:
         evidence.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
     menu = menu_of(evidence.twin.reset.value) if evidence.twin.reset.ok else None
+    if evidence.has_tools and evidence.twin.reset.ok:
+        yield from _tool_sweep(evidence, handle)
+        return
     for action in (menu or [])[:_MAX_SWEEP]:
         evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
 
 
+def _tool_sweep(evidence: Evidence, handle: EnvHandle) -> Probe:
+    """In a tool game, each call of the tool menu from reset(s0), one per episode (the menu sweep), then
+    the calls an agent may send by mistake (wrong types, missing arguments, an unknown tool), which must
+    get an answer, never a crash (kept with the malformed actions)."""
+    if not (yield handle, "reset", {"seed": evidence.seeds.first, "want": []}).ok:
+        return
+    listed = yield handle, "call", {"method": "get_tools", "args": []}
+    schemas = listed.value if listed.ok and isinstance(listed.value, list) else []
+    first = [evidence.twin.first_observation] if evidence.twin is not None else []
+    sweep = [a for a in tool_menu(schemas, first) if parse_tool_call(a) is not None][:_MAX_SWEEP]
+    for action in sweep:
+        evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=True)))
+    for action in bad_calls(schemas):
+        evidence.garbage.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=True)))
+
+
 def _random_play(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
     policy = uniform(random_episode_rng(config.seed, i))
-    return (yield from play(handle, evidence.seeds.random_episode(i), policy, evidence.turn_budget, tools=evidence.has_tools))
+    return (yield from play(handle, evidence.seeds.random_episode(i), policy, evidence.turn_budget,
+                            tools=evidence.has_tools, tool_calls=evidence.has_tools))
 
 
 def _random_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:

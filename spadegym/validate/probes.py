@@ -17,6 +17,7 @@ from typing import Any
 from ..envfile import episode_return, parse_tool_call
 from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..sandbox import EnvHandle, Outcome, gather
+from .tool_menu import tool_menu
 
 Request = tuple[EnvHandle, str, dict[str, Any]]
 Probe = Generator[Request, Outcome, Any]
@@ -117,12 +118,23 @@ def move(handle: EnvHandle, action: str, want: Sequence[str], tools: bool) -> Re
 
 
 def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
-         want: Sequence[str] = ("valid_actions",), tools: bool = False) -> Generator[Request, Outcome, Trace]:
-    """Reset with ``seed`` and play ``policy``'s actions until the episode ends or ``max_steps``."""
+         want: Sequence[str] = ("valid_actions",), tools: bool = False,
+         tool_calls: bool = False) -> Generator[Request, Outcome, Trace]:
+    """Reset with ``seed`` and play ``policy``'s actions until the episode ends or ``max_steps``.
+
+    ``tool_calls``: in a tool game the policy chooses among calls of the listed tools (``tool_menu``,
+    with argument values from everything the episode has shown so far) and a few bare answers, since
+    a game that answers tool calls cannot be probed with answers alone.
+    """
     trace = Trace(seed, (yield handle, "reset", {"seed": seed, "want": list(want)}))
     if not trace.reset.ok:
         return trace
-    menu = menu_of(trace.reset.value)
+    schemas: list[Any] = []
+    if tool_calls:  # a get_tools() that fails is the tools_listed check's finding; play without tools
+        listed = yield handle, "call", {"method": "get_tools", "args": []}
+        schemas = listed.value if listed.ok and isinstance(listed.value, list) else []
+    texts = [trace.first_observation]
+    menu = _tool_menu(schemas, texts, trace.reset.value) if schemas else menu_of(trace.reset.value)
     for i in range(max_steps):
         action = policy(i, menu)
         out = yield move(handle, action, want, tools)
@@ -130,8 +142,17 @@ def play(handle: EnvHandle, seed: int, policy: Policy, max_steps: int,
         trace.steps.append(out)
         if not out.ok or out.value["terminated"] or out.value["truncated"]:
             break
-        menu = menu_of(out.value, menu)
+        if schemas:
+            texts.append(out.value["observation"])
+            menu = _tool_menu(schemas, texts, out.value)
+        else:
+            menu = menu_of(out.value, menu)
     return trace
+
+
+def _tool_menu(schemas: list[Any], texts: list[str], value: dict[str, Any]) -> list[str]:
+    """Calls of the listed tools, then what valid_actions() lists (if the game has it)."""
+    return tool_menu(schemas, texts) + list(value.get("valid_actions") or [])
 
 
 def scripted(actions: Sequence[str]) -> Policy:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..envfile import is_success
+from ..envfile import is_success, parse_tool_call, tool_name
 from ..envfile.contract import PLAIN
 from .config import ValidationConfig
 from .evidence import Evidence
@@ -123,7 +123,8 @@ def _random_policy_loses(evidence: Evidence, config: ValidationConfig) -> Check 
     if rate <= config.random_win_threshold:
         return passed("random_policy_loses", f"random policy won {wins}/{len(played)}")
     policy = {"valid_actions": "uniform over valid_actions()",
-              "observation": "uniform over the actions the observation lists"}.get(evidence.menu_source or "",
+              "observation": "uniform over the actions the observation lists",
+              "tools": "calls of the listed tools with arguments from their schemas, and bare answers"}.get(evidence.menu_source or "",
                                                                                     "short generic answers")
     return failed("random_policy_loses", f"A random policy ({policy}) won {wins} of {len(played)} episodes "
                   f"({rate:.2f} > {config.random_win_threshold:g}): make winning depend on the hidden state, "
@@ -138,6 +139,11 @@ def _reward_varies(evidence: Evidence) -> Check | None:
         return passed("reward_varies")
     # A file whose answer never depends on the action shows no sign of being playable: degenerate, whatever
     # the probes knew (a reward that never varies is then no hard game, but an ignored action).
+    if not _reacts_to_actions(evidence) and evidence.has_tools:
+        return failed("reward_varies", f"No tool call changes anything: from the same start every call of the "
+                      f"listed tools got the same answer (with valid, mistyped and missing arguments), no call "
+                      f"answered differently after others, and every reward was {rewards[0] + 0.0:g}: make the "
+                      "tools read their arguments and the state, and give 1.0 when the task is done.", DEGENERATE)
     if not _reacts_to_actions(evidence):
         return failed("reward_varies", f"The environment ignores its action: every probe step from the same start "
                       f"got the same answer and the same reward {rewards[0] + 0.0:g}, whatever the action: read the "
@@ -148,7 +154,9 @@ def _reward_varies(evidence: Evidence) -> Check | None:
     # own (plain) files keep the strict rule.
     authoritative = evidence.menu_source == "valid_actions" or evidence.played_solution
     if evidence.action_format != PLAIN and not authoritative:
-        known = "the actions its observation lists" if evidence.menu_source == "observation" else "no real action"
+        known = {"observation": "the actions its observation lists",
+                 "tools": "its tools' schemas (argument values guessed from the text)"}.get(evidence.menu_source or "",
+                                                                                           "no real action")
         return failed("reward_varies", f"Feasibility unverified: all {len(rewards)} probe steps returned the same "
                       f"reward {rewards[0] + 0.0:g}, but the probes knew {known} and no winning play (no "
                       "valid_actions(), no playable solution()): add solution() so the gate can tell.",
@@ -160,7 +168,10 @@ def _reward_varies(evidence: Evidence) -> Check | None:
 
 def _reacts_to_actions(evidence: Evidence) -> bool:
     """Some two probe steps taken from the same first observation got different answers (observation,
-    reward or ending): the environment reads its action (or its hidden state shows)."""
+    reward or ending): the environment reads its action (or its hidden state shows). A tool game
+    (``_tool_game_reacts``) is judged by its tools instead."""
+    if evidence.has_tools:
+        return _tool_game_reacts(evidence)
     answers: dict[str, set[tuple]] = {}
     for trace in evidence.all_traces():
         if trace.steps and trace.steps[0].ok:
@@ -168,6 +179,35 @@ def _reacts_to_actions(evidence: Evidence) -> bool:
             answers.setdefault(trace.first_observation, set()).add(
                 (value["observation"], value["reward"], value["terminated"], value["truncated"]))
     return any(len(seen) > 1 for seen in answers.values())
+
+
+def _answer_of(out) -> tuple:
+    value = out.value
+    return value["observation"], value["reward"], value["terminated"], value["truncated"]
+
+
+def _tool_game_reacts(evidence: Evidence) -> bool:
+    """A tool game changes with what it is sent when, from the same start, two calls of its listed tools
+    got different answers, or two bare answers did, or one call answered differently later in an
+    episode than before (an earlier call changed the state). A listed tool answering differently from an
+    unknown one, or from a bare answer, shows only the runtime's dispatch, not the game."""
+    listed = {tool_name(s) for s in (evidence.tools.value if evidence.tools is not None and evidence.tools.ok
+                                     else []) if isinstance(s, dict)}
+    first: dict[tuple[str, str], set[tuple]] = {}
+    later: dict[tuple[str, str], set[tuple]] = {}
+    for trace in evidence.all_traces():
+        for i, (action, out) in enumerate(zip(trace.actions, trace.steps)):
+            if not out.ok:
+                break
+            call = parse_tool_call(action)
+            kind = "answer" if call is None else ("tool" if call.name in listed else "")
+            if not kind:
+                continue
+            if i == 0:
+                first.setdefault((trace.first_observation, kind), set()).add(_answer_of(out))
+            if not (out.value["terminated"] or out.value["truncated"]):  # an ending's text tells the turn count
+                later.setdefault((trace.first_observation, action), set()).add(_answer_of(out))
+    return any(len(seen) > 1 for seen in [*first.values(), *later.values()])
 
 
 def _answer(evidence: Evidence) -> Answer | None:

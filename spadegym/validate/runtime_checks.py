@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..envfile import clip_reward, tool_name
+from ..envfile import clip_reward, parse_tool_call, tool_name
 from ..sandbox import Outcome
 from .config import ValidationConfig
 from .evidence import Evidence
@@ -181,7 +181,8 @@ def _steps_run(evidence: Evidence) -> Check:
     twin = "replaying solution() in a second worker" if evidence.has_solution else "random play"
     for trace, where in [(evidence.first, "playing solution()"), (evidence.twin, twin),
                          *((t, "random play") for t in evidence.random),
-                         *((t, "trying each of valid_actions()") for t in evidence.sweep)]:
+                         *((t, "calling each listed tool" if evidence.has_tools else "trying each of valid_actions()")
+                           for t in evidence.sweep)]:
         if trace is None or trace.failure is None or trace.failure is trace.reset:
             continue
         out = trace.failure
@@ -267,6 +268,11 @@ def _robust(evidence: Evidence) -> Check:
         out = trace.failure
         advice = ("treat any unexpected text as an invalid move and answer it with an observation "
                   "(reward 0) instead of raising") if out.status == "exception" else None
-        return failed("robust_to_bad_actions", explain(
-            f"step({short(trace.failed_action)}) with a malformed action", out, advice), out.status)
+        call = parse_tool_call(trace.failed_action) if evidence.has_tools else None
+        what = (f"execute_tool({short(call.name)}, {short(call.arguments, 60)}) with a malformed call"
+                if call is not None else f"step({short(trace.failed_action)}) with a malformed action")
+        if call is not None and out.status == "exception":
+            advice = ("answer a call with unknown, missing or mistyped arguments with an error message "
+                      "(reward 0) instead of raising")
+        return failed("robust_to_bad_actions", explain(what, out, advice), out.status)
     return passed("robust_to_bad_actions")

@@ -23,6 +23,7 @@ from ..envfile.reference import (
 )
 from ..envfile.static import SourceError, env_class, env_class_nodes, parse
 from .config import ValidationConfig
+from .eval_taint import eval_of_action
 from .verdict import STATIC, Check, failed, passed
 
 # Builtins and attributes an environment never needs: dynamic code, files,
@@ -195,8 +196,17 @@ def _imports_allowed(tree: ast.Module, allowed: list[str]) -> Check:
 
 
 def _no_forbidden_names(tree: ast.Module) -> Check:
+    """Forbidden builtins and internals; ``eval(...)`` is allowed except on the agent's action
+    (``eval_taint``: the sandbox contains the file, but a reply run as code can read the answer)."""
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id == "eval"}
+    line = eval_of_action(tree)
+    if line is not None:
+        return failed("no_forbidden_names", f"Line {line} evaluates the agent's action with `eval`, so a reply runs "
+                      "as code with the environment's state in scope (it can read the answer): parse the reply "
+                      "instead (int(), float(), a small arithmetic parser over ast).", STATIC)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and id(node) not in calls:
             return failed("no_forbidden_names", f"Line {node.lineno} uses `{node.id}`, which environments may "
                           "not use (no dynamic code, files or console input): keep all logic and state in "
                           "plain Python inside the class.", STATIC)

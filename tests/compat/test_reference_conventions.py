@@ -54,6 +54,7 @@ ACCEPTED = {
     "bool_reward": ("boxed", "bool_rewards", ()),
     "two_env_classes": ("boxed", "first_env_class", ()),
     "main_demo": ("boxed", "live_code_lints", ()),
+    "eval_own_strings": ("boxed", "live_code_lints", ()),
     "wordle_no_menu": ("boxed", "unverified_feasibility", ("reward_varies",)),
     "placeholder_menu": ("boxed", "placeholder_menus", ("reward_varies",)),
 }
@@ -217,7 +218,7 @@ BROKEN = {
                                                "tool_get_balance() takes acct"),
     "criteria_raise": ("criteria_evaluable", 'Success criterion 2 (self._message_criteria[1]) raises "KeyError'),
     "abstract_first": ("reset_runs", "NotImplementedError"),
-    "eval_in_step": ("no_forbidden_names", "uses `eval`"),
+    "eval_in_step": ("no_forbidden_names", "evaluates the agent's action with `eval`"),
     "ignores_action": ("reward_varies", "The environment ignores its action"),
 }
 

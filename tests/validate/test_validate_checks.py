@@ -25,7 +25,7 @@ BROKEN = [
     ("import_os", {"header": "import random\nimport os"}, "imports_allowed", "Line 2 imports 'os'"),
     ("import_in_method", {"extra": "    def peek(self):\n        from subprocess import run\n        return run"},
      "imports_allowed", "imports 'subprocess'"),
-    ("eval", {"extra": "    def peek(self):\n        return eval('1 + 1')"}, "no_forbidden_names", "uses `eval`"),
+    ("exec", {"extra": "    def peek(self):\n        exec('x = 1 + 1')"}, "no_forbidden_names", "uses `exec`"),
     ("subclasses", {"extra": "    def peek(self):\n        return object.__subclasses__()"},
      "no_forbidden_names", "interpreter internal `.__subclasses__`"),
     ("module_raises", {"constants": f"WORDS = {WORDS!r}\nBROKEN = 1 / 0"}, "loads", "ZeroDivisionError"),
