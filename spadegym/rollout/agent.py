@@ -24,6 +24,9 @@ class View:
     turn: int = 0
     max_turns: int | None = None
     hint: str | None = None  # the raw hint text, for agents that want it separately (the line is in observation)
+    #: The episode's play (level, instance seed, arm), the same whatever order, batch or retry it is played in:
+    #: what an agent seeds an episode's own random stream from ("" where no play stands behind the view).
+    play: str = ""
 
 
 @dataclass

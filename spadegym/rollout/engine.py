@@ -124,6 +124,7 @@ class TurnRules:
             episode_key=item.key, observation=shown, history=history,
             valid_actions=item.valid_actions, tools=item.tools, turn=len(item.history),
             max_turns=item.max_turns, hint=item.hint,
+            play=f"{item.episode.env_id}:{item.episode.seed}:{int(item.hinted)}",
         )
 
     @staticmethod

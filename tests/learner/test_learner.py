@@ -332,3 +332,36 @@ def test_verb_free_references_hold_for_the_game_with_its_actions_renamed():
     plain, verb_free = marks(Featurizer(bits=16)), marks(Featurizer(bits=16, verb_free=True))
     assert plain < verb_free  # the same overlaps, and the references' marks besides (earliest deadline, mention)
     assert len(verb_free - plain) >= 2
+
+
+def test_an_evaluated_episode_draws_the_same_actions_whatever_it_is_played_beside_or_after_a_restart():
+    learner = make_learner(seed=3, config={"hint_prior": 0})
+    observation = "Pick a colour."
+    plays = [f"sky:{seed}:0" for seed in range(12)]
+
+    def played(order: list[int], turns: int = 4, restart: int | None = None) -> dict[str, list[str]]:
+        """Each play's actions over ``turns`` turns, the plays batched in ``order``; ``restart``: that play
+        starts over at turn 2 (a replay after its worker was lost) and only the retry's actions count."""
+        actions: dict[str, list[str]] = {plays[i]: [] for i in order}
+        with learner.evaluating(seed=7):
+            for turn in range(turns):
+                views = [View(f"{k}:{plays[i]}", observation, valid_actions=ACTIONS, turn=turn, play=plays[i])
+                         for k, i in enumerate(order)]
+                if restart is not None and turn == 2:
+                    actions[plays[restart]] = []
+                    views[order.index(restart)].turn = 0
+                for view, reply in zip(views, asyncio.run(learner.act(views))):
+                    actions[view.play].append(reply.action)
+            learner.end_episodes([f"{k}:{plays[i]}" for k, i in enumerate(order)])
+        return actions
+
+    alone = played(list(range(12)))
+    assert len({tuple(a) for a in alone.values()}) > 1  # the plays do draw differently from each other
+    shuffled = played([5, 11, 0, 3, 2, 9, 1, 4, 10, 6, 8, 7])
+    assert shuffled == alone
+    assert played([4, 2]) == {plays[4]: alone[plays[4]], plays[2]: alone[plays[2]]}
+    retried = played(list(range(12)), turns=6, restart=4)
+    assert retried[plays[4]] == played([4], turns=4)[plays[4]]
+    training = learner.rng.bit_generator.state
+    played([0, 1])
+    assert learner.rng.bit_generator.state == training  # evaluation never draws from the training stream

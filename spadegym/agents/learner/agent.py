@@ -10,6 +10,7 @@ way) and takes one Adam step per minibatch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
 from collections.abc import Iterator, Sequence
@@ -95,6 +96,7 @@ class Learner:
                              wide_priors=dict.fromkeys(hint_rule_rows(c.hash_bits), c.hint_prior))
         self.rng = np.random.default_rng([c.seed, 1])
         self.greedy = False  # True: always the best-scored action (no exploration)
+        self.evaluation: EpisodeStreams | None = None  # set inside ``evaluating``
         self.updates = 0
 
     # -- acting ---------------------------------------------------------------
@@ -116,41 +118,49 @@ class Learner:
             fwd = self.scorer.forward(make_batch(feats))
             batch, pairs = fwd.batch, fwd.batch.decision_pairs  # views the lockstep turn shares are scored once
             picks = self._choose(fwd.probs[pairs], fwd.scores[pairs], batch.decision_starts,
-                                 batch.sizes[batch.decision_view])
+                                 batch.sizes[batch.decision_view], [views[i] for i in ready])
             for i, pick in zip(ready, picks):
                 action = (views[i].valid_actions or [])[pick]
                 replies[i] = Reply(text=action, action=action)
         return [r for r in replies if r is not None]
 
-    def _choose(self, probs: np.ndarray, scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> list[int]:
+    def _choose(self, probs: np.ndarray, scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                views: list[View]) -> list[int]:
         if self.greedy:
             return [int(np.argmax(scores[s:s + n])) for s, n in zip(starts, sizes)]
         # Inverse-CDF sampling for all views at once: one uniform draw per view.
         cdf = np.cumsum(probs)
         base = np.where(starts > 0, cdf[starts - 1], 0.0)
-        targets = base + self.rng.random(len(starts)) * (cdf[starts + sizes - 1] - base)
+        draws = self.rng.random(len(starts)) if self.evaluation is None else self.evaluation.draws(views)
+        targets = base + draws * (cdf[starts + sizes - 1] - base)
         picks = np.searchsorted(cdf, targets, side="right")
         return [int(p) for p in np.minimum(picks, starts + sizes - 1) - starts]
 
     def end_episodes(self, keys: list[str]) -> None:
-        """Nothing to forget: the learner keeps no per-episode state."""
+        """Forget the finished episodes' evaluation streams (training keeps no per-episode state)."""
+        if self.evaluation is not None:
+            self.evaluation.end(keys)
 
     async def aclose(self) -> None:
         return None
 
     @contextmanager
     def evaluating(self, seed: int, greedy: bool = False) -> Iterator[Learner]:
-        """Act with a separate random stream (and optionally greedily), restoring the training one after.
+        """Act on random streams of the evaluation's own (and optionally greedily), the training one untouched.
 
         Evaluation therefore never shifts the training trajectory: the curve of a
-        seeded run is the same whatever the evaluation schedule.
+        seeded run is the same whatever the evaluation schedule. Each episode
+        draws from its own stream, seeded by the evaluation's seed and the
+        episode's play (``EpisodeStreams``), so an episode's actions do not
+        depend on which episodes it was played beside or in what order, nor on
+        a replay of it after its worker (or a Ray actor) was lost.
         """
-        saved = self.rng, self.greedy
-        self.rng, self.greedy = np.random.default_rng([self.config.seed, 2, seed]), greedy
+        saved = self.evaluation, self.greedy
+        self.evaluation, self.greedy = EpisodeStreams((self.config.seed or 0, 2, seed)), greedy
         try:
             yield self
         finally:
-            self.rng, self.greedy = saved
+            self.evaluation, self.greedy = saved
 
     # -- learning -------------------------------------------------------------
     def update(self, episodes: Sequence[Episode]) -> dict[str, Any]:
@@ -321,6 +331,31 @@ class Learner:
                 "retrain with `spadegym learn`."
             ) from None
         return learner
+
+
+class EpisodeStreams:
+    """One random stream per episode, seeded by ``base`` and the episode's play; restarted when it restarts."""
+
+    def __init__(self, base: tuple[int, ...]):
+        self.base = base
+        self.streams: dict[str, np.random.Generator] = {}
+
+    def draws(self, views: list[View]) -> np.ndarray:
+        """One uniform draw per view, each from its episode's stream (a first turn starts the stream anew)."""
+        out = np.empty(len(views))
+        for i, view in enumerate(views):
+            stream = self.streams.get(view.episode_key)
+            if stream is None or view.turn == 0:
+                # The play names the episode however it is scheduled; the key only where no play stands behind it.
+                name = (view.play or view.episode_key).encode()
+                digest = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "little")
+                stream = self.streams[view.episode_key] = np.random.default_rng([*self.base, digest])
+            out[i] = stream.random()
+        return out
+
+    def end(self, keys: list[str]) -> None:
+        for key in keys:
+            self.streams.pop(key, None)
 
 
 def _read_meta(meta_file: Path) -> dict[str, Any]:
