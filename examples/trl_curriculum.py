@@ -26,13 +26,29 @@ cli = parser.parse_args()
 
 tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(cli.model))
 model = AutoModelForCausalLM.from_pretrained(cli.model)
-args = GRPOConfig(output_dir=f"{cli.out}/trainer", max_steps=cli.max_steps, per_device_train_batch_size=2,
-                  num_generations=2, max_completion_length=96, max_tool_calling_iterations=2, learning_rate=1e-5,
-                  logging_steps=1, save_strategy="no", report_to="none", use_cpu=not torch.cuda.is_available())
+args = GRPOConfig(
+    output_dir=f"{cli.out}/trainer",
+    max_steps=cli.max_steps,
+    per_device_train_batch_size=2,
+    num_generations=2,
+    max_completion_length=96,
+    max_tool_calling_iterations=2,
+    learning_rate=1e-5,
+    logging_steps=1,
+    save_strategy="no",
+    report_to="none",
+    use_cpu=not torch.cuda.is_available(),
+)
 
 with trl_curriculum(cli.config, cli.out, args, prompt="Win the game.") as curriculum:
-    trainer = GRPOTrainer(model=model, args=args, processing_class=tokenizer, reward_funcs=[reply_reward],
-                          train_dataset=curriculum.dataset, environment_factory=curriculum.environment_factory)
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        processing_class=tokenizer,
+        reward_funcs=[reply_reward],
+        train_dataset=curriculum.dataset,
+        environment_factory=curriculum.environment_factory,
+    )
     trainer.train()
     if trainer.accelerator.is_main_process:
         print("curriculum:", json.dumps(curriculum.status()))

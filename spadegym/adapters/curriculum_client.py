@@ -48,11 +48,15 @@ class CurriculumClient:
             data = json.loads(path.read_text())
             url, token = str(data["url"]), str(data["token"])
         except (OSError, ValueError, KeyError, TypeError):
-            raise CurriculumUnreachable(f"{path} names no curriculum service; start one with `spadegym curriculum "
-                                        f"--config FILE --out {run_dir}` and keep it running.") from None
+            raise CurriculumUnreachable(
+                f"{path} names no curriculum service; start one with `spadegym curriculum "
+                f"--config FILE --out {run_dir}` and keep it running."
+            ) from None
         if not url.startswith(f"http://{LOOPBACK}:"):  # a run directory is data: it never sends us elsewhere
-            raise CurriculumUnreachable(f"{path} names {url!r}, which is not this machine's loopback; start the "
-                                        "service again with `spadegym curriculum`.")
+            raise CurriculumUnreachable(
+                f"{path} names {url!r}, which is not this machine's loopback; start the "
+                "service again with `spadegym curriculum`."
+            )
         return cls(url, token)
 
     def draw(self, ticket: str) -> Draw:
@@ -66,8 +70,10 @@ class CurriculumClient:
 
     def _call(self, route: str, body: dict[str, Any] | None) -> dict[str, Any]:
         request = urllib.request.Request(
-            self.url + route, data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+            self.url + route,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
         try:
             with self._opener.open(request, timeout=self.timeout) as reply:
                 return json.loads(reply.read())
@@ -79,9 +85,10 @@ class CurriculumClient:
             raise UserError(f"the curriculum service refused {route}: {message}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise CurriculumUnreachable(f"no curriculum service answers at {self.url} ({reason}); the trainer's main "
-                                        "process (or `spadegym curriculum`) serves it: check that it is running."
-                                        ) from None
+            raise CurriculumUnreachable(
+                f"no curriculum service answers at {self.url} ({reason}); the trainer's main "
+                "process (or `spadegym curriculum`) serves it: check that it is running."
+            ) from None
 
 
 class _Drawn:
@@ -100,8 +107,15 @@ class CurriculumPlay:
     ``origin`` names where the play ran (a process), kept with the episode in the store (``trace_ref``).
     """
 
-    def __init__(self, client: CurriculumClient, *, actions: str = "raw", max_turns: int = 25,
-                 sandbox: Sandbox | None = None, origin: str = ""):
+    def __init__(
+        self,
+        client: CurriculumClient,
+        *,
+        actions: str = "raw",
+        max_turns: int = 25,
+        sandbox: Sandbox | None = None,
+        origin: str = "",
+    ):
         self.client, self.origin = client, origin
         self._session_args = {"actions": actions, "max_turns": max_turns, "sandbox": sandbox}
         self.session: PlaySession | None = None

@@ -46,13 +46,17 @@ class CurriculumService:
 
     def __init__(self, curriculum: DrivenCurriculum, port: int = 0, host: str = LOOPBACK):
         if host != LOOPBACK:
-            raise UserError(f"the curriculum service listens on {LOOPBACK} only, not {host!r}; the processes of one "
-                            "launch share this machine.")
+            raise UserError(
+                f"the curriculum service listens on {LOOPBACK} only, not {host!r}; the processes of one "
+                "launch share this machine."
+            )
         self.curriculum = curriculum
         self.token = secrets.token_urlsafe(24)
         self._server = ThreadingHTTPServer((host, port), _handler(curriculum, self.token))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="spadegym-curriculum", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="spadegym-curriculum", daemon=True
+        )
         self._thread.start()
         self._address: Path | None = None
 
@@ -93,7 +97,9 @@ def _handler(curriculum: DrivenCurriculum, token: str) -> type[BaseHTTPRequestHa
             if self._allowed() and self.path == "/status":
                 self._send(200, curriculum.status())
             elif self._allowed():
-                self._send(404, {"error": f"no route {self.path}; the routes are /draw, /report and /status."})
+                self._send(
+                    404, {"error": f"no route {self.path}; the routes are /draw, /report and /status."}
+                )
 
         def do_POST(self) -> None:  # noqa: N802 - the base class's name
             if not self._allowed():
@@ -108,19 +114,26 @@ def _handler(curriculum: DrivenCurriculum, token: str) -> type[BaseHTTPRequestHa
                     episode = Episode.from_dict(body["episode"])
                     self._send(200, {"status": curriculum.report(str(body["play_id"]), episode)})
                 else:
-                    self._send(404, {"error": f"no route {self.path}; the routes are /draw, /report and /status."})
+                    self._send(
+                        404, {"error": f"no route {self.path}; the routes are /draw, /report and /status."}
+                    )
             except UserError as exc:
                 self._send(400, {"error": str(exc)})
             except (KeyError, TypeError, ValueError) as exc:
                 self._send(400, {"error": f"malformed {self.path} request ({type(exc).__name__}: {exc})."})
             except Exception as exc:  # noqa: BLE001 - the trainer gets one sentence; the log keeps the trace
                 log.exception("curriculum %s failed", self.path)
-                self._send(500, {"error": f"the curriculum failed on {self.path}: {type(exc).__name__}: {exc}"})
+                self._send(
+                    500, {"error": f"the curriculum failed on {self.path}: {type(exc).__name__}: {exc}"}
+                )
 
         def _allowed(self) -> bool:
             if secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {token}"):
                 return True
-            self._send(403, {"error": "wrong or missing token; use the token the curriculum's main process handed out."})
+            self._send(
+                403,
+                {"error": "wrong or missing token; use the token the curriculum's main process handed out."},
+            )
             return False
 
         def _body(self) -> dict[str, Any] | None:

@@ -67,15 +67,27 @@ class CurriculumToolEnv(SpadegymToolEnv):
 class TrainerCurriculum:
     """What a TRL script passes to ``GRPOTrainer``: ``dataset`` and ``environment_factory``; ``close`` at the end."""
 
-    def __init__(self, client: CurriculumClient, stack: ExitStack, state: Any, *, rows: int, prompt: str,
-                 system: str, max_turns: int):
+    def __init__(
+        self,
+        client: CurriculumClient,
+        stack: ExitStack,
+        state: Any,
+        *,
+        rows: int,
+        prompt: str,
+        system: str,
+        max_turns: int,
+    ):
         self.client, self._stack, self._state = client, stack, state
         self.max_turns = max_turns
         self.dataset = ticket_dataset(rows, prompt=prompt, system=system)
 
     def environment_factory(self) -> CurriculumToolEnv:
-        return CurriculumToolEnv(CurriculumPlay(self.client, max_turns=self.max_turns,
-                                                origin=f"process {self._state.process_index}"))
+        return CurriculumToolEnv(
+            CurriculumPlay(
+                self.client, max_turns=self.max_turns, origin=f"process {self._state.process_index}"
+            )
+        )
 
     def status(self) -> dict[str, Any]:
         return self.client.status()
@@ -97,14 +109,27 @@ def ticket_dataset(rows: int, *, prompt: str = "", system: str = SYSTEM_PROMPT):
     """``rows`` conversational prompts, each with its ``ticket`` (the row's id): the curriculum draws by ticket."""
     from datasets import Dataset
 
-    return Dataset.from_dict({
-        "prompt": [[{"role": "system", "content": system}, {"role": "user", "content": prompt}] for _ in range(rows)],
-        "ticket": [str(i) for i in range(rows)],
-    })
+    return Dataset.from_dict(
+        {
+            "prompt": [
+                [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+                for _ in range(rows)
+            ],
+            "ticket": [str(i) for i in range(rows)],
+        }
+    )
 
 
-def trl_curriculum(config: str | Path | None, run_dir: str | Path, args: Any, *, rows: int = 4096, prompt: str = "",
-                   system: str = SYSTEM_PROMPT, max_turns: int = 25) -> TrainerCurriculum:
+def trl_curriculum(
+    config: str | Path | None,
+    run_dir: str | Path,
+    args: Any,
+    *,
+    rows: int = 4096,
+    prompt: str = "",
+    system: str = SYSTEM_PROMPT,
+    max_turns: int = 25,
+) -> TrainerCurriculum:
     """The curriculum of ``config`` (a ``spadegym run`` config file) in ``run_dir`` (new, or resumed), for a
     GRPOTrainer with ``args`` (its ``num_generations`` is the curriculum's group size). Call it in every process,
     after ``args`` is made (accelerate's state is set up then)."""
@@ -118,14 +143,19 @@ def trl_curriculum(config: str | Path | None, run_dir: str | Path, args: Any, *,
     state = PartialState()
     local = int(os.environ.get("LOCAL_WORLD_SIZE", state.num_processes))
     if local != state.num_processes:
-        raise UserError("the curriculum is served on 127.0.0.1, so every trainer process must run on this machine "
-                        f"({state.num_processes} processes, {local} here); launch on one node.")
+        raise UserError(
+            "the curriculum is served on 127.0.0.1, so every trainer process must run on this machine "
+            f"({state.num_processes} processes, {local} here); launch on one node."
+        )
     stack = ExitStack()
     address: list[Any] = [None, None, None]
     if state.is_main_process:
         try:
-            curriculum = stack.enter_context(driven_curriculum(config, run_dir, generations=args.num_generations,
-                                                               trainer=f"trl {trl.__version__}"))
+            curriculum = stack.enter_context(
+                driven_curriculum(
+                    config, run_dir, generations=args.num_generations, trainer=f"trl {trl.__version__}"
+                )
+            )
             service = stack.enter_context(CurriculumService(curriculum))
             address = [service.url, service.token, None]
         except UserError as exc:
@@ -138,4 +168,6 @@ def trl_curriculum(config: str | Path | None, run_dir: str | Path, args: Any, *,
         raise UserError(error)
     client = CurriculumClient(url, token)
     client.status()  # reachable now, or one sentence
-    return TrainerCurriculum(client, stack, state, rows=rows, prompt=prompt, system=system, max_turns=max_turns)
+    return TrainerCurriculum(
+        client, stack, state, rows=rows, prompt=prompt, system=system, max_turns=max_turns
+    )

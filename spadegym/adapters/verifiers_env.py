@@ -11,6 +11,13 @@ assistant reply goes through spadegym's action rule (its last ``\\boxed{}``),
 the next observation is the next user turn, and the episode's return (the one
 return rule) is recorded as the reward ``return``.
 
+A live curriculum (``--env.taskset.curriculum RUN_DIR``, where ``spadegym
+curriculum`` serves one): each task is a ticket, and each of its rollouts
+(``--num-rollouts``: the config's ``group_size``) draws the ticket's slot from
+the curriculum when it starts and reports its play when it ends. A slot of the
+hint arm shows the hint line; its return is recorded with weight 0 and
+``info["hinted"]``, so its group scores 0 and trains nothing.
+
 The harness is an in-process chat turn (``SpadegymChatHarness``): one model call
 per segment through verifiers' interception endpoint, so every call is traced
 and no agent program needs installing.
@@ -29,6 +36,7 @@ from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.harness import Harness
 from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
 
+from .curriculum_client import CurriculumClient, CurriculumPlay
 from .levels import RunLevels, open_levels
 from .session import PlaySession
 
@@ -47,6 +55,8 @@ class SpadegymTasksetConfig(vf.TasksetConfig):
     """Play the hint arm: the hint line in the first observation."""
     max_turns: int = 25
     """Turn budget for levels that declare none."""
+    curriculum: str = ""
+    """A run directory a ``spadegym curriculum`` service serves: tasks are its draws (``levels`` unused)."""
 
 
 class SpadegymData(vf.TaskData):
@@ -60,6 +70,11 @@ class SpadegymTask(vf.Task[SpadegymData, vf.State, vf.TaskConfig]):
 
 class SpadegymTaskset(vf.Taskset[SpadegymTask, SpadegymTasksetConfig]):
     def load(self) -> Iterator[SpadegymTask]:
+        if self.config.curriculum:  # tickets: each rollout draws its slot from the live curriculum when it starts
+            for i in range(self.config.tasks):
+                yield SpadegymTask(SpadegymData(idx=i, name=f"curriculum#{i}", prompt=None, system_prompt=SYSTEM_PROMPT,
+                                                info={"ticket": str(i)}), self.config.task)
+            return
         if not self.config.levels:
             raise ValueError("set --env.taskset.levels to an environment file, a pool folder or a run directory")
         source = open_levels(self.config.levels)
@@ -83,6 +98,9 @@ class SpadegymEnv(vf.Env[SpadegymEnvConfig]):
 
     async def run(self, task, agents) -> None:
         config: SpadegymTasksetConfig = self.taskset.config
+        if config.curriculum:
+            await self._run_drawn(task, agents, config)
+            return
         session = PlaySession(open_levels(config.levels), hinted=config.hinted, max_turns=config.max_turns)
         info = task.data.info
         try:
@@ -105,12 +123,38 @@ class SpadegymEnv(vf.Env[SpadegymEnvConfig]):
         finally:
             await asyncio.to_thread(session.close)
 
+    async def _run_drawn(self, task, agents, config: SpadegymTasksetConfig) -> None:
+        """One rollout of a curriculum ticket: draw, play, report (once, also when the rollout fails)."""
+        play = CurriculumPlay(CurriculumClient.at(config.curriculum), actions="boxed", max_turns=config.max_turns,
+                              origin="verifiers")
+        try:
+            moved = await asyncio.to_thread(play.start, task.data.info["ticket"])
+            assert play.session is not None and play.draw is not None
+            async with agents.player.interaction(task) as interaction:
+                segment = await interaction.turn(moved.observation)
+                while not segment.terminated:
+                    moved = await asyncio.to_thread(play.session.step, segment.last_reply)
+                    if moved.done:
+                        break
+                    segment = await interaction.turn(moved.observation)
+                ret = await asyncio.to_thread(play.finish)
+                trace = interaction.trace
+                # The hint arm measures regret: recorded, weighted 0, so it never trains.
+                trace.record_reward("return", ret, 0.0 if play.draw.hinted else 1.0)
+                trace.info.update(level_id=play.draw.level_id, round=play.draw.round, hinted=play.draw.hinted,
+                                  play_id=play.draw.play_id)
+        finally:
+            await asyncio.to_thread(play.finish)
+            await asyncio.to_thread(play.close)
 
-def env_config(levels: str, tasks: int = 64, seed: int = 0, hinted: bool = False,
-               max_turns: int = 25) -> SpadegymEnvConfig:
-    """The run's ``[env]`` block for ``verifiers.v1.load_environment``: this taskset over ``levels``."""
+
+def env_config(levels: str = "", tasks: int = 64, seed: int = 0, hinted: bool = False,
+               max_turns: int = 25, curriculum: str = "") -> SpadegymEnvConfig:
+    """The run's ``[env]`` block for ``verifiers.v1.load_environment``: this taskset over ``levels``, or over the
+    draws of the curriculum ``spadegym curriculum`` serves for the run directory ``curriculum``."""
     return SpadegymEnvConfig(taskset=SpadegymTasksetConfig(id="spadegym-verifiers", levels=str(levels), tasks=tasks,
-                                                           seed=seed, hinted=hinted, max_turns=max_turns))
+                                                           seed=seed, hinted=hinted, max_turns=max_turns,
+                                                           curriculum=str(curriculum)))
 
 
 class SpadegymChatHarnessConfig(HarnessConfig):

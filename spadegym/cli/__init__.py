@@ -23,7 +23,7 @@ app = typer.Typer(
 
 # Command modules, in the order `spadegym --help` lists them.
 COMMANDS = ("run", "validate", "play", "learn", "design", "families", "new", "report", "export", "redteam", "eval",
-            "doctor", "serve", "import", "models")
+            "doctor", "serve", "curriculum", "import", "models")
 
 
 def _version(value: bool) -> None:

@@ -109,7 +109,9 @@ class DrivenCurriculum:
         self._tickets: dict[str, _Row] = {}
         self._closed: set[str] = set()  # play ids of the rounds closed by this launch
         self._serial = 0
-        self._launch = secrets.token_hex(4)  # play ids of an earlier launch (before a resume) name no play of this one
+        self._launch = secrets.token_hex(
+            4
+        )  # play ids of an earlier launch (before a resume) name no play of this one
         self.counts = {"drawn": 0, "reported": 0, "duplicates": 0, "rounds_closed": 0}
         loop.suites = []  # held-out play needs an agent of the loop's own: the trainer evaluates its model itself
 
@@ -125,8 +127,18 @@ class DrivenCurriculum:
             opened.handed[play_id] = row.play
             level = opened.opened.levels[row.play.env_id]
             self.counts["drawn"] += 1
-            return Draw(play_id, n, row.play.env_id, level.source or "", f"{row.play.env_id}.py", level.hint,
-                        level.info.skill or "", row.play.seed, row.play.hinted, row.play.group)
+            return Draw(
+                play_id,
+                n,
+                row.play.env_id,
+                level.source or "",
+                f"{row.play.env_id}.py",
+                level.hint,
+                level.info.skill or "",
+                row.play.seed,
+                row.play.hinted,
+                row.play.group,
+            )
 
     def report(self, play_id: str, episode: Episode) -> str:
         """Take a finished play: ``"ok"``, or ``"duplicate"`` for a play already reported (counted once)."""
@@ -137,14 +149,21 @@ class DrivenCurriculum:
                 if play_id in self._closed:
                     self.counts["duplicates"] += 1  # its round is closed: this play was counted in it
                     return "duplicate"
-                raise UserError(f"play {play_id!r} was never drawn from this curriculum; report only the play_id "
-                                "a draw returned.")
+                raise UserError(
+                    f"play {play_id!r} was never drawn from this curriculum; report only the play_id "
+                    "a draw returned."
+                )
             if play_id in opened.episodes:
                 self.counts["duplicates"] += 1
                 return "duplicate"
             slot = opened.handed[play_id]
             # The slot is the server's: a client reports how the play went, never which play it was.
-            episode.env_id, episode.seed, episode.hinted, episode.group = slot.env_id, slot.seed, slot.hinted, slot.group
+            episode.env_id, episode.seed, episode.hinted, episode.group = (
+                slot.env_id,
+                slot.seed,
+                slot.hinted,
+                slot.group,
+            )
             episode.ret = max(-1.0, min(1.0, float(episode.ret)))
             opened.episodes[play_id] = episode
             self.counts["reported"] += 1
@@ -153,8 +172,11 @@ class DrivenCurriculum:
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            return {**self.counts, "next_round": self.loop.state.next_round,
-                    "open_rounds": [r.opened.record.round for r in self._open]}
+            return {
+                **self.counts,
+                "next_round": self.loop.state.next_round,
+                "open_rounds": [r.opened.record.round for r in self._open],
+            }
 
     # -- inside ----------------------------------------------------------------
     def _row_for(self, ticket: str) -> tuple[_Row, int]:
@@ -212,12 +234,13 @@ def _round_of(play_id: str) -> int | None:
 
 
 @contextmanager
-def driven_curriculum(config_file: str | Path | None, run_dir: str | Path, *, generations: int,
-                      trainer: str) -> Iterator[DrivenCurriculum]:
+def driven_curriculum(
+    config_file: str | Path | None, run_dir: str | Path, *, generations: int, trainer: str
+) -> Iterator[DrivenCurriculum]:
     """The curriculum of ``config_file`` (a ``spadegym run`` config) in ``run_dir``: a new run, or the stored one
     resumed (its experiment from the store, its safety settings from ``config_file``, as ``--resume`` does).
 
-    ``generations``: the trainer's plays per group; it must be the config's ``group_size``. ``trainer`` names
+    ``generations``: the trainer's plays per group; it must be the config's ``group_size`` (None: that). ``trainer`` names
     the trainer in the store's versions.
     """
     from .run import build_parts, versions
@@ -225,8 +248,10 @@ def driven_curriculum(config_file: str | Path | None, run_dir: str | Path, *, ge
     settings = read_settings(config_file, None, None, "buffer.capacity=128")
     where = config_file or "the settings"
     if "agent" in settings:
-        raise UserError(f"{where}: remove `agent`; the trainer's model plays the agent's role in a trainer-driven "
-                        "curriculum.")
+        raise UserError(
+            f"{where}: remove `agent`; the trainer's model plays the agent's role in a trainer-driven "
+            "curriculum."
+        )
     settings["agent"] = TRAINER_AGENT
     run_dir = Path(run_dir)
     if (run_dir / DB_NAME).is_file():
@@ -239,9 +264,12 @@ def driven_curriculum(config_file: str | Path | None, run_dir: str | Path, *, ge
     else:
         config = validate_config(settings, source=str(where))
         store = None
+    generations = config.group_size if generations is None else generations
     if config.group_size != generations:
-        raise UserError(f"{where}: group_size is {config.group_size} but the trainer plays {generations} "
-                        f"generations per prompt; set group_size = {generations}.")
+        raise UserError(
+            f"{where}: group_size is {config.group_size} but the trainer plays {generations} "
+            f"generations per prompt; set group_size = {generations}."
+        )
     if store is None:
         store = RunStore.create(run_dir, config.model_dump(mode="json"), {**versions(), "trainer": trainer})
     with ExitStack() as stack:
