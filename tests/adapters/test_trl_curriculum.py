@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -20,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 pytest.importorskip("trl", reason="the train extra (trl) is not installed")
@@ -89,21 +89,26 @@ def test_two_accelerate_processes_train_on_one_curriculum_which_survives_a_kill(
     run = tmp_path / "run"
     args = [str(tiny_model), "--config", str(CONFIG), "--out", str(run)]
 
-    # Launch 1, killed (SIGKILL, the whole launch) as soon as its first round is in the store.
+    # Launch 1, killed (SIGKILL, the launcher and every process under it) as soon as its first round is stored.
+    log = (tmp_path / "first.log").open("w")
     first = subprocess.Popen(
         [*_launch(_free_port()), *args, "--max-steps", "12"],
         cwd=ROOT,
         env=_env(),
         start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 600
     while _committed(run) is None and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)
-    os.killpg(first.pid, signal.SIGKILL)
-    _, err = first.communicate()
+    # torchrun's workers are not in the launcher's process group: each process of the tree is killed.
+    tree = psutil.Process(first.pid).children(recursive=True)
+    for process in [psutil.Process(first.pid), *tree]:
+        process.kill()
+    first.wait()
+    psutil.wait_procs(tree, timeout=60)
+    err = (tmp_path / "first.log").read_text()
     killed_at = _committed(run)
     assert killed_at is not None, err[-3000:]
 

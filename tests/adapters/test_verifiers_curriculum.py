@@ -1,5 +1,5 @@
-"""verifiers, from its own eval command, plays the live curriculum `spadegym curriculum` serves; the service is
-killed and resumed between two evaluations.
+"""verifiers, from its own eval command, plays the live curriculum `spadegym curriculum` serves (the docs'
+example, examples/verifiers_curriculum.sh); the service resumes the run, and starts again after a SIGKILL.
 
 One test for the whole contract (each verifiers command imports for a long while). It runs verifiers 0.4 when
 the side environment scripts/setup-tests makes is there (SPADEGYM_VERIFIERS_04_PYTHON), else this venv's line.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 pytest.importorskip("verifiers.v1", reason="the verifiers extra is not installed")
 
+from spadegym.adapters.curriculum_client import CurriculumClient  # noqa: E402
 from spadegym.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from spadegym.store import RunStore  # noqa: E402
 
@@ -38,12 +40,11 @@ def first_action(request: dict, index: int) -> str:
     return f"\\boxed{{{listed.group(1).split(', ')[0] if listed else 'go'}}}"
 
 
-def serve(run: Path) -> subprocess.Popen:
+def serve(run: Path, bin_dir: Path) -> subprocess.Popen:
     """`spadegym curriculum` for ``run``, once it has named itself in run/curriculum.json."""
     (run / "curriculum.json").unlink(missing_ok=True)
-    service = subprocess.Popen([str(Path(sys.executable).parent / "spadegym"), "curriculum", "--config", str(CONFIG),
-                                "--out", str(run)], start_new_session=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    service = subprocess.Popen([str(bin_dir / "spadegym"), "curriculum", "--config", str(CONFIG), "--out", str(run)],
+                               start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (run / "curriculum.json").is_file():
         assert service.poll() is None and time.monotonic() < deadline, service.communicate()[1][-2000:]
@@ -51,37 +52,40 @@ def serve(run: Path) -> subprocess.Popen:
     return service
 
 
-def evaluate(run: Path, out: Path, server: FakeOpenAIServer) -> subprocess.CompletedProcess:
-    """verifiers' eval command of PYTHON's install (0.3: ``eval``, in-process; 0.4: ``vf-eval``): 4 tickets x 2."""
+def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path: Path) -> None:
     bin_dir = Path(PYTHON).parent
-    classic = (bin_dir / "eval").exists()
-    done = subprocess.run(
-        [str(bin_dir / ("eval" if classic else "vf-eval")), "spadegym-verifiers", "--env.taskset.curriculum", str(run),
-         "--env.taskset.tasks", "4", "--num-rollouts", "2", "--model", "fake-model", "--client.base-url", server.url,
-         "--client.api-key-var", "SPADEGYM_TEST_KEY", "--no-rich", "--no-push", "--output-dir", str(out),
-         *(["--no-serve"] if classic else [])],
-        env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
-def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes_after_a_kill(tmp_path: Path) -> None:
-    run = tmp_path / "run"
+    classic = (bin_dir / "eval").exists()  # verifiers 0.3: its v1 command is `eval`, in-process with --no-serve
+    env = {**os.environ, "OPENAI_API_KEY": "local", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    run = tmp_path / "runs" / "vf-curriculum"
     with FakeOpenAIServer(first_action) as server:
-        service = serve(run)
-        evaluate(run, tmp_path / "out1", server)
-        os.killpg(service.pid, signal.SIGKILL)  # killed, not stopped: the store keeps only committed rounds
-        service.communicate()
-        with RunStore.open(run) as store:
-            assert store.last_complete_round() == 0
+        # The docs' example as a user runs it: the service in the background, verifiers' eval against it.
+        code = (ROOT / "examples" / "verifiers_curriculum.sh").read_text()
+        code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
+        code = code.replace("--no-push", "--no-push --output-dir out1")
+        if classic:
+            code = code.replace("vf-eval", "env eval").replace("--no-push", "--no-push --no-serve")
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        # The service stopped with the script; it printed what it counted. No feedback lost or counted twice.
+        counts = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+        assert counts["drawn"] == counts["reported"] == PLAYS_PER_ROUND and counts["duplicates"] == 0
+        assert counts["rounds_closed"] == 1
 
-        service = serve(run)  # the same command resumes the run
-        evaluate(run, tmp_path / "out2", server)
-        os.killpg(service.pid, signal.SIGTERM)
-        stdout, stderr = service.communicate(timeout=120)
-    counts = json.loads(stdout.strip().splitlines()[-1])
-    # No play's feedback lost or counted twice (the resumed service's own count).
-    assert counts["drawn"] == counts["reported"] == PLAYS_PER_ROUND and counts["duplicates"] == 0, stderr[-2000:]
+        # The same command resumes the run: the next round's draws.
+        service = serve(run, bin_dir)
+        evaluate = code.split("vf-eval" if not classic else "env eval", 1)[1].replace("out1", "out2")
+        second = subprocess.run(["bash", "-euo", "pipefail", "-c", ("env eval" if classic else "vf-eval") + evaluate],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert second.returncode == 0, second.stderr[-3000:]
+        os.killpg(service.pid, signal.SIGKILL)  # killed: the store keeps its committed rounds
+        service.communicate()
+    service = serve(run, bin_dir)  # and starts again on them
+    client = CurriculumClient.at(run)
+    assert client.status()["next_round"] == 2
+    os.killpg(service.pid, signal.SIGTERM)
+    service.communicate(timeout=120)
 
     with RunStore.open(run) as store:
         assert [r["round"] for r in store.rounds()] == [0, 1]
