@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +41,8 @@ CHEAP = {
     # Evaluated at the last round only, which the figures leave out: two families suffice.
     "heldout": {"every": 0, "levels": "easiest", "seeds": 1, "families": ["button_lock", "grid_maze"]},
 }
+#: The rounds whose figures are printed as the run reaches them (and the last).
+MARKS = (10, 100, 250, 500, 750, 1000)
 #: Rounds averaged for each figure (the ten up to the named round).
 WINDOW = 10
 
@@ -83,8 +86,8 @@ def rss_mb() -> float:
 class Meter(RunCallback):
     """Per committed round: wall and CPU seconds since the last one (this process and its sandbox), RSS, store size."""
 
-    def __init__(self, store: Path):
-        self.store = store
+    def __init__(self, store: Path, rounds: int):
+        self.store, self.rounds = store, rounds
         self.rows: list[dict[str, float]] = []
         self.last_wall, self.last_cpu = time.perf_counter(), tree_cpu_s()
 
@@ -98,14 +101,18 @@ class Meter(RunCallback):
                 "store_mb": store_mb(self.store),
             }
         )
+        if len(self.rows) in MARKS:  # a long run shows its figures as it goes
+            print(
+                json.dumps({"round": len(self.rows), **self.at(len(self.rows))}), file=sys.stderr, flush=True
+            )
         self.last_wall, self.last_cpu = time.perf_counter(), tree_cpu_s()
 
     def at(self, n: int) -> dict[str, float]:
         """The figures at round ``n`` (1-based): means over the window up to it (the run's first and last rounds
         left out), RSS and store size at it."""
-        window = [
-            self.rows[i] for i in range(max(0, n - WINDOW), n) if 0 < i < len(self.rows) - 1
-        ] or self.rows[:n]
+        window = [self.rows[i] for i in range(max(0, n - WINDOW), n) if 0 < i < self.rounds - 1] or self.rows[
+            :n
+        ]
         before = self.rows[max(0, n - WINDOW) - 1]["store_mb"] if n > WINDOW else 0.0
         return {
             "seconds_per_round": round(sum(r["wall_s"] for r in window) / len(window), 4),
@@ -120,7 +127,7 @@ def long_run(rounds: int, seed: int, out: Path, report: bool = True) -> dict[str
     """Run ``rounds`` cheap rounds into ``out``; the figures at rounds 10, 100 and ``rounds`` (those reached), and
     with ``report`` the seconds the report of the whole run takes to build."""
     config = RunConfig.model_validate({**CHEAP, "rounds": rounds, "seed": seed, "tensorboard": False})
-    meter = Meter(out / "run.sqlite")
+    meter = Meter(out / "run.sqlite", rounds)
     start = time.perf_counter()
     run(config, out, callbacks=[meter], report=False)
     seconds = time.perf_counter() - start

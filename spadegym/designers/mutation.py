@@ -146,7 +146,7 @@ class MutationDesigner:
         self.stats: dict[str, OperatorStats] = {}
         self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
         self.proposed: dict[str, int] = {}  # family -> levels proposed (family balance)
-        self.visited: dict[str, list[list[float]]] = {}  # family -> knob positions of its levels proposed (novelty)
+        self.visited: dict[str, list[list[float]]] = {}  # family -> distinct knob positions of its levels proposed
         self._spaces: dict[str, EditSpace] = {}
 
     # -- the operator policy -------------------------------------------------
@@ -360,7 +360,11 @@ class MutationDesigner:
                    probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
         self.serial += 1
         self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
-        self.visited.setdefault(family.name, []).append(_position(self.space(family), knobs))
+        # Each position once: novelty is a minimum over them, so a repeat changes nothing, and kept it would grow the
+        # designer's state (written every round) with the rounds played rather than with the family's knob grid.
+        seen, point = self.visited.setdefault(family.name, []), _position(self.space(family), knobs)
+        if point not in seen:
+            seen.append(point)
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = [lineage.operator, self._scope(skill)]
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}

@@ -339,3 +339,18 @@ def test_a_fresh_draw_of_a_game_the_pool_holds_is_one_variation_of_it() -> None:
         DesignContext(skill=SKILL, count=6, parents=_as_parents(first, [0.9, 0.5, 0.5]))))
         if c.lineage.operator == "vary"]
     assert edits and all(set(c.meta["edit"]) != {"variant"} for c in edits)
+
+
+def test_the_designer_keeps_each_proposed_position_once_however_many_rounds_propose_it() -> None:
+    from spadegym.designers.mutation import _position
+
+    family = get_family("knapsack")  # 12 difficulties: 40 proposals repeat some
+    designer = MutationDesigner(seed=1, config={"fresh_uniform": True, "families": ["knapsack"]})
+    points = []
+    for _ in range(40):
+        (cand,) = asyncio.run(designer.propose(DesignContext(skill=family.skill, count=1)))
+        points.append(_position(family, cand.knobs))
+    distinct = [p for i, p in enumerate(points) if p not in points[:i]]
+    assert len(distinct) < len(points)  # the draws did repeat positions
+    assert designer.visited["knapsack"] == distinct  # each once, in the order first proposed
+    assert designer.novelty(family, family.check_knobs(cand.knobs)) == 0.0
