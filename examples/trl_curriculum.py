@@ -3,8 +3,9 @@
     accelerate launch --num_processes 2 examples/trl_curriculum.py MODEL_DIR \
         --config examples/configs/curriculum.toml --out runs/trl-curriculum
 
-(add --cpu to accelerate on a machine without GPUs). The main process serves the curriculum on 127.0.0.1 and
-writes the run store in --out: `spadegym report`/`export` read it, and the same command again resumes it.
+The main process serves the curriculum on 127.0.0.1 and writes the run store in --out: `spadegym report`/`export`
+read it, and the same command again resumes it. --vllm colocate|server samples with vLLM as TRL documents it
+(server: start `VLLM_SERVER_DEV_MODE=1 vllm serve MODEL_DIR` first, on GPUs the trainer does not use).
 """
 
 import argparse
@@ -22,6 +23,12 @@ parser.add_argument("model")
 parser.add_argument("--config", default="examples/configs/curriculum.toml")
 parser.add_argument("--out", default="runs/trl-curriculum")
 parser.add_argument("--max-steps", type=int, default=8)
+parser.add_argument("--vllm", choices=["none", "colocate", "server"], default="none")
+parser.add_argument(
+    "--tool-calls", type=int, default=2, help="turns per rollout (TRL's max_tool_calling_iterations)"
+)
+parser.add_argument("--completion-length", type=int, default=96)
+parser.add_argument("--lr", type=float, default=1e-5)
 cli = parser.parse_args()
 
 tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(cli.model))
@@ -30,14 +37,16 @@ args = GRPOConfig(
     output_dir=f"{cli.out}/trainer",
     max_steps=cli.max_steps,
     per_device_train_batch_size=2,
-    num_generations=2,
-    max_completion_length=96,
-    max_tool_calling_iterations=2,
-    learning_rate=1e-5,
+    num_generations=2,  # = the config's group_size
+    max_completion_length=cli.completion_length,
+    max_tool_calling_iterations=cli.tool_calls,
+    learning_rate=cli.lr,
     logging_steps=1,
     save_strategy="no",
     report_to="none",
     use_cpu=not torch.cuda.is_available(),
+    use_vllm=cli.vllm != "none",
+    **({"vllm_mode": cli.vllm} if cli.vllm != "none" else {}),
 )
 
 with trl_curriculum(cli.config, cli.out, args, prompt="Win the game.") as curriculum:
