@@ -13,7 +13,6 @@ config = RunConfig(
     rounds=2, envs_per_round=4, plays=4, hint_plays=4, group_size=2,  # a tiny run: seconds, not minutes
     skills=["Logical Deduction"], skills_per_round=1,
     heldout={"families": ["code_breaker"], "levels": "easiest", "seeds": 1},
-    tensorboard=False,
 )
 result = run(config, "runs/api", callbacks=[PrintRounds()], report=False)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import sys
 from pathlib import Path
 
 import typer
@@ -13,7 +12,7 @@ from rich.table import Table
 
 from . import app
 from .console import cli_console
-from .errors import UserError, user_errors
+from .errors import UserError, is_llm_error, user_errors
 
 
 def parse_skills(text: str | None) -> list[str] | None:
@@ -34,12 +33,6 @@ def parse_skills(text: str | None) -> list[str] | None:
             raise UserError(f"--skills: '{raw}' names no skill; choose from {', '.join(SKILLS)}.{suggestion}")
         chosen.append(matches[0])
     return chosen or None
-
-
-def _is_llm_error(exc: BaseException) -> bool:
-    """An error from the model server (without importing the client when no LLM was used)."""
-    client = sys.modules.get("spadegym.llm.client")
-    return client is not None and isinstance(exc, client.LLMError)
 
 
 @app.command("design")
@@ -83,7 +76,7 @@ def design_command(
                 summary = design(made, count, chosen, out, box, seed=seed,
                                  on_judged=lambda *_: progress.advance(task))
         except Exception as exc:
-            if _is_llm_error(exc):
+            if is_llm_error(exc):
                 raise UserError(str(exc)) from None
             raise
         finally:

@@ -16,12 +16,18 @@ from .console import cli_console
 
 err_console = cli_console(stderr=True)
 
-__all__ = ["UserError", "err_console", "fail", "user_errors"]
+__all__ = ["UserError", "err_console", "fail", "is_llm_error", "user_errors"]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {escape(safe_text(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def is_llm_error(exc: BaseException) -> bool:
+    """An error from the model server (without importing the client when no LLM was used)."""
+    client = sys.modules.get("spadegym.llm.client")
+    return client is not None and isinstance(exc, client.LLMError)
 
 
 @contextmanager

@@ -14,8 +14,7 @@ from rich.table import Table
 from . import app
 from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
 from .console import cli_console
-from .design_cmd import _is_llm_error
-from .errors import UserError, err_console, fail, user_errors
+from .errors import UserError, err_console, fail, is_llm_error, user_errors
 from .specs import AGENT_SPECS
 
 
@@ -72,7 +71,7 @@ def eval_command(
                                          rollout=RolloutConfig(concurrency=concurrency), options_for=options.get,
                                          on_episode=lambda _: progress.advance(task))
             except Exception as exc:
-                if _is_llm_error(exc):
+                if is_llm_error(exc):
                     raise UserError(str(exc)) from None
                 raise
     broken = regressions(results, base) if base else {}

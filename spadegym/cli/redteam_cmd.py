@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from . import app
 from .console import cli_console
-from .design_cmd import _is_llm_error, parse_skills
-from .errors import UserError, err_console, user_errors
+from .design_cmd import parse_skills
+from .errors import UserError, err_console, is_llm_error, user_errors
 from .specs import AGENT_SPECS
 
 
@@ -80,7 +80,7 @@ def redteam_command(
             err_console.print(escape(f"interrupted; {kept(out)}"), soft_wrap=True, highlight=False)
             raise typer.Exit(130) from None
         except Exception as exc:
-            if _is_llm_error(exc):
+            if is_llm_error(exc):
                 said = kept(out)
                 raise UserError(f"{exc} {said[0].upper()}{said[1:]}") from None
             raise

@@ -80,11 +80,6 @@ def dimension(name: str) -> Dimension:
     return _BY_NAME[name]
 
 
-def default_variation() -> dict[str, Any]:
-    """Every dimension at its default: the family as listed."""
-    return {d.name: d.default for d in DIMENSIONS}
-
-
 def held_out_variation() -> dict[str, Any]:
     """The edge-case slice: every dimension that has held-out choices at its first held-out choice."""
     return {d.name: (d.held_out[0] if d.held_out else d.default) for d in DIMENSIONS}

@@ -213,8 +213,23 @@ class RunConfig(BaseModel):
     # None by default, as in transformers and TRL: the run's store and report hold every figure, and a default
     # must work on the default install.
     report_to: list[str] = Field(default_factory=list, description=f"Where each round's scalars go besides the run's store and report, like TRL's report_to: any of {', '.join(TRACKERS)}; ['all'] for every one installed, [] or ['none'] (the default) for none. A tracker whose package is missing is skipped with a note; all of them work offline (see tracking).")
-    tensorboard: bool = Field(True, description="false takes tensorboard out of report_to (the older switch): TensorBoard event files go to <run>/tensorboard/ (needs the tensorboard package).")
     tracking: TrackingConfig = Field(default_factory=TrackingConfig, description="The wandb and trackio trackers' project and modes (report_to).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_tensorboard_switch(cls, data: Any) -> Any:
+        """``tensorboard = false`` (the switch before ``report_to``) still loads, as tensorboard taken out of
+        ``report_to``: trackers are chosen in one place."""
+        if isinstance(data, dict) and "tensorboard" in data:
+            data = dict(data)
+            if data.pop("tensorboard") is False:
+                from .trackers import TRACKERS, installed
+
+                names = list(data.get("report_to") or [])
+                if "all" in names:
+                    names = [name for name in TRACKERS if installed(name)]
+                data["report_to"] = [name for name in names if name != "tensorboard"]
+        return data
 
     @field_validator("skills")
     @classmethod

@@ -193,7 +193,7 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
         for hook in hooks:
             hook.on_progress(report)
     try:
-        trackers, missing = tracker_callbacks(config.report_to, config.tensorboard, config.tracking,
+        trackers, missing = tracker_callbacks(config.report_to, config.tracking,
                                               config.model_dump(mode="json"))
         hooks += [*trackers, *callbacks, *([ConsoleCallback(console)] if console is not None else [])]
         if changed:

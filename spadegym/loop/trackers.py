@@ -50,15 +50,13 @@ class TrackingConfig(BaseModel):
         return project
 
 
-def chosen(report_to: list[str], tensorboard: bool = True) -> list[str]:
+def chosen(report_to: list[str]) -> list[str]:
     """The trackers ``report_to`` names, in attach order ('all': every installed one; 'none': none)."""
     names = set(report_to)
     if "none" in names:
         return []
     if "all" in names:
         names = {name for name in TRACKERS if installed(name)}
-    if not tensorboard:
-        names.discard("tensorboard")
     return [name for name in TRACKERS if name in names]
 
 
@@ -70,12 +68,12 @@ def installed(name: str) -> bool:
         return False
 
 
-def tracker_callbacks(report_to: list[str], tensorboard: bool, tracking: TrackingConfig,
+def tracker_callbacks(report_to: list[str], tracking: TrackingConfig,
                       settings: dict[str, Any]) -> tuple[list[RunCallback], list[str]]:
     """The callbacks of the chosen trackers, and a note for each one whose package is missing."""
     hooks: list[RunCallback] = []
     notes = []
-    for name in chosen(report_to, tensorboard):
+    for name in chosen(report_to):
         if not installed(name):
             notes.append(f"report_to: {name} is not installed ({install_hint(name)}); its scalars are not written.")
         elif name == "tensorboard":

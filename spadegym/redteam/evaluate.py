@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import make_agent
-from ..agents.registry import AGENTS
 from ..errors import UserError
 from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import Level
@@ -84,7 +83,6 @@ def _lost_line(ep: Episode) -> str:
 
 async def evaluate_suite_async(suite: str | Path | Suite, agents: list[str], *, plays: int = 1, seed: int = 0,
                                rollout: RolloutConfig | None = None, sandbox: SandboxConfig | None = None,
-                               agent_options: dict[str, Any] | None = None,
                                options_for: Callable[[str], dict[str, Any] | None] | None = None,
                                on_episode: Callable[[Episode], None] | None = None) -> dict[str, Any]:
     if not agents:
@@ -94,9 +92,8 @@ async def evaluate_suite_async(suite: str | Path | Suite, agents: list[str], *, 
     results: dict[str, Any] = {}
     with Sandbox(sandbox) as box:
         for spec in agents:
-            # ``agent_options`` go to openai: agents; ``options_for(spec)``, when given, to each agent.
-            options = (options_for(spec) if options_for else None) or (
-                agent_options or {} if AGENTS.parse(spec).kind == "openai" else {})
+            # ``options_for(spec)``: ``make_agent``'s options for each agent, built for its kind by the caller.
+            options = (options_for(spec) if options_for else None) or {}
             results[spec] = await _score_agent(loaded, spec, box, plays=plays, seed=seed, rollout=rollout,
                                                agent_options=options, on_episode=on_episode)
     return {"format": RESULTS_FORMAT, "suite": loaded.name, "path": str(loaded.path), "pass_at": loaded.pass_at,

@@ -64,7 +64,7 @@ class Episode:
     @property
     def scored(self) -> bool:
         """Whether the episode may be scored: infrastructure failures never count as losses."""
-        return self.failure is None or self.failure == "agent_format"
+        return self.failure is None
 
     def to_dict(self) -> dict[str, Any]:
         """What ``dataclasses.asdict`` gives, built directly: its generic deep copy is most of the cost of

@@ -22,6 +22,6 @@ def test_levels_are_scored_by_their_no_hint_learning_progress(tmp_path) -> None:
         first = {e["env_id"] for e in store.environments() if e["round"] == 0}
         for env_id in first:  # a level of round 0: its skill had no running win rate yet (0.5)
             returns = [e["ret"] for e in store.episodes(env_id=env_id, round=0, split="train", hinted=False)
-                       if e["failure"] in (None, "agent_format")]
+                       if e["failure"] is None]
             assert levels[env_id]["history"][0][3] == round(learning_progress(returns, 0.5), 4)
     assert all(level["score"] >= 0 for level in levels.values())

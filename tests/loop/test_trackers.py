@@ -46,9 +46,18 @@ def test_report_to_names_trackers_as_trl_does() -> None:
     assert chosen(["trackio", "wandb", "tensorboard"]) == ["tensorboard", "wandb", "trackio"]
     assert chosen(["none"]) == [] and chosen([]) == []
     assert chosen(["all"]) == [name for name in ("tensorboard", "wandb", "trackio") if installed(name)]
-    assert chosen(["tensorboard", "wandb"], tensorboard=False) == ["wandb"]  # the older switch still works
     with pytest.raises(ValueError, match="report_to"):
         RunConfig(report_to=["mlflow"])
+
+
+def test_the_older_tensorboard_switch_loads_into_report_to():
+    from spadegym.loop.config import RunConfig
+
+    assert "tensorboard" not in RunConfig.model_fields  # one concept: report_to
+    assert RunConfig(tensorboard=False).report_to == [] and RunConfig(tensorboard=True).report_to == []
+    everything = RunConfig(tensorboard=False, report_to=["all"]).report_to
+    assert "tensorboard" not in everything and "all" not in everything
+    assert RunConfig(tensorboard=False, report_to=["tensorboard", "wandb"]).report_to == ["wandb"]
 
 
 def test_wandb_and_trackio_get_every_round_offline(tmp_path, monkeypatch, capfd) -> None:
