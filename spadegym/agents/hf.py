@@ -1,7 +1,8 @@
 """``hf:PATH`` as an agent: a local model plays through the rollout runner and learns from its episodes.
 
 Each episode is one token sequence (``tokens.Trace``): the chat template
-renders the first observation, the model's replies are kept as sampled, and
+renders the first observation (and a tool-use level's tools, ``tools=``, when
+the template shows them), the model's replies are kept as sampled, and
 later observations are appended as chat turns. All live episodes of a turn
 are generated in one batch (``lockstep``), and each episode keeps its keys and
 values between turns (the policy's prefix cache), so a turn encodes only its
@@ -26,6 +27,7 @@ from ..signals.advantages import group_advantages
 from ..train import Policy, Sample, Trace, TrainConfig
 from .base import Reply, View
 from .prompt import SYSTEM_PROMPT, system_message, user_message
+from .tool_protocol import api_tools
 
 SHORT_PROMPT = (
     "You are playing a text-based game. Answer with one action from the valid actions, inside \\boxed{}, "
@@ -98,7 +100,11 @@ class HFAgent:
             live = self._live.get(view.episode_key)
             message = user_message(view)
             if live is None:
-                trace = Trace(chat.prompt([system_message(view, PROMPTS[self.config.system_prompt]), message]))
+                # A tool-use level's tools go through the chat template when it renders them (``tools=``);
+                # otherwise their schemas are written into the system message.
+                native = bool(view.tools) and chat.renders_tools
+                system = system_message(view, PROMPTS[self.config.system_prompt], native_tools=native)
+                trace = Trace(chat.prompt([system, message], tools=api_tools(view.tools) if native else None))
                 live = self._live[view.episode_key] = (next(self._refs), trace)
             else:
                 trace = live[1]

@@ -17,3 +17,7 @@ class OpenAIAgentConfig(BaseModel):
     stop_on_unavailable: bool = Field(
         True, description="Raise LLMUnavailable when the server cannot be reached, instead of failing episodes one by one.")
     system_prompt: str = Field(SYSTEM_PROMPT, description="The system message of every episode.")
+    native_tools: bool = Field(
+        True, description="Send a tool-use level's tools as the API's `tools` and read the reply's `tool_calls` "
+                          "(the text protocol <tool_call>{json}</tool_call> is read either way); a server that "
+                          "refuses them is asked again without.")

@@ -24,15 +24,23 @@ TOOLS_PROMPT = (
     "To call a tool, put one JSON object {{\"name\": ..., \"arguments\": {{...}}}} inside \\boxed{{}}."
 )
 
+NATIVE_TOOLS_PROMPT = (
+    "\n\nThis game is played with tools: call them with tool calls (or write "
+    "<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>). When you know the answer, give it "
+    "inside \\boxed{}."
+)
+
 #: Valid-action lists longer than this are cut (the model still sees how many there are).
 MAX_LISTED_ACTIONS = 60
 
 
-def system_message(view: View, base: str = SYSTEM_PROMPT) -> dict[str, str]:
-    """The system message of an episode (the tools schema is added for tool-use games)."""
+def system_message(view: View, base: str = SYSTEM_PROMPT, native_tools: bool = False) -> dict[str, str]:
+    """The system message of an episode. In a tool-use game: how to call the tools, and their schemas
+    unless they travel natively (``native_tools``: the API's ``tools``, or the chat template's)."""
     text = base
     if view.tools:
-        text += TOOLS_PROMPT.format(schema=json.dumps(view.tools, indent=1, default=str))
+        text += NATIVE_TOOLS_PROMPT if native_tools else TOOLS_PROMPT.format(
+            schema=json.dumps(view.tools, indent=1, default=str))
     return {"role": "system", "content": text}
 
 
@@ -52,6 +60,22 @@ def user_message(view: View) -> dict[str, str]:
     return {"role": "user", "content": "\n\n".join(parts)}
 
 
-def assistant_message(content: str) -> dict[str, Any]:
-    """A past reply as it goes back into the conversation (reasoning already removed)."""
-    return {"role": "assistant", "content": content}
+def assistant_message(content: str, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A past reply as it goes back into the conversation (reasoning already removed), with its native
+    tool calls (``tool_protocol.history_calls``) when it made any."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def tool_messages(view: View, call_ids: list[str]) -> list[dict[str, Any]]:
+    """The observation after native tool calls, as one ``tool`` message per call: each its own output when
+    the observation holds one per call (the runtime joins them with a blank line), else the whole
+    observation answers the first and the others point to it."""
+    content = user_message(view)["content"]
+    parts = view.observation.split("\n\n")
+    if len(call_ids) > 1 and len(parts) == len(call_ids):
+        return [{"role": "tool", "tool_call_id": i, "content": part} for i, part in zip(call_ids, parts)]
+    return [{"role": "tool", "tool_call_id": i, "content": content if n == 0 else "(output above)"}
+            for n, i in enumerate(call_ids)]

@@ -90,6 +90,9 @@ class ChatResult:
     seconds: float = 0.0
     attempts: int = 1
     trace_ref: str | None = None  # a local model's opaque reference to the completion's token sequence
+    #: Native tool calls (``message.tool_calls``): each ``{"id", "name", "arguments"}``, arguments as the
+    #: server sent them (a JSON string, or an object some servers send), bounded by ``_tool_calls``.
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _openai() -> Any:
@@ -204,7 +207,8 @@ class LLMClient:
         # Counted only once the whole reply is read: a malformed body is retried, not counted.
         result = ChatResult(text=text, reasoning=reasoning,
                             finish_reason=safe_text(finish) if isinstance(finish, str) else None,
-                            usage=usage, seconds=time.perf_counter() - start, attempts=attempts)
+                            usage=usage, seconds=time.perf_counter() - start, attempts=attempts,
+                            tool_calls=_tool_calls(message.get("tool_calls")))
         for key, value in usage.items():
             self.usage[key] += value
         return result
@@ -220,6 +224,37 @@ def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"a reply's text is a {type(value).__name__}, not a string")
     return safe_text(value)
+
+
+#: Most native tool calls read from one reply, and the longest name and arguments text of each.
+MAX_TOOL_CALLS = 16
+_MAX_TOOL_NAME = 200
+_MAX_TOOL_ARGUMENTS = 64 * 1024
+
+
+def _tool_calls(value: Any) -> list[dict[str, Any]]:
+    """A reply's native tool calls as ``{"id", "name", "arguments"}`` (arguments: text, or re-encoded JSON
+    text when the server sent an object); calls without a usable name, or past the bounds, are dropped."""
+    if not isinstance(value, list):
+        return []
+    calls = []
+    for item in value[:MAX_TOOL_CALLS]:
+        function = item.get("function") if isinstance(item, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name.strip() or len(name) > _MAX_TOOL_NAME:
+            continue
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            try:
+                arguments = json.dumps(arguments if arguments is not None else {}, allow_nan=False)
+            except (TypeError, ValueError, RecursionError):
+                continue
+        if len(arguments) > _MAX_TOOL_ARGUMENTS:
+            continue
+        call_id = item.get("id")
+        calls.append({"id": safe_text(call_id)[:_MAX_TOOL_NAME] if isinstance(call_id, str) else f"call_{len(calls)}",
+                      "name": safe_text(name.strip()), "arguments": safe_text(arguments)})
+    return calls
 
 
 def _count(value: Any) -> int:

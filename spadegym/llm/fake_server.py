@@ -32,6 +32,9 @@ class FakeReply:
     finish_reason: str = "stop"
     trickle_s: float = 0.0  # send the body one byte at a time, this long apart
     chunked: bool = False  # send the body in chunks without a Content-Length
+    #: Native tool calls, each ``{"name": ..., "arguments": {...}}`` (sent as OpenAI's ``message.tool_calls``,
+    #: arguments as a JSON string, finish reason ``tool_calls``).
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 class _Server(ThreadingHTTPServer):
@@ -188,12 +191,18 @@ def _completion(request: dict[str, Any], reply: FakeReply, model: str) -> dict[s
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.reasoning_content is not None:
         message["reasoning_content"] = reply.reasoning_content
+    finish = reply.finish_reason
+    if reply.tool_calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {
+            "name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
+            for i, call in enumerate(reply.tool_calls)]
+        finish = "tool_calls"
     prompt_chars = sum(len(str(m.get("content", ""))) for m in request.get("messages", []))
     prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, len(reply.content) // 4)
     return {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
         "model": request.get("model", model),
-        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }

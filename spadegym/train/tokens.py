@@ -14,6 +14,7 @@ the environment's tokens, no loss) and the sampling log-probabilities.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,24 @@ class ChatTokens:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def prompt(self, messages: list[dict[str, str]]) -> list[int]:
-        """The ids of a conversation up to the start of the model's reply."""
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    def prompt(self, messages: list[dict[str, str]], tools: list[dict[str, Any]] | None = None) -> list[int]:
+        """The ids of a conversation up to the start of the model's reply; ``tools`` (OpenAI function
+        schemas) rendered by the template, as TRL and transformers pass them (``tools=``)."""
+        extra = {"tools": tools} if tools else {}
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
         return self.encode(text)
+
+    @functools.cached_property
+    def renders_tools(self) -> bool:
+        """Whether the chat template shows the ``tools`` it is given (many small models' templates ignore them)."""
+        probe = [{"type": "function", "function": {"name": "spadegym_probe_tool", "description": "",
+                                                   "parameters": {"type": "object", "properties": {}}}}]
+        try:
+            text = self.tokenizer.apply_chat_template([{"role": "user", "content": "a"}], tools=probe,
+                                                      tokenize=False, add_generation_prompt=True)
+        except Exception:  # noqa: BLE001 - a template that cannot take tools does not render them
+            return False
+        return "spadegym_probe_tool" in text
 
     def _turn_marker(self) -> str:
         """The template's text after a reply's end-of-turn token (e.g. ChatML's newline)."""

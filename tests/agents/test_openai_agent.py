@@ -133,12 +133,13 @@ def test_the_conversation_is_kept_verbatim_per_episode_and_forgotten_at_its_end(
     assert len(third) == 2 and third[1]["content"] == "new episode"
 
 
-def test_tools_schema_reaches_the_system_prompt() -> None:
+def test_tools_reach_the_model_and_a_boxed_json_call_is_still_the_action() -> None:
     tools = [{"name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]
     with FakeOpenAIServer(['\\boxed{{"name": "lookup", "arguments": {"q": "x"}}}']) as server:
         reply = play_one(agent_for(server), tools=tools)
-        system = server.requests[0]["messages"][0]["content"]
-    assert '"lookup"' in system and "JSON" in system
+        request = server.requests[0]
+    assert request["tools"][0]["function"]["name"] == "lookup"  # natively (tests/agents/test_openai_tools.py)
+    assert "<tool_call>" in request["messages"][0]["content"]
     assert reply.action == '{"name": "lookup", "arguments": {"q": "x"}}'
 
 
