@@ -211,12 +211,28 @@ def deliver_action(action: str, action_format: str) -> str:
     return action
 
 
-def reduce_action(text: str) -> str:
-    """A scripted action (a ``solution()`` item) reduced as an agent's reply is: the last box's content.
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
-    Text without a box is kept (stripped): it is already an action.
+
+def answer_tag(reply: str) -> str | None:
+    """The content of a reply's last ``<answer>...</answer>`` (thinking removed), or None.
+
+    In a tool game a reply without a box may answer in the tags the reference's tool protocol uses;
+    that content is then the action (``rollout.engine``, and ``reduce_action`` for solution items).
+    """
+    found = _ANSWER_TAG.findall(strip_thinking(reply))
+    return found[-1].strip() if found else None
+
+
+def reduce_action(text: str, tool_game: bool = False) -> str:
+    """A scripted action (a ``solution()`` item) reduced as an agent's reply is: the last box's content;
+    in a tool game (``tool_game``), failing a box, the last ``<answer>``'s.
+
+    Text without either is kept (stripped): it is already an action.
     """
     boxed = extract_action(text) if _BOXED.search(text) else None
+    if boxed is None and tool_game and "<tool_call>" not in text:
+        boxed = answer_tag(text)
     return boxed if boxed is not None else text.strip()
 
 

@@ -17,7 +17,9 @@ environment; its tools are shown in ``View.tools``. An action that is a tool
 call (``envfile.parse_tool_call``: the last box holds ``{"name": ...,
 "arguments": {...}}``) goes to the worker's ``execute_tool`` instead of
 ``step`` and is recorded in ``Turn.tool_call``; its result is the next
-observation. Any other action still goes to ``step``. A tool call is a turn:
+observation. Any other action still goes to ``step``. A reply without a box
+is read by the reference's text protocol (``text_protocol_request``): its
+first ``<tool_call>`` block is the call, else its ``<answer>`` the answer. A tool call is a turn:
 it counts toward ``max_turns``, and an environment error in it is a failure of
 the same category as one in ``step``. Reference tool-use games (the
 ``tool_call`` action format) follow the reference's protocol instead: a reply
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..envfile import episode_return, extract_action, parse_tool_call, strip_thinking, with_hint
-from ..envfile.contract import PLAIN, TOOL_CALL, reference_box
+from ..envfile.contract import PLAIN, TOOL_CALL, answer_tag, reference_box
 from ..envfile.reference import listed_actions, parse_tagged_calls
 from ..sandbox import EnvHandle, Outcome
 from .agent import Reply, View
@@ -137,6 +139,8 @@ class TurnRules:
         """
         if item.action_format != PLAIN:
             return reference_request(item.action_format, reply)
+        if reply.action is None and item.tools is not None:
+            return text_protocol_request(reply)
         if reply.action is None:
             return None
         call = parse_tool_call(reply.action) if item.tools is not None else None
@@ -218,6 +222,17 @@ class TurnRules:
         ep.ret = episode_return(item.last_reward, ep.terminated) if ep.failure is None else 0.0
         ep.seconds = time.perf_counter() - item.started
         item.ended = True
+
+
+def text_protocol_request(reply: Reply) -> Request | None:
+    """A reply without a box in a spadegym tool game, read by the reference's text protocol: its first
+    ``<tool_call>`` block is the tool call (one action per turn), else its last ``<answer>`` the answer;
+    None (a format failure) when it holds neither."""
+    calls = parse_tagged_calls(reply.text)
+    if calls:
+        return "tool", calls[0].to_dict()
+    answer = answer_tag(reply.text)
+    return ("step", {"action": answer}) if answer else None
 
 
 def reference_request(action_format: str, reply: Reply) -> Request:

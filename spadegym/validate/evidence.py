@@ -119,7 +119,7 @@ class Evidence(OptionalMethods):
     def solution_actions(self) -> list[str] | None:
         """solution() as the actions the gate plays: each item reduced as an agent's reply is."""
         raw = self.raw_solution
-        return None if raw is None else [reduce_action(a) for a in raw]
+        return None if raw is None else [reduce_action(a, self.has_tools) for a in raw]
 
     @property
     def solution_is_text(self) -> bool:
@@ -161,7 +161,7 @@ def _solution_play(handle: EnvHandle, seed: int, tools: bool,
     solution = yield handle, "call", {"method": "solution", "args": []}
     keep(trace, solution)
     if solution.ok:
-        yield from _play_actions(handle, trace, [reduce_action(a) for a in solution.value], tools)
+        yield from _play_actions(handle, trace, [reduce_action(a, tools) for a in solution.value], tools)
 
 
 def _play_actions(handle: EnvHandle, trace: Trace, actions: list[str], tools: bool) -> Probe:
@@ -195,7 +195,7 @@ def _sequence_plays(evidence: Evidence, handle: EnvHandle) -> Probe:
         evidence.sequences.append(trace)
         if not trace.reset.ok:
             return
-        yield from _play_actions(handle, trace, [reduce_action(a) for a in actions], evidence.has_tools)
+        yield from _play_actions(handle, trace, [reduce_action(a, evidence.has_tools) for a in actions], evidence.has_tools)
         if trace.failure is not None or (trace.ended and is_success(trace.ret)):
             return
 
