@@ -8,7 +8,8 @@ batches in the layout its loss reads (``prompt_ids``, ``completion_ids``,
 masks, ``advantages``), calls ``trainer.compute_loss`` (TRL's GRPO loss:
 clipped ratios, ``loss_type`` aggregation, optional KL) and steps the
 trainer's optimizer. ``trainer.train()`` is never called: it would own the
-generation loop, and with it the rounds.
+generation loop, and with it the rounds. Every part of the trainer this reaches
+is reached through ``grpo_loss.GRPOLoss``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import json
 import math
 import os
 import random
-import tempfile
 import time
-import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 from ..errors import UserError
 from .config import TrainConfig
 from .constrained import ConstrainedRows, TokenConstraint
+from .grpo_loss import GRPOLoss
 from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
 from .sampled import CountTokens
 from .serving import Serving
@@ -85,32 +85,14 @@ class Policy:
         return cls(model, tokenizer, config, seed=seed, name=Path(path).name, source=str(path))
 
     # -- TRL ----------------------------------------------------------------------
-    def _build_trainer(self) -> Any:
-        from datasets import Dataset
-        from trl import GRPOConfig, GRPOTrainer
-
+    def _build_trainer(self) -> GRPOLoss:
         c = self.config
-        with warnings.catch_warnings():  # transformers renamed the Trainer's setting; TRL still sets the old name
-            warnings.filterwarnings("ignore", "`gradient_checkpointing` is deprecated", FutureWarning)
-            args = GRPOConfig(
-                output_dir=tempfile.mkdtemp(prefix="spadegym-trl-"), report_to="none", save_strategy="no",
-                learning_rate=c.lr, lr_scheduler_type="constant", max_grad_norm=c.max_grad_norm,
-                loss_type=c.loss_type, epsilon=c.epsilon, epsilon_high=c.epsilon_high, beta=c.beta,
-                num_iterations=c.epochs, temperature=c.temperature, per_device_train_batch_size=2,
-                num_generations=2, gradient_accumulation_steps=1, use_cpu=self.device == "cpu",
-                bf16=_dtype_name(c) == "bfloat16", seed=self.seed, disable_dropout=True, logging_strategy="no",
-                gradient_checkpointing=c.gradient_checkpointing,
-            )
         _no_hub_telemetry()
-        # The loop computes every reward and advantage; TRL's own reward hook must never run.
-        trainer = GRPOTrainer(model=self.model, reward_funcs=[_rewards_come_from_the_loop], args=args,
-                              train_dataset=Dataset.from_dict({"prompt": ["-"]}), processing_class=self.tokenizer)
-        if c.generation == "vllm":
-            # The loss then weighs tokens by the batch's ``importance_sampling_ratio`` (TRL's correction for vLLM);
-            # set after construction, since TRL's own vLLM client is never built: the samples come from the loop.
-            trainer.use_vllm = True
-            trainer.vllm_importance_sampling_correction = True
-        return trainer
+        return GRPOLoss(self.model, self.tokenizer, lr=c.lr, max_grad_norm=c.max_grad_norm, loss_type=c.loss_type,
+                        epsilon=c.epsilon, epsilon_high=c.epsilon_high, beta=c.beta, epochs=c.epochs,
+                        temperature=c.temperature, cpu=self.device == "cpu", bf16=_dtype_name(c) == "bfloat16",
+                        seed=self.seed, gradient_checkpointing=c.gradient_checkpointing,
+                        importance_sampling=c.generation == "vllm")
 
     # -- sampling -----------------------------------------------------------------
     def generate(self, prompts: Sequence[list[int]], max_new_tokens: int, *, keys: Sequence[Hashable] | None = None,
@@ -284,16 +266,15 @@ class Policy:
         roles = {s.role for s in samples}
         if len(roles) > 1:
             raise ValueError(f"one update trains one role; got samples of {sorted(roles)}")
-        # The trainer's loss reads its `loss_type` at every call: one policy, an aggregation per role.
-        trainer.loss_type = self.config.designer_loss_type if roles == {"designer"} else self.config.loss_type
         order = sorted(range(len(samples)), key=lambda i: len(samples[i].trace))  # similar lengths pad less
         micro = self._micro_batches([len(samples[i].trace) for i in order], order)
         batches = [self.batch([samples[i] for i in idx]) for idx in micro]
         total = sum(int((b["completion_mask"] * b["tool_mask"]).sum()) for b in batches)
         for b in batches:
             b["num_items_in_batch"] = torch.tensor(float(total), device=self.device)
-        trainer.current_gradient_accumulation_steps = len(batches)
-        trainer.args.steps_per_generation = len(batches)
+        # The trainer's loss reads its aggregation at every call: one policy, an aggregation per role.
+        trainer.prepare(self.config.designer_loss_type if roles == {"designer"} else self.config.loss_type,
+                        len(batches))
         model.train()
         mismatch: dict[str, float] = {}
         if self.config.epochs > 1 or self.config.beta > 0 or self.serving is not None:
@@ -308,11 +289,8 @@ class Policy:
         losses = []
         for _ in range(self.config.epochs):
             for b in batches:
-                with trainer.compute_loss_context_manager():
-                    loss = trainer.compute_loss(model, b)
-                trainer.accelerator.backward(loss)
-                losses.append(float(loss.detach()))
-            grad_norm = trainer.accelerator.clip_grad_norm_(model.parameters(), self.config.max_grad_norm)
+                losses.append(trainer.backward(model, b))
+            grad_norm = trainer.clip_grad_norm(model.parameters(), self.config.max_grad_norm)
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
         self.updates += 1
@@ -398,12 +376,10 @@ class Policy:
 
         input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
         attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
-        logps, _, _ = self.trainer._get_per_token_logps_and_entropies(
-            self.model, input_ids, attention, batch["completion_ids"].size(1))
-        return logps
+        return self.trainer.token_logprobs(self.model, input_ids, attention, batch["completion_ids"].size(1))
 
     def _reference_logprobs(self, batch: dict[str, Any]) -> Any:
-        ref = self.trainer.ref_model
+        ref = self.trainer.reference_model
         self._unfold_adapter()
         if ref is None and self.config.lora:
             with self.model.disable_adapter():
@@ -415,9 +391,7 @@ class Policy:
 
         input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
         attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
-        logps, _, _ = self.trainer._get_per_token_logps_and_entropies(ref, input_ids, attention,
-                                                                      batch["completion_ids"].size(1))
-        return logps
+        return self.trainer.token_logprobs(ref, input_ids, attention, batch["completion_ids"].size(1))
 
     def _kl_to_sampling(self, batch: dict[str, Any]) -> tuple[float, int]:
         """Mean k3 estimate of KL(sampling policy || updated policy) over trained tokens, and their count."""
@@ -432,13 +406,11 @@ class Policy:
 
     def _trainer_metrics(self) -> dict[str, float]:
         """TRL's logged metrics of this update (entropy, clip ratios, KL), averaged, then cleared."""
-        metrics = self.trainer._metrics["train"]
         out = {}
-        for key, values in metrics.items():
+        for key, values in self.trainer.take_metrics().items():
             finite = [v for v in values if v is not None and not math.isnan(v)]
             if finite and key.split("/")[0] in ("entropy", "clip_ratio", "kl", "policy_loss"):
                 out[key.replace("/", "_")] = float(np.mean(finite))
-        metrics.clear()
         return out
 
     # -- checkpoints ----------------------------------------------------------------
@@ -593,10 +565,6 @@ def importance_weights(batches: Sequence[dict[str, Any]], cap: float) -> dict[st
     return {"is_logratio_mean": float(diff.abs().mean()), "is_logratio_max": float(diff.abs().max()),
             "is_weight_mean": float(torch.clamp(weight, max=cap).mean()),
             "is_truncated": float((weight > cap).float().mean())}
-
-
-def _rewards_come_from_the_loop(*args: Any, **kwargs: Any) -> list[float]:
-    raise RuntimeError("spadegym computes rewards in its loop; the trainer's reward hook is not used")
 
 
 def _checkpoint_activations(model: Any) -> None:

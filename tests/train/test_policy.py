@@ -75,10 +75,9 @@ def test_observation_tokens_carry_no_loss(tiny_dir):
         batch = policy.batch([Sample(tr, 1.0, "agent")])
         batch["num_items_in_batch"] = (batch["completion_mask"] * batch["tool_mask"]).sum().float()
         batch["old_per_token_logps"] = batch["sampling_per_token_logps"] - 0.1  # a ratio away from 1
-        policy.trainer.current_gradient_accumulation_steps = 1
-        policy.trainer.args.steps_per_generation = 1
+        policy.trainer.prepare(policy.config.loss_type, 1)
         with torch.no_grad():
-            return float(policy.trainer.compute_loss(policy.model, batch))
+            return float(policy.trainer.loss(policy.model, batch))
 
     other = Trace(trace.prompt, list(trace.completion), list(trace.mask), list(trace.logprobs))
     masked = [i for i, m in enumerate(other.mask) if m == 0][-5:]
