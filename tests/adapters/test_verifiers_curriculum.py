@@ -75,9 +75,10 @@ def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path:
 
         # The same command resumes the run: the next round's draws.
         service = serve(run, bin_dir)
-        evaluate = code.split("vf-eval" if not classic else "env eval", 1)[1].replace("out1", "out2")
-        second = subprocess.run(["bash", "-euo", "pipefail", "-c", ("env eval" if classic else "vf-eval") + evaluate],
-                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        command = "\n" + ("env eval" if classic else "vf-eval")
+        evaluate = code[code.index(command) + 1 :].replace("out1", "out2")  # the script's eval line, again
+        second = subprocess.run(["bash", "-euo", "pipefail", "-c", evaluate], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=600)
         assert second.returncode == 0, second.stderr[-3000:]
         os.killpg(service.pid, signal.SIGKILL)  # killed: the store keeps its committed rounds
         service.communicate()
