@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import openenv_import  # noqa: F401  (first: OpenEnv without its unused web UI)
+
+# isort: split
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.generic_client import GenericEnvClient

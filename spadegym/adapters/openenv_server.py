@@ -32,6 +32,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
+from . import openenv_import  # noqa: F401  (first: OpenEnv without its unused web UI)
+
+# isort: split
 from fastapi import HTTPException
 from openenv.core.env_server import create_app
 from openenv.core.env_server.interfaces import Environment

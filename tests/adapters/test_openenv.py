@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+pytest.importorskip("spadegym.adapters.openenv_import", reason="the openenv extra is not installed")
 
 import httpx  # noqa: E402
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
@@ -192,3 +193,12 @@ def test_the_server_environment_pays_step_rewards_or_the_return(tmp_path: Path) 
                 for a in (f"go {room}", "take key", "go back", "open door")]
         env.close()
         assert paid == pytest.approx(expected)
+
+
+def test_spadegym_imports_openenv_without_its_unused_web_ui() -> None:
+    code = ("import sys, spadegym.adapters.openenv_server, spadegym.adapters.openenv_client, openenv.core\n"
+            "assert 'gradio' not in sys.modules and openenv.core.create_web_interface_app is None\n"
+            "import gradio\n")  # ... and anyone else's later import of Gradio still works
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "ENABLE_WEB_INTERFACE"})
+    assert done.returncode == 0, done.stderr[-2000:]

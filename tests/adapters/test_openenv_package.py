@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openenv.core.env_server")
+pytest.importorskip("spadegym.adapters.openenv_import")
 from openenv.cli._validation import validate_multi_mode_deployment, validate_running_environment  # noqa: E402
 from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser  # noqa: E402
 from test_openenv import free_port  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+pytest.importorskip("spadegym.adapters.openenv_import", reason="the openenv extra is not installed")
 
 from test_openenv import ENVS, serve_process  # noqa: E402
 

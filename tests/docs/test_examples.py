@@ -81,7 +81,7 @@ def test_the_gymnasium_example_runs(checkout: Path) -> None:
 
 
 def test_the_openenv_examples_run_against_spadegym_serve(checkout: Path) -> None:
-    pytest.importorskip("openenv.core.env_server")
+    pytest.importorskip("spadegym.adapters.openenv_import")
     from test_openenv import spadegym_serve
 
     with spadegym_serve("examples/pool/", cwd=checkout) as url:
@@ -168,7 +168,7 @@ def test_the_mixed_sources_example_runs(checkout: Path) -> None:
 
 
 def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Path) -> None:
-    pytest.importorskip("openenv.core.env_server")
+    pytest.importorskip("spadegym.adapters.openenv_import")
     from test_openenv import spadegym_serve
 
     from spadegym.store import RunStore

@@ -211,7 +211,7 @@ def test_validation_survives_a_killed_actor(fixtures_dir):
 
 
 def test_a_run_with_an_openenv_source_plays_and_scores_its_remote_level_beside_the_actors(tmp_path):
-    pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+    pytest.importorskip("spadegym.adapters.openenv_import", reason="the openenv extra is not installed")
     from test_openenv import serve_process
 
     skill, out = "Logical Deduction", tmp_path / "run"

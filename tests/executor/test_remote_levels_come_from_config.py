@@ -93,7 +93,7 @@ def test_validate_gates_files_dressed_as_remote_levels_in_the_sandbox_and_connec
 
 
 def test_in_a_run_with_a_remote_source_a_file_dressed_as_one_is_played_in_the_sandbox(tmp_path: Path) -> None:
-    pytest.importorskip("openenv.core.generic_client", reason="the openenv extra is not installed")
+    pytest.importorskip("spadegym.adapters.openenv_import", reason="the openenv extra is not installed")
     pool, out = tmp_path / "pool", tmp_path / "run"
     pool.mkdir()
     with listening() as ear:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_model_url_on_a_spadegym_serve_port_says_it_is_not_a_model_server() -> None:
-    pytest.importorskip("openenv.core.env_server")
+    pytest.importorskip("spadegym.adapters.openenv_import")
     sys.path.insert(0, str(ROOT / "tests" / "adapters"))
     from test_openenv import spadegym_serve
 

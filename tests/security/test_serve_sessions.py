@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openenv.core.env_server", reason="the openenv extra is not installed")
+pytest.importorskip("spadegym.adapters.openenv_import", reason="the openenv extra is not installed")
 
 import httpx  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
