@@ -132,7 +132,7 @@ def band_share(run: Path) -> tuple[float, int]:
     return (sum(inside) / len(inside) if inside else 0.0), rounds
 
 
-def launch(model: Path, config: Path, run: Path, steps: int, processes: int) -> None:
+def launch(model: Path, config: Path, run: Path, steps: int, processes: int, tool_calls: int) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -153,9 +153,9 @@ def launch(model: Path, config: Path, run: Path, steps: int, processes: int) -> 
         "--max-steps",
         str(steps),
         "--tool-calls",
-        "8",
+        str(tool_calls),
         "--completion-length",
-        "2048",
+        str(256 * tool_calls),  # an observation is a few hundred bytes, and the menu model's tokens are bytes
         "--lr",
         "0.05",
     ]
@@ -176,7 +176,8 @@ def main() -> None:
     parser.add_argument(
         "--model", type=Path, help="a chat model directory (default: the one-layer menu model)"
     )
-    parser.add_argument("--steps", type=int, default=24, help="GRPO steps per arm (a round is two steps)")
+    parser.add_argument("--steps", type=int, default=8, help="GRPO steps per arm (a round is two steps)")
+    parser.add_argument("--tool-calls", type=int, default=4, help="turns per rollout")
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -185,7 +186,7 @@ def main() -> None:
         model = args.model or menu_model(out / "model")
         shares, rounds = {}, {}
         for arm in ("curriculum", "uniform"):
-            launch(model, arm_config(arm, out), out / arm, args.steps, args.processes)
+            launch(model, arm_config(arm, out), out / arm, args.steps, args.processes, args.tool_calls)
             shares[arm], rounds[arm] = band_share(out / arm)
     result = {
         "band_share_curriculum": round(shares["curriculum"], 4),
@@ -194,6 +195,7 @@ def main() -> None:
         "rounds": rounds["curriculum"],
         "rounds_uniform": rounds["uniform"],
         "steps": args.steps,
+        "tool_calls": args.tool_calls,
         "model": str(args.model) if args.model else "one-layer menu model (CPU)",
         "seconds": round(time.perf_counter() - started, 1),
     }
