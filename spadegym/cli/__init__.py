@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import signal
 
-import typer
+# numpy's OpenBLAS on one thread unless the user sets another count, before numpy loads it: the command's matrices are
+# small (a learner's batch, the pool's kernel), and on a busy machine a second BLAS thread spins on a core the
+# sandbox's workers need, for the same result to the last bit (benchmarks/README.md: 5.1x the CPU of the pool's
+# kernel). Only OpenBLAS's own setting: torch (hf: roles) keeps its threads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import typer  # noqa: E402 - after the BLAS threads are set
 
 app = typer.Typer(
     name="spadegym",

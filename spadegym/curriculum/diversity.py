@@ -175,13 +175,29 @@ class PoolDiversity:
         for env_id in named:
             self._play_of(env_id)
         self.play = {i: g for i, g in self.play.items() if i in named}
+        kernels: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+
+        def kernel(kind: str, ids: list[str]) -> np.ndarray:
+            """The code or play kernel of these levels, computed once per summary: the identity figure and the
+            code and play figures of one set of levels read the same two kernels."""
+            key = (kind, tuple(ids))
+            if key not in kernels:
+                grams = self.code if kind == "code" else self.play
+                kernels[key] = similarity([grams[i] for i in ids])
+            return kernels[key]
 
         def score(grams: dict[str, Grams], ids: Iterable[str]) -> float | None:
-            return per_item([grams[i] for i in ids if i in grams])
+            present = [i for i in ids if i in grams]
+            if not present:
+                return None
+            return round(vendi(kernel("code" if grams is self.code else "play", present)) / len(present), 4)
 
         def both(ids: Iterable[str]) -> float | None:
             kept = [i for i in ids if i in self.code and i in self.play]
-            return identity([self.code[i] for i in kept], [self.play[i] for i in kept])
+            if not kept:
+                return None
+            k = kernel("code", kept) * kernel("play", kept)  # ``identity_kernel`` of levels that all have a play
+            return round(vendi(k) / len(kept), 4)
 
         pool_identity = both(pool)
         return {

@@ -8,6 +8,7 @@ from spadegym.curriculum.diversity import (
     COLLAPSE_THRESHOLD,
     PoolDiversity,
     collapsed,
+    identity,
     ngrams,
     per_item,
     transcript_text,
@@ -121,3 +122,20 @@ def test_the_kernel_is_that_of_a_vocabulary_read_item_by_item_to_the_last_bit():
     assert np.array_equal(similarity(items), expected)  # again, from the arrays kept with each item
     assert np.array_equal(similarity(items[::-1]), read_item_by_item(items[::-1]))
     assert similarity([]).shape == (0, 0)
+
+
+def test_a_summary_reading_each_kernel_once_gives_the_figures_of_each_computed_apart():
+    fams = list_families()[:6]
+    sources = {f"e{i}": fam.render(fam.level_knobs(i % 2)) for i, fam in enumerate(fams)}
+    pool = PoolDiversity()
+    for i, fam in enumerate(fams[:5]):  # e5 has no play: the code figures count it, the identity ones do not
+        pool.add_play(f"e{i}", transcript_text([f"game: {fam.name}\nstep {i}"], ["a"]))
+    new, kept = {k: sources[k] for k in ("e4", "e5")}, {k: sources[k] for k in ("e0", "e1", "e2", "e3", "e5")}
+    summary = pool.summary(new, kept)
+    code, play = pool.code, pool.play
+    played = [i for i in kept if i in play]
+    assert summary["pool"] == identity([code[i] for i in played], [play[i] for i in played])
+    assert summary["pool_code"] == per_item([code[i] for i in kept]) and summary["new"] == identity([code["e4"]],
+                                                                                                    [play["e4"]])
+    assert summary["pool_play"] == per_item([play[i] for i in played]) and summary["new_code"] == per_item(
+        [code["e4"], code["e5"]])
