@@ -15,9 +15,22 @@ from .errors import err_console, user_errors
 @app.command("curriculum")
 def curriculum(
     out: Path = typer.Option(..., "--out", help="The run directory: a new run, or the stored one resumed."),
-    config: Path = typer.Option(None, "--config", help="A `spadegym run` config file (without `agent`: the trainer's model plays)."),
-    generations: int = typer.Option(None, "--generations", min=1, help="The trainer's rollouts per prompt (default: the config's group_size, which it must equal)."),
-    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port; clients read it from OUT/curriculum.json)."),
+    config: Path = typer.Option(
+        None, "--config", help="A `spadegym run` config file (without `agent`: the trainer's model plays)."
+    ),
+    generations: int = typer.Option(
+        None,
+        "--generations",
+        min=1,
+        help="The trainer's rollouts per prompt (default: the config's group_size, which it must equal).",
+    ),
+    port: int = typer.Option(
+        0,
+        "--port",
+        min=0,
+        max=65535,
+        help="Port on 127.0.0.1 (0: any free port; clients read it from OUT/curriculum.json).",
+    ),
 ) -> None:
     """Serve the curriculum of a config to trainers on this machine (verifiers, or TRL started apart).
 
@@ -39,8 +52,11 @@ def curriculum(
         CurriculumService(driven, port=port) as service,
     ):
         service.write_address(out)
-        err_console.print(f"serving the curriculum of {config or 'the defaults'} on {service.url} for {out} "
-                          f"(clients read {out}/curriculum.json); Ctrl-C stops it", highlight=False)
+        err_console.print(
+            f"serving the curriculum of {config or 'the defaults'} on {service.url} for {out} "
+            f"(clients read {out}/curriculum.json); Ctrl-C stops it",
+            highlight=False,
+        )
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

@@ -19,7 +19,10 @@ CONFIG = ROOT / "examples" / "configs" / "curriculum.toml"
 
 def test_a_draw_is_played_here_reported_once_and_checked(tmp_path: Path, sandbox) -> None:
     run = tmp_path / "run"
-    with driven_curriculum(CONFIG, run, generations=2, trainer="test") as driven, CurriculumService(driven) as service:
+    with (
+        driven_curriculum(CONFIG, run, generations=2, trainer="test") as driven,
+        CurriculumService(driven) as service,
+    ):
         service.write_address(run)
         assert (run / "curriculum.json").stat().st_mode & 0o777 == 0o600  # the token is the owner's
         client = CurriculumClient.at(run)
@@ -27,8 +30,9 @@ def test_a_draw_is_played_here_reported_once_and_checked(tmp_path: Path, sandbox
         firsts = [play.start(ticket) for play, ticket in zip(plays, ["a", "a", "b", "b"])]
         a1, a2, b1, _ = (play.draw for play in plays)
         # The two rollouts of one ticket play one level and seed (a GRPO group), each a play of its own.
-        assert (a1.level_id, a1.seed, a1.hinted) == (a2.level_id, a2.seed, a2.hinted) and a1.play_id != a2.play_id
-        assert (b1.level_id, b1.hinted) == (a1.level_id, True) and not a1.hinted  # then the same level's hint arm
+        assert (a1.level_id, a1.seed, a1.hinted) == (a2.level_id, a2.seed, a2.hinted)
+        assert a1.play_id != a2.play_id
+        assert b1.level_id == a1.level_id and b1.hinted and not a1.hinted  # then the same level's hint arm
         assert "hint:" in firsts[2].observation and "hint:" not in firsts[0].observation
         plays[0].finish()
         plays[0].finish()  # a second finish reports nothing
@@ -59,10 +63,14 @@ def test_bad_input_is_one_sentence(tmp_path: Path) -> None:
         CurriculumClient.at(tmp_path)
     config = tmp_path / "c.toml"
     config.write_text('agent = "learner"\n')
-    with pytest.raises(UserError, match="remove `agent`"), driven_curriculum(config, tmp_path / "r", generations=2,
-                                                                           trainer="test"):
+    with (
+        pytest.raises(UserError, match="remove `agent`"),
+        driven_curriculum(config, tmp_path / "r", generations=2, trainer="test"),
+    ):
         pass
-    with pytest.raises(UserError, match="set group_size = 4"), driven_curriculum(CONFIG, tmp_path / "r",
-                                                                                generations=4, trainer="test"):
+    with (
+        pytest.raises(UserError, match="set group_size = 4"),
+        driven_curriculum(CONFIG, tmp_path / "r", generations=4, trainer="test"),
+    ):
         pass
     assert not (tmp_path / "r").exists()

@@ -43,8 +43,13 @@ def first_action(request: dict, index: int) -> str:
 def serve(run: Path, bin_dir: Path) -> subprocess.Popen:
     """`spadegym curriculum` for ``run``, once it has named itself in run/curriculum.json."""
     (run / "curriculum.json").unlink(missing_ok=True)
-    service = subprocess.Popen([str(bin_dir / "spadegym"), "curriculum", "--config", str(CONFIG), "--out", str(run)],
-                               start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    service = subprocess.Popen(
+        [str(bin_dir / "spadegym"), "curriculum", "--config", str(CONFIG), "--out", str(run)],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (run / "curriculum.json").is_file():
         assert service.poll() is None and time.monotonic() < deadline, service.communicate()[1][-2000:]
@@ -54,7 +59,8 @@ def serve(run: Path, bin_dir: Path) -> subprocess.Popen:
 
 def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path: Path) -> None:
     bin_dir = Path(PYTHON).parent
-    classic = (bin_dir / "eval").exists()  # verifiers 0.3: its v1 command is `eval`, in-process with --no-serve
+    # verifiers 0.3: its v1 command is `eval`, in-process with --no-serve.
+    classic = (bin_dir / "eval").exists()
     env = {**os.environ, "OPENAI_API_KEY": "local", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
     run = tmp_path / "runs" / "vf-curriculum"
@@ -65,8 +71,14 @@ def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path:
         code = code.replace("--no-push", "--no-push --output-dir out1")
         if classic:
             code = code.replace("vf-eval", "env eval").replace("--no-push", "--no-push --no-serve")
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         # The service stopped with the script; it printed what it counted. No feedback lost or counted twice.
         counts = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
@@ -77,8 +89,14 @@ def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path:
         service = serve(run, bin_dir)
         command = "\n" + ("env eval" if classic else "vf-eval")
         evaluate = code[code.index(command) + 1 :].replace("out1", "out2")  # the script's eval line, again
-        second = subprocess.run(["bash", "-euo", "pipefail", "-c", evaluate], cwd=tmp_path, env=env,
-                                capture_output=True, text=True, timeout=600)
+        second = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", evaluate],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert second.returncode == 0, second.stderr[-3000:]
         os.killpg(service.pid, signal.SIGKILL)  # killed: the store keeps its committed rounds
         service.communicate()
@@ -98,7 +116,9 @@ def test_verifiers_eval_plays_curriculum_draws_and_the_service_resumes(tmp_path:
     assert any(e["env_id"].startswith("r001-") for e in episodes if e["round"] == 1)
     assert {e["hinted"] for e in episodes} == {False, True}
     # What verifiers recorded: each rollout's draw, the hint arm weighted 0 (it never trains).
-    records = [json.loads(line) for line in next((tmp_path / "out2").glob("*/traces.jsonl")).read_text().splitlines()]
+    records = [
+        json.loads(line) for line in next((tmp_path / "out2").glob("*/traces.jsonl")).read_text().splitlines()
+    ]
     traces = [trace for record in records for trace in record["traces"]]
     assert len(traces) == PLAYS_PER_ROUND
     assert {t["info"]["round"] for t in traces} == {1}
