@@ -24,6 +24,21 @@ for _variable, _folder in (("SPADEGYM_VERIFIERS_04_PYTHON", ".venv-verifiers"), 
         os.environ[_variable] = str(CHECKOUT / _folder / "bin" / "python")
 
 
+#: Files that take longest (servers, trained models, whole runs): started first, so that no worker ends the session
+#: with one of them alone while the other waits (``--dist loadfile`` keeps each file on one worker, so a module's
+#: fixture is built once).
+SLOWEST_FIRST = ("tests/docs/test_examples.py", "tests/train/test_vllm_generation.py",
+                 "tests/adapters/test_verifiers_env.py", "tests/train/test_selfplay_hf.py", "tests/executor/test_ray.py",
+                 "tests/adapters/test_openenv_package.py", "tests/adapters/test_openenv_source.py",
+                 "tests/redteam/test_redteam_cli.py", "tests/train/test_edit_designer.py",
+                 "tests/train/test_export_model.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: file order kept
+
+
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
     """A real sandbox (zygote + workers), shared by the whole session."""
