@@ -7,8 +7,8 @@ watch, the store's writes. Printed at rounds 10, 100 and the last (by default
 1,000): the seconds of a round (the mean of the ten rounds up to it, wall and
 the CPU of this process and its sandbox, the run's first round, which starts
 its parts, and its last, which holds its only held-out evaluation, left out),
-this process's resident memory, the store's size and its growth per round over
-those rounds; then the time the report of the whole run takes to build.
+this process's resident memory, the store's size and its growth per round since
+the mark before; then the time the report of the whole run takes to build.
 
     python benchmarks/long_run.py [--rounds 1000] [--seed 0] [--json]
 """
@@ -25,10 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spadegym.loop.callbacks import RunCallback
-from spadegym.loop.config import RunConfig
-from spadegym.loop.run import run
-from spadegym.store.record import RoundSummary
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command line runs (spadegym.cli)
+
+from spadegym.loop.callbacks import RunCallback  # noqa: E402
+from spadegym.loop.config import RunConfig  # noqa: E402
+from spadegym.loop.run import run  # noqa: E402
+from spadegym.store.record import RoundSummary  # noqa: E402
 
 #: A round as small as the loop allows while every part still works: the mutation designer proposes and the
 #: gate validates, the random agent plays hinted and plain groups, the buffer replays, the watch probes.
@@ -113,13 +115,15 @@ class Meter(RunCallback):
         window = [self.rows[i] for i in range(max(0, n - WINDOW), n) if 0 < i < self.rounds - 1] or self.rows[
             :n
         ]
-        before = self.rows[max(0, n - WINDOW) - 1]["store_mb"] if n > WINDOW else 0.0
+        # The store's growth since the previous mark (a write-ahead log grows and is folded back in steps).
+        since = max([m for m in MARKS if m < n], default=0)
+        before = self.rows[since - 1]["store_mb"] if since else 0.0
         return {
             "seconds_per_round": round(sum(r["wall_s"] for r in window) / len(window), 4),
             "cpu_s_per_round": round(sum(r["cpu_s"] for r in window) / len(window), 4),
             "rss_mb": round(self.rows[n - 1]["rss_mb"], 1),
             "store_mb": round(self.rows[n - 1]["store_mb"], 2),
-            "store_kb_per_round": round(1024 * (self.rows[n - 1]["store_mb"] - before) / len(window), 1),
+            "store_kb_per_round": round(1024 * (self.rows[n - 1]["store_mb"] - before) / (n - since), 1),
         }
 
 
