@@ -17,7 +17,7 @@ from .errors import UserError, is_llm_error, user_errors
 
 def parse_skills(text: str | None) -> list[str] | None:
     """``"math,logical deduction"`` -> skill names (exact, case-insensitive, or a unique prefix)."""
-    from ..families import SKILLS
+    from ..families import ALL_SKILLS as SKILLS
 
     if not text:
         return None

@@ -15,7 +15,7 @@ from .console import cli_console
 def families(
     as_json: bool = typer.Option(False, "--json", help="A JSON list of families instead of a table."),
 ) -> None:
-    """List the built-in families: skill, number of difficulty levels, knobs and their levels.
+    """List the built-in families: setting (games or tool_use), skill, number of difficulty levels, knobs.
 
     Level 0 is the easiest; each knob's levels are listed easiest first.
 
@@ -30,15 +30,16 @@ def families(
     fams = list_families()
     if as_json:
         typer.echo(json.dumps([
-            {"name": f.name, "skill": f.skill, "description": f.description, "levels": f.max_level + 1,
+            {"name": f.name, "skill": f.skill, "setting": f.setting, "description": f.description,
+             "levels": f.max_level + 1,
              "knobs": f.knobs, "free_knobs": [k for k in f.knobs if k in FREE_KNOBS]}
             for f in fams
         ]))
         return
     table = Table(title=f"{len(fams)} built-in families (spadegym new NAME --level K -o FILE)")
-    for column in ("name", "skill", "levels", "knobs (levels, easiest first)"):
+    for column in ("name", "setting", "skill", "levels", "knobs (levels, easiest first)"):
         table.add_column(column)
     for f in fams:
         knobs = "\n".join(f"{k}: {' / '.join(map(str, v))}" for k, v in f.knobs.items() if k not in FREE_KNOBS)
-        table.add_row(f.name, f.skill, str(f.max_level + 1), knobs)
+        table.add_row(f.name, f.setting, f.skill, str(f.max_level + 1), knobs)
     cli_console().print(table)

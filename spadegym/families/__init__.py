@@ -10,21 +10,25 @@ from .difficulty import difficulty_index
 from .edits import Edit, EditSpace, edit_space
 from .provenance import rendered_level, rendering_family
 from .registry import (
+    ALL_SKILLS,
     COMMON_KNOBS,
     FREE_KNOBS,
+    SETTINGS,
     SKILLS,
+    TOOL_SKILLS,
     Family,
     FamilyError,
     get_family,
     list_families,
     new_environment,
     register_family,
+    setting_of,
 )
 from .variation import DIMENSIONS, Dimension, Extend
 
 # The package imports the skill modules, which register their families; the registry imports none of them.
-from . import arithmetic, causal, deduction, optimization, patterns, spatial  # noqa: E402, F401  isort: skip
+from . import arithmetic, causal, deduction, optimization, patterns, spatial, tool_use  # noqa: E402, F401  isort: skip
 
-__all__ = ["COMMON_KNOBS", "DIMENSIONS", "FREE_KNOBS", "SKILLS", "Dimension", "Edit", "EditSpace", "Extend", "Family",
+__all__ = ["ALL_SKILLS", "SETTINGS", "TOOL_SKILLS", "setting_of", "COMMON_KNOBS", "DIMENSIONS", "FREE_KNOBS", "SKILLS", "Dimension", "Edit", "EditSpace", "Extend", "Family",
            "FamilyError", "difficulty_index", "edit_space", "get_family", "list_families", "new_environment",
            "register_family", "rendered_level", "rendering_family"]

@@ -38,6 +38,25 @@ SKILLS = (
     "Causal Inference",
 )
 
+#: The six skills of the paper's tool-use setting; every tool-use family trains one of them.
+TOOL_SKILLS = (
+    "API Orchestration",
+    "Data Retrieval",
+    "State Modification",
+    "Error Recovery",
+    "Tool Selection",
+    "Multi-Step Workflows",
+)
+#: The paper's two settings and their skills: a family's skill says which setting it belongs to.
+SETTINGS: dict[str, tuple[str, ...]] = {"games": SKILLS, "tool_use": TOOL_SKILLS}
+ALL_SKILLS = SKILLS + TOOL_SKILLS
+
+
+def setting_of(skill: str) -> str:
+    """The setting a skill belongs to (``games`` for a skill of neither)."""
+    return "tool_use" if skill in TOOL_SKILLS else "games"
+
+
 #: Knobs every family has: the ordered ``reward_shaping`` (sparse is harder), then the variation
 #: dimensions (``variant`` only changes which instances the seeds draw; see ``variation``).
 COMMON_KNOBS: dict[str, list[Any]] = {
@@ -71,8 +90,8 @@ class Family:
     knobs: dict[str, list[Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.skill not in SKILLS:
-            raise FamilyError(f"family {self.name!r}: skill {self.skill!r} is not one of {', '.join(SKILLS)}")
+        if self.skill not in ALL_SKILLS:
+            raise FamilyError(f"family {self.name!r}: skill {self.skill!r} is not one of {', '.join(ALL_SKILLS)}")
         if not self.env_class.__name__.endswith("Env"):
             raise FamilyError(f"family {self.name!r}: class {self.env_class.__name__} must end in 'Env'")
         for table in (self.phrases, self.verbs):
@@ -83,6 +102,11 @@ class Family:
         if unknown:
             raise FamilyError(f"family {self.name!r} extends unknown knobs {sorted(unknown)}")
         self.knobs = {**self.own_knobs, **COMMON_KNOBS}
+
+    @property
+    def setting(self) -> str:
+        """``games`` or ``tool_use``: the paper's setting the family's skill belongs to."""
+        return setting_of(self.skill)
 
     @property
     def max_level(self) -> int:
@@ -224,13 +248,17 @@ def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
 
 @functools.cache  # a class's source never changes while the process runs; reading it costs ~25 ms
 def _merged_class_source(core_cls: type, cls: type) -> str:
-    """One self-contained class: the family's docstring, the core's members it does not
-    override, then its own members (static readers see reset/step/solution on the class)."""
+    """One self-contained class: the family's docstring, the members of each core between ``core_cls`` and
+    the family (``core.EpisodeCore``, then ``tool_core.ToolCore`` for a tool-use family) that no later one
+    overrides, then its own members (static readers see reset/step/solution on the class)."""
+    chain = [c for c in reversed(cls.__mro__) if c is not cls and isinstance(c, type) and issubclass(c, core_cls)]
     doc, own = _statements(cls)
-    _, shared = _statements(core_cls)
     defined = {name for name, _ in own if name}
     parts = [f"class {cls.__name__}:", doc]
-    parts += [text for name, text in shared if name not in defined]
+    layers = [_statements(c)[1] for c in chain]
+    for i, members in enumerate(layers):
+        later = {name for layer in layers[i + 1:] for name, _ in layer if name} | defined
+        parts += [text for name, text in members if name not in later]
     parts += [text for _, text in own]
     return "\n".join(p for p in parts if p).rstrip() + "\n"
 
@@ -286,7 +314,9 @@ def new_environment(name: str, level: int | str = 0, overrides: dict[str, str] |
     return family, knobs, family.render(knobs)
 
 
-def list_families(skill: str | None = None) -> list[Family]:
-    """All registered families (optionally of one skill), sorted by skill then name."""
-    fams = [f for f in _REGISTRY.values() if skill is None or f.skill == skill]
-    return sorted(fams, key=lambda f: (SKILLS.index(f.skill), f.name))
+def list_families(skill: str | None = None, setting: str | None = None) -> list[Family]:
+    """All registered families (optionally of one skill, or of one setting: ``games`` or ``tool_use``),
+    sorted by skill then name."""
+    fams = [f for f in _REGISTRY.values()
+            if (skill is None or f.skill == skill) and (setting is None or f.setting == setting)]
+    return sorted(fams, key=lambda f: (ALL_SKILLS.index(f.skill), f.name))

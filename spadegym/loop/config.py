@@ -39,7 +39,7 @@ from ..designers.registry import DESIGNERS
 from ..designers.sources import SOURCES, ReasoningGymSource, Source, SourceConfig, shares
 from ..errors import UserError
 from ..executor import EXECUTORS, RayConfig
-from ..families import SKILLS
+from ..families import ALL_SKILLS, SETTINGS, SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
@@ -95,11 +95,12 @@ class HeldoutConfig(BaseModel):
             return list(self.suites)
         return ["path"] if self.path else ["in_distribution"] if self.families else list(BUILT_IN_SUITES)
 
-    def unseen(self, seed: int) -> list[str]:
-        """The families held out of training in a run of ``seed`` (never one ``families`` names, under rotate)."""
+    def unseen(self, seed: int, skills: tuple[str, ...] = SKILLS) -> list[str]:
+        """The families held out of training in a run of ``seed`` (never one ``families`` names, under rotate;
+        one per skill of ``skills``, the run's setting)."""
         from .heldout import unseen_families
 
-        return unseen_families(self.unseen_families, seed, keep=self.families)
+        return unseen_families(self.unseen_families, seed, keep=self.families, skills=skills)
 
 
 class LLMRoleConfig(BaseModel):
@@ -188,7 +189,8 @@ class RunConfig(BaseModel):
     sources: list[Source] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
     agent: AgentSpec = Field(Spec("learner"), description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
     designer_reward: RewardSpec = Field(Spec("blend"), description=f"{' | '.join(DESIGNER_REWARDS)} | package.module:function")
-    skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets.")
+    setting: str = Field("games", pattern="^(games|tool_use)$", description="The paper's setting the run trains in: games (cognitive games) or tool_use (multi-turn tool use); it picks the default skills and the built-in families of the held-out suites.")
+    skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets (default: the setting's six).")
     skills_per_round: int = Field(3, ge=1, description="Skills active per round, rotating (paper: 3 of 6).")
     envs_per_round: int = Field(16, ge=1, description="Environments played per round (new + replayed).")
     plays: int = Field(16, ge=1, description="Plays per environment without the hint (G).")
@@ -237,10 +239,17 @@ class RunConfig(BaseModel):
         if not value:
             raise ValueError("name at least one skill")
         for skill in value:
-            if skill not in SKILLS:
-                raise ValueError(f"names {skill!r}, which is not a skill{near_name(skill, SKILLS)}; "
-                                 f"use any of {', '.join(SKILLS)}")
+            if skill not in ALL_SKILLS:
+                raise ValueError(f"names {skill!r}, which is not a skill{near_name(skill, ALL_SKILLS)}; "
+                                 f"use any of {', '.join(ALL_SKILLS)}")
         return value
+
+    @model_validator(mode="after")
+    def _setting_skills(self) -> RunConfig:
+        """Skills left unset are the setting's six (the paper's games skills, or its tool-use skills)."""
+        if "skills" not in self.model_fields_set:
+            self.skills = list(SETTINGS[self.setting])
+        return self
 
     @field_validator("report_to")
     @classmethod
@@ -277,7 +286,7 @@ class RunConfig(BaseModel):
 
     def training_exclusions(self) -> list[str]:
         """The built-in families no designer of this run may train on (``heldout.unseen_families``)."""
-        return self.heldout.unseen(self.seed)
+        return self.heldout.unseen(self.seed, SETTINGS[self.setting])
 
     @model_validator(mode="after")
     def _every_setting_applies(self, info: ValidationInfo) -> RunConfig:

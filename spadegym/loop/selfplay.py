@@ -44,7 +44,7 @@ from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary, abilities
 from ..designers.judge import Judge, Proposal, share
 from ..executor import Executor
-from ..families import difficulty_index
+from ..families import difficulty_index, list_families
 from ..level import Level
 from ..rollout import Episode, Play, derive_seed, run_episodes
 from ..signals import bands, get_designer_reward
@@ -120,7 +120,9 @@ class SelfPlay:
         self.diversity = PoolDiversity(first_play=self._first_play)  # n-grams of the pool's code and first plays
         self.watch = Watch(config.watch, config.seed)  # is the designer gaming its reward? (spadegym.watch)
         held = config.heldout
-        self.suite: list[HeldoutEnv] = build_suites(held.suite_names(), levels=held.levels, families=held.families,
+        # The built-in suites hold the families of the run's setting (games or tool use) unless named.
+        families = held.families or [f.name for f in list_families(setting=config.setting)]
+        self.suite: list[HeldoutEnv] = build_suites(held.suite_names(), levels=held.levels, families=families,
                                                     unseen=config.training_exclusions(), path=held.path)
         # The suites that hold levels (heldout.families may leave one empty), in the order asked for.
         self.suites = [name for name in held.suite_names() if any(h.suite == name for h in self.suite)]

@@ -25,6 +25,7 @@ from ..designers.mutation import MutationConfig
 from ..designers.registry import DESIGNERS
 from ..errors import UserError
 from ..executor.base import RayConfig
+from ..families import ALL_SKILLS
 from ..loop.config import (
     AgentSpec,
     LLMRoleConfig,
@@ -110,9 +111,9 @@ class RedTeamConfig(BaseModel):
     @field_validator("skills")
     @classmethod
     def _known_skills(cls, value: list[str]) -> list[str]:
-        unknown = [s for s in value if s not in SKILLS]
+        unknown = [s for s in value if s not in ALL_SKILLS]
         if not value or unknown:
-            raise ValueError(f"skills must be among {', '.join(SKILLS)}" + (f" (got {unknown[0]!r})" if unknown else ""))
+            raise ValueError(f"skills must be among {', '.join(ALL_SKILLS)}" + (f" (got {unknown[0]!r})" if unknown else ""))
         return value
 
     @field_validator("families")
@@ -136,7 +137,7 @@ class RedTeamConfig(BaseModel):
         if self.families:
             from ..families import get_family
 
-            self.skills = sorted({get_family(f).skill for f in self.families}, key=SKILLS.index)
+            self.skills = sorted({get_family(f).skill for f in self.families}, key=ALL_SKILLS.index)
         return self
 
     @model_validator(mode="after")

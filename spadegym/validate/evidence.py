@@ -21,6 +21,9 @@ All probes run together in lockstep, main and twin each on a fresh worker:
 
 A tool-use environment (one with ``get_tools``) also answers get_tools() in the
 main probe (after reset(s1)), and every play sends tool-call actions to ``execute_tool`` as the rollout does.
+Without valid_actions(), its random play and menu sweep call the tools with arguments drawn from their
+schemas (``tool_menu``); with it, they play the listed calls, as in any game. Either way the twin then
+sends calls with mistyped and missing arguments and an unknown tool.
 
 Every action goes through the worker's ``step``, which delivers it in the form
 the file expects (``contract.deliver_action``), exactly as an agent's action.
@@ -243,32 +246,34 @@ def _twin_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig)
         evidence.twin_other_solution = yield handle, "call", {"method": "solution", "args": []}
     menu = menu_of(evidence.twin.reset.value) if evidence.twin.reset.ok else None
     if evidence.has_tools and evidence.twin.reset.ok:
-        yield from _tool_sweep(evidence, handle)
+        yield from _tool_sweep(evidence, handle, menu)
         return
     for action in (menu or [])[:_MAX_SWEEP]:
         evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=evidence.has_tools)))
 
 
-def _tool_sweep(evidence: Evidence, handle: EnvHandle) -> Probe:
-    """In a tool game, each call of the tool menu from reset(s0), one per episode (the menu sweep), then
-    the calls an agent may send by mistake (wrong types, missing arguments, an unknown tool), which must
-    get an answer, never a crash (kept with the malformed actions)."""
+def _tool_sweep(evidence: Evidence, handle: EnvHandle, menu: list[str] | None) -> Probe:
+    """In a tool game, each listed action (valid_actions()), or without a list each call of the tool menu
+    drawn from the schemas, from reset(s0), one per episode (the menu sweep); then the calls an agent may
+    send by mistake (wrong types, missing arguments, an unknown tool), which must get an answer, never a
+    crash (kept with the malformed actions)."""
     if not (yield handle, "reset", {"seed": evidence.seeds.first, "want": []}).ok:
         return
     listed = yield handle, "call", {"method": "get_tools", "args": []}
     schemas = listed.value if listed.ok and isinstance(listed.value, list) else []
     first = [evidence.twin.first_observation] if evidence.twin is not None else []
-    sweep = [a for a in tool_menu(schemas, first) if parse_tool_call(a) is not None][:_MAX_SWEEP]
-    for action in sweep:
+    if not evidence.has_valid_actions:
+        menu = [a for a in tool_menu(schemas, first) if parse_tool_call(a) is not None]
+    for action in (menu or [])[:_MAX_SWEEP]:
         evidence.sweep.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=True)))
-    for action in bad_calls(schemas):
+    for action in bad_calls(schemas, limit=4 if evidence.has_valid_actions else 8):
         evidence.garbage.append((yield from play(handle, evidence.seeds.first, scripted([action]), 1, tools=True)))
 
 
 def _random_play(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, i: int) -> Probe:
     policy = uniform(random_episode_rng(config.seed, i))
     return (yield from play(handle, evidence.seeds.random_episode(i), policy, evidence.turn_budget,
-                            tools=evidence.has_tools, tool_calls=evidence.has_tools))
+                            tools=evidence.has_tools, tool_calls=evidence.has_tools and not evidence.has_valid_actions))
 
 
 def _random_probe(evidence: Evidence, handle: EnvHandle, config: ValidationConfig, episodes: range) -> Probe:
