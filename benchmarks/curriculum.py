@@ -67,6 +67,9 @@ from spadegym.designers.sampler import baseline_overrides, pool_overrides
 from spadegym.loop import RunConfig, run
 from spadegym.loop.heldout import BUILT_IN_SUITES
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared statistics module beside it
+from paired import paired  # noqa: E402
+
 ARMS = {
     "adaptive_blend": {"designer": "mutation", "designer_reward": "blend"},
     "adaptive_regret": {"designer": "mutation", "designer_reward": "regret"},
@@ -85,9 +88,6 @@ ADAPTIVE = ("adaptive_blend", "adaptive_regret", "adaptive_lp")
 #: Each oracle arm and the held-out suite whose levels it trains on.
 ORACLE = {"oracle_frontier": "frontier", "oracle_edge": "edge_cases", "oracle_unseen": "unseen_families"}
 SUITES = BUILT_IN_SUITES
-#: Two-sided 95% quantiles of Student's t by degrees of freedom (past the table, its last entry).
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
 HELDOUT_SEED = 4242  # one set of held-out instances for every arm of a seed
 
@@ -175,18 +175,6 @@ def apply_sets(settings: dict[str, Any], sets: dict[str, Any]) -> dict[str, Any]
         else:
             settings[key] = value
     return settings
-
-
-def paired(a: list[float], b: list[float]) -> dict[str, Any]:
-    """The mean of ``a - b`` over paired seeds and its 95% t interval (None with one seed)."""
-    d = np.array(a) - np.array(b)
-    out: dict[str, Any] = {"mean": round(float(d.mean()), 4), "per_seed": [round(float(x), 4) for x in d]}
-    if len(d) > 1:
-        df = len(d) - 1
-        t = T95[max(k for k in T95 if k <= df)]  # between tabulated degrees of freedom, the wider interval
-        half = t * float(d.std(ddof=1)) / float(np.sqrt(len(d)))  # plain floats: the figures go to JSON
-        out["ci95"] = [round(float(d.mean()) - half, 4), round(float(d.mean()) + half, 4)]
-    return out
 
 
 def sample_efficiency(runs: list[dict], target: float) -> dict[str, Any]:
