@@ -16,7 +16,9 @@ runtime in four ways a file may rely on, and the rewrite bridges each:
 - **Tool results.** The reference reads ``execute_tool``'s result as a dict with
   ``"output"``; a plain tool game's text or JSON result is wrapped so, and a tool
   that ends the episode (it returns the ``step`` tuple) ends it at the next reply,
-  since only ``step`` ends an episode there (``solution()`` gets that closing reply).
+  since only ``step`` ends an episode there (``solution()`` gets that closing reply);
+  a tool that plays through the file's own ``step`` (the built-in tool-use
+  families) still reaches it.
 - **Types.** The reference's loading check wants ``step`` to return a 5-tuple of
   ``str, float, bool, bool, dict``; spadegym also reads the old 4-tuple, numpy
   bools and ``None`` info. Returns are made strict, ``reset`` is called with its
@@ -76,6 +78,8 @@ def _spadegym_for_reference(cls, plain, tools):
         return str(observation), info if isinstance(info, dict) else {{}}
 
     def step_as_spadegym(self, action):
+        if self.__dict__.get("_spadegym_in_tool"):  # a tool of the file's own that plays through its step
+            return strict(step(self, action))
         ending = self.__dict__.pop("_spadegym_ending", None)
         if ending is not None:
             return ending
@@ -86,9 +90,15 @@ def _spadegym_for_reference(cls, plain, tools):
         execute = cls.execute_tool
 
         def execute_as_reference(self, name, arguments):
-            result = execute(self, name, arguments)
+            self._spadegym_in_tool = True
+            try:
+                result = execute(self, name, arguments)
+            finally:
+                self._spadegym_in_tool = False
             if isinstance(result, tuple) and len(result) in (4, 5) and isinstance(result[0], str):
-                self._spadegym_ending = strict(result)
+                result = strict(result)
+                if result[2] or result[3]:  # it ended the episode: the next reply ends it there
+                    self._spadegym_ending = result
                 return {{"output": result[0], "returncode": 0}}
             if isinstance(result, dict) and isinstance(result.get("output"), str):
                 return result

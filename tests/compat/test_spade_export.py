@@ -108,10 +108,12 @@ def pool() -> dict[str, str]:
               "designer_example": EXAMPLE_ENV, "submit_tool": SUBMIT.replace("import random", "import json\nimport random"),
               "lookup_tool": LOOKUP}
     families = {name: get_family(name).render(get_family(name).level_knobs(1))
-                for name in ("grid_maze", "knapsack", "code_breaker")}
+                for name in ("grid_maze", "knapsack", "code_breaker", *TOOL_FAMILIES)}
     return {**reference, **native, **families, "remote": None}  # a remote level has no code
 
 
+#: Built-in tool-use families in the pool (the tool-use setting exports as the games do).
+TOOL_FAMILIES = ("order_desk", "file_tree", "calendar", "bank_ledger", "inventory", "ticket_queue")
 REMOTE = Remote(url="http://127.0.0.1:9")
 
 
@@ -171,7 +173,8 @@ def test_every_game_of_an_exported_pool_loads_and_wins_under_the_reference(expor
     lost = {by_file[name]: o for name, o in outcomes.items() if not (o["loaded"] and o["return"] == 1.0)}
     assert not lost, lost
     tool_games = {by_file[name] for name, o in outcomes.items() if o["tools"]}
-    assert tool_games == {"tool_use", "tool_use_multistep", "tool_use_own_protocol", "submit_tool", "lookup_tool"}
+    assert tool_games == {"tool_use", "tool_use_multistep", "tool_use_own_protocol", "submit_tool", "lookup_tool",
+                          *TOOL_FAMILIES}
 
 
 def test_a_level_left_out_says_why_in_the_manifest_and_on_the_terminal(exported):
