@@ -138,8 +138,10 @@ class VLLMServer:
 
 
 def _die_with_parent() -> None:
-    """Linux ends the server when the process that started it dies, however it dies (a kill included)."""
+    """Linux ends the server when the process that started it dies, however it dies (a kill included). SIGKILL: a
+    server told to stop gracefully was seen to hang on with its dead client's requests; its engine processes watch
+    it and end with it."""
     if sys.platform.startswith("linux"):
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -143,6 +143,49 @@ def test_full_fine_tuning_of_tied_weights_on_a_cpu_is_one_sentence(tiny_dir):
     policy.close()
 
 
+STUBBORN_SERVER = textwrap.dedent('''\
+    import http.server, signal, sys
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a server that does not stop when asked to
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+''')
+
+
+def test_a_started_server_ends_when_the_process_that_started_it_is_killed(tmp_path):
+    starter = textwrap.dedent(f'''\
+        import sys, time
+        from spadegym.train.vllm_server import VLLMServer, free_port
+        port = free_port()
+        server = VLLMServer([sys.executable, "-c", {STUBBORN_SERVER!r}, str(port)], {{}}, port).start(timeout_s=60)
+        print(server.process.pid, flush=True)
+        time.sleep(600)
+    ''')
+    parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.1)
+    assert not _alive(child), "the server outlived the process that started it"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
 def replies(mask: list[int]) -> int:
     """The sampled stretches of a trace: its turns."""
     return sum(1 for i, m in enumerate(mask) if m == 1 and (i == 0 or mask[i - 1] == 0))
