@@ -142,3 +142,45 @@ def test_an_openai_agent_wins_a_reference_tool_game_through_native_tool_calls(sa
     ]
     assert all("tools" in r for r in requests) and len(requests) == 3
     assert [m["role"] for m in requests[-1]["messages"]][-2:] == ["assistant", "tool"]
+
+
+def inventory_player(body: dict, _index: int) -> FakeReply:
+    """Wins a built-in inventory level through native tool calls, reading only what the level shows."""
+    shown = body["messages"][-1]["content"]
+    item = re.search(r"total units of (\w+)", shown).group(1)
+    houses = re.search(r"^warehouses: (.+)$", shown, re.M)
+    counted = {h: int(n) for h, n, i in re.findall(r"^(\w+) holds (\d+) (\w+)$", shown, re.M) if i == item}
+    if houses is None:
+        return FakeReply(tool_calls=[{"name": "list_warehouses", "arguments": {}}])
+    todo = [h for h in houses.group(1).split(", ") if h not in counted]
+    if todo:
+        return FakeReply(tool_calls=[{"name": "count", "arguments": {"warehouse": todo[0], "item": item}}])
+    return FakeReply(tool_calls=[{"name": "submit_total", "arguments": {"units": sum(counted.values())}}])
+
+
+def test_an_openai_agent_wins_a_built_in_tool_use_family_through_native_tool_calls(sandbox: Sandbox):
+    from spadegym.families import get_family
+
+    family = get_family("inventory")
+    source = family.render(family.level_knobs(1))
+    with FakeOpenAIServer(inventory_player) as server:
+        agent = agent_for(server)
+
+        async def go():
+            try:
+                return await run_episodes(
+                    sandbox,
+                    {"i": Level(source)},
+                    [Play("i", 5)],
+                    agent,
+                    RolloutConfig(max_turns=12, concurrency=1),
+                )
+            finally:
+                await agent.aclose()
+
+        (episode,) = asyncio.run(go())
+        names = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert episode.success, episode.final_observation
+    assert {"list_warehouses", "count", "submit_total"} <= names
+    assert [t.tool_call["name"] for t in episode.turns][0] == "list_warehouses"
+    assert episode.turns[-1].tool_call["name"] == "submit_total" and episode.format_failures == 0

@@ -69,3 +69,33 @@ def test_the_example_config_runs_the_tool_use_setting(tmp_path: Path):
     held = result.summaries[-1].heldout
     assert 0.0 <= held["heldout_success"] <= 1.0
     assert {f.name for f in list_families(setting="tool_use")} == TOOL_FAMILIES
+
+
+def test_the_red_team_and_the_design_command_take_tool_use_families_and_skills():
+    from spadegym.redteam.config import RedTeamConfig
+
+    config = RedTeamConfig(target="random", families=["order_desk", "ticket_queue"])
+    assert config.skills == ["Error Recovery", "Multi-Step Workflows"]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spadegym",
+            "design",
+            "--skills",
+            "data retrieval",
+            "--count",
+            "1",
+            "--out",
+            "/nonexistent-dir-for-a-refusal/x",
+            "--designer",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = done.stdout + done.stderr
+    assert (
+        "names no skill" not in said and "unknown designer 'nope'" in said
+    )  # the skill was read, then refused
