@@ -83,6 +83,67 @@ RULES = (
 )
 
 
+#: The tool-use setting's example: the reference's tool-use base (``ToolUseBaseEnv``, provided without import)
+#: handles <tool_call> parsing, dispatch to ``tool_<name>`` methods and <answer> checking.
+TOOL_EXAMPLE_ENV = '''import random
+
+SKILL = "Data Retrieval"
+DESCRIPTION = "Find a parcel's depot with one tool, its delivery days with another, and report the days."
+DIFFICULTY = {"parcels": 6, "max_turns": 10}
+
+
+class ParcelDaysEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.turn_count, self._call_history = 0, []
+        self.depot = {f"p{100 + i}": rng.choice(["lyon", "porto", "graz"]) for i in range(6)}
+        self.days = {city: rng.randint(1, 9) for city in ("lyon", "porto", "graz")}
+        self.parcel = rng.choice(sorted(self.depot))
+        self._state = {"looked_up": []}
+        self._expected_answer = str(self.days[self.depot[self.parcel]])
+        self._tools = {
+            "locate": {"description": "The depot a parcel is in.", "parameters": {
+                "type": "object", "properties": {"parcel_id": {"type": "string"}}, "required": ["parcel_id"]}},
+            "transit_days": {"description": "Days from a depot to delivery.", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+            "weather": {"description": "Weather at a depot.", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+        }
+        return (f"In how many days will parcel {self.parcel} arrive? Use the tools, then reply "
+                "<answer>DAYS</answer>."), {}
+
+    def tool_locate(self, parcel_id=""):
+        self._state["looked_up"].append(parcel_id)
+        return self.depot.get(parcel_id, f"Error: no parcel {parcel_id}")
+
+    def tool_transit_days(self, city=""):
+        return str(self.days[city]) if city in self.days else f"Error: no depot {city}"
+
+    def tool_weather(self, city=""):
+        return "rain" if city in self.days else f"Error: no depot {city}"
+
+    def solution(self):
+        city = self.depot[self.parcel]
+        return (f'<tool_call>{{"name": "locate", "arguments": {{"parcel_id": "{self.parcel}"}}}}</tool_call>\\n'
+                f'<tool_call>{{"name": "transit_days", "arguments": {{"city": "{city}"}}}}</tool_call>\\n'
+                f"<answer>{self._expected_answer}</answer>")
+
+    def hint(self):
+        return "Locate the parcel first; its depot tells you which transit time to ask for."
+'''
+
+TOOL_RULES = (
+    "This is a tool-use environment: subclass `ToolUseBaseEnv` (provided, do not import it). In `reset` set "
+    "`self._tools` (name -> description and JSON-schema parameters), `self._state` and `self._expected_answer`; "
+    "write one `tool_<name>(self, ...)` method per tool, its parameters named exactly as the schema's properties.",
+    "The agent calls tools with `<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>` and answers with "
+    "`<answer>...</answer>`; the base class parses both, so do not write `step`.",
+    "Hide what the task needs behind the tools: the agent must query before it can act, combine several "
+    "tools' results, and recover when a tool answers with an error; add one or two tools the task never needs.",
+    "`solution(self)` returns the winning tool calls and the answer as text, as in the example.",
+)
+
+
 def _data_block(tag: str, body: str, attributes: str = "") -> str:
     """Wrap untrusted text in a block it cannot close from inside."""
     safe = re.sub(rf"<(/?)\s*{tag}", rf"<\1 {tag}-quoted", body, flags=re.IGNORECASE)
@@ -117,14 +178,19 @@ def difficulty_picture(stats: dict[str, float], target_win_rate: float = 0.5) ->
 
 def design_messages(skill: str, *, document: str | None, memory: MemorySelection,
                     picture: str) -> list[Message]:
-    """The first request of a proposal."""
+    """The first request of a proposal (a skill of the tool-use setting asks for a tool-use environment)."""
+    from ..families import TOOL_SKILLS
+
+    tools = skill in TOOL_SKILLS
+    # The tool-use base writes step and reads the replies: the rules on boxes, endings and valid_actions go.
+    rules = [*RULES[:5], *TOOL_RULES, RULES[8], RULES[10]] if tools else list(RULES)
     parts = [
         "Write one new environment file.",
         f"## Target skill\n{skill}",
         f"## Difficulty\n{picture}",
         "## The environment contract (an example of the shape, not of the content)\n"
-        f"```python\n{EXAMPLE_ENV}```",
-        "## Rules\n" + "\n".join(f"{i}. {rule}" for i, rule in enumerate(RULES, start=1)),
+        f"```python\n{TOOL_EXAMPLE_ENV if tools else EXAMPLE_ENV}```",
+        "## Rules\n" + "\n".join(f"{i}. {rule}" for i, rule in enumerate(rules, start=1)),
     ]
     if document:
         parts.append(
