@@ -11,7 +11,7 @@ from spadegym.rollout.runner import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.validate import ValidationConfig, validate_source
 
-LEDGER = '''import random
+LEDGER = """import random
 
 
 class LedgerEnv:
@@ -43,21 +43,32 @@ class LedgerEnv:
     def solution(self):
         return ['<tool_call>{"name": "deposit", "arguments": {"amount": 5}}</tool_call>',
                 f"<answer>{self.balance + 5}</answer>"]
-'''
+"""
 
 
 def play(sandbox: Sandbox, replies: list[str], seed: int = 3):
     async def go():
-        return await run_episodes(sandbox, {"l": Level(LEDGER)}, [Play("l", seed)], ScriptedAgent(replies, replies=True),
-                                  RolloutConfig(max_turns=6, concurrency=1))
+        return await run_episodes(
+            sandbox,
+            {"l": Level(LEDGER)},
+            [Play("l", seed)],
+            ScriptedAgent(replies, replies=True),
+            RolloutConfig(max_turns=6, concurrency=1),
+        )
+
     return asyncio.run(go())[0]
 
 
 def test_tool_call_blocks_and_answer_tags_are_actions_in_a_spadegym_tool_game(sandbox: Sandbox):
     first = play(sandbox, ['<tool_call>{"name": "balance", "arguments": {}}</tool_call>'] + ["\\boxed{0}"])
     balance = int(first.turns[1].observation)
-    episode = play(sandbox, ['I add five. <tool_call>{"name": "deposit", "arguments": {"amount": 5}}</tool_call>',
-                             f"<think>{balance} + 5</think>The balance is <answer>{balance + 5}</answer>"])
+    episode = play(
+        sandbox,
+        [
+            'I add five. <tool_call>{"name": "deposit", "arguments": {"amount": 5}}</tool_call>',
+            f"<think>{balance} + 5</think>The balance is <answer>{balance + 5}</answer>",
+        ],
+    )
     assert episode.success and episode.format_failures == 0, episode.final_observation
     assert episode.turns[0].tool_call == {"name": "deposit", "arguments": {"amount": 5}}
     assert episode.turns[1].action == str(balance + 5)
@@ -66,7 +77,9 @@ def test_tool_call_blocks_and_answer_tags_are_actions_in_a_spadegym_tool_game(sa
 
 
 def test_the_gate_replays_an_answer_tag_solution_of_a_spadegym_tool_game(sandbox: Sandbox):
-    verdict = validate_source(LEDGER, "ledger.py", sandbox=sandbox, config=ValidationConfig(random_episodes=4))
+    verdict = validate_source(
+        LEDGER, "ledger.py", sandbox=sandbox, config=ValidationConfig(random_episodes=4)
+    )
     assert verdict.valid, verdict.feedback()
     wins = next(c for c in verdict.checks if c.name == "solution_wins")
     assert wins.passed and wins.message.startswith("feasible")
