@@ -187,8 +187,8 @@ def _families(config: Any) -> dict[str, Any]:
 
 
 def _excluded(config: Any) -> dict[str, Any]:
-    """The families a run holds out of every designer's training (a search holds out none)."""
-    exclusions = getattr(config, "training_exclusions", None)
+    """The families a run keeps from every designer: its unseen ones and the other setting's (a search: none)."""
+    exclusions = getattr(config, "designer_exclusions", None)
     return {"exclude_families": exclusions()} if exclusions is not None else {}
 
 

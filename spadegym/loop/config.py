@@ -288,6 +288,13 @@ class RunConfig(BaseModel):
         """The built-in families no designer of this run may train on (``heldout.unseen_families``)."""
         return self.heldout.unseen(self.seed, SETTINGS[self.setting])
 
+    def designer_exclusions(self) -> list[str]:
+        """The built-in families no designer of this run may draw: the unseen ones and the other setting's."""
+        from ..families import list_families
+
+        other = [f.name for f in list_families() if f.setting != self.setting]
+        return [*self.training_exclusions(), *other]
+
     @model_validator(mode="after")
     def _every_setting_applies(self, info: ValidationInfo) -> RunConfig:
         """A setting that no part of this run reads is refused, in one sentence (a stored run is taken as it is)."""
@@ -327,7 +334,7 @@ class RunConfig(BaseModel):
                                  "--pool DIR (or pool.path = \"DIR\")")
             intended = pool_overrides(len(pool_files(self.pool.path)))
         elif self.designer.text in SAMPLER_SPECS:
-            intended = baseline_overrides(self.designer.text, exclude=self.training_exclusions())
+            intended = baseline_overrides(self.designer.text, exclude=self.designer_exclusions())
         elif self.pool.path:  # seed levels: the buffer keeps the whole pool beside the designer's own levels
             intended = {"capacity": BufferConfig.model_fields["capacity"].default + len(pool_files(self.pool.path))}
         if intended:

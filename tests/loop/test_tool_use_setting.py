@@ -99,3 +99,13 @@ def test_the_red_team_and_the_design_command_take_tool_use_families_and_skills()
     assert (
         "names no skill" not in said and "unknown designer 'nope'" in said
     )  # the skill was read, then refused
+
+
+def test_a_baseline_designer_draws_only_the_run_s_setting():
+    from spadegym.designers.registry import DESIGNERS
+
+    for setting, wanted in (("games", False), ("tool_use", True)):
+        config = RunConfig(setting=setting, designer="fixed:easy")
+        designer = DESIGNERS.make(config.designer, config.seed, **DESIGNERS.from_config(config.designer, config))
+        assert designer.pool and all((name in TOOL_FAMILIES) == wanted for name, _knobs in designer.pool)
+        assert config.buffer.capacity == len(designer.pool)  # the buffer holds the setting's pool whole
