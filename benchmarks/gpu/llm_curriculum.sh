@@ -9,9 +9,9 @@ cd "$(dirname "$0")/../.."
 source benchmarks/gpu/vllm_env.sh
 
 RESULTS="${1:-llm_curriculum_gpu.jsonl}"
-SEEDS="${2:-5}"
+SEEDS="${2:-3}"
 MODEL="$(spadegym models prepare smollm2)"
 python benchmarks/llm_curriculum.py --model "$MODEL" --device cuda --dtype bfloat16 --generation vllm \
   --arms adaptive,adaptive_edit,fixed_levels,fixed_llm,rlve --seeds "$SEEDS" \
-  --rounds 40 --envs 8 --plays 8 --hint-plays 4 --heldout-seeds 16 --max-new-tokens 16 \
+  --rounds 20 --envs 4 --plays 8 --hint-plays 4 --heldout-seeds 8 --max-new-tokens 16 \
   --results "$RESULTS" --json | tail -1
