@@ -82,7 +82,9 @@ def train_settings(args: argparse.Namespace) -> dict[str, Any]:
             "max_new_tokens": args.max_new_tokens, "lr": args.lr, "device": args.device, "lora": True,
             "temperature": 0.7, "progress_reward": 1.0, "loss_type": "grpo", "dtype": args.dtype,
             "generation": args.generation, "threads": args.threads, "micro_batch": 8, "max_seq_len": 4096,
-            "gradient_checkpointing": args.device == "cuda", "designer_max_new_tokens": 128}
+            "gradient_checkpointing": args.device == "cuda", "designer_max_new_tokens": 128,
+            # The trainer shares the card with the vLLM server: the server takes a third of its memory.
+            **({"vllm_args": ["--gpu-memory-utilization", "0.3"]} if args.generation == "vllm" else {})}
 
 
 def arm_config(arm: str, seed: int, args: argparse.Namespace, model: str, heldout: Path) -> dict[str, Any]:
