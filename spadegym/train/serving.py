@@ -102,6 +102,13 @@ class Serving:
 
     def close(self) -> None:
         if self.sampler is not None:
+            if self.server is None and self._own_dir:
+                # Servers the user started outlive the run: they read an adapter's folder again when they need it, and
+                # a vLLM engine that finds it gone stops for good, so they go back to their base model first.
+                try:
+                    self.sampler.unload_adapter()
+                except UserError:
+                    pass  # a server that is gone or refuses holds nothing of this run's to forget
             self.sampler.close()
             self.sampler = None
         if self.server is not None:

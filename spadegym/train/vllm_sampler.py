@@ -110,6 +110,15 @@ class VLLMSampler:
             self._forget_prefixes(url)
         self.model = ADAPTER
 
+    def unload_adapter(self) -> None:
+        """Every server serves its base model again: the adapter's folder may go (a server reads it when it needs it)."""
+        if self.model != ADAPTER:
+            return
+        for url in self.urls:
+            self._post(url, "/v1/unload_lora_adapter", {"lora_name": ADAPTER}, json_reply=False)
+            self._forget_prefixes(url)
+        self.model = BASE_NAME
+
     def reload_weights(self, path: str) -> None:
         """Every server reads the full weights saved in ``path`` in place of its own."""
         body = {"method": "reload_weights", "kwargs": {"weights_path": path}}
