@@ -9,7 +9,7 @@ a GPU; ``$SPADEGYM_VLLM_PYTHON`` or ``.venv-vllm``, which ``scripts/setup-tests`
   trainer's log-probs of the same tokens (the tokens trained are the ones the server returned: float32 on both
   sides gives about 1e-4; other tokens would give gaps of several nats);
 - ``probe_moved``: the largest change of the server's log-probs on a fixed prompt between the base weights and the
-  served adapter after the run (the adapter was pushed after the updates);
+  run's last checkpoint's adapter, loaded on the server after the run (the run pushed it after its updates);
 - ``killed_after_round``, ``resumed_rounds``, ``updates`` and the wall seconds of each part.
 
     python benchmarks/vllm_selfplay.py --json                 # SmolLM2 on this machine (CPU: about 20 minutes)
@@ -32,7 +32,6 @@ from typing import Any
 from spadegym.store import RunStore, StoreError
 from spadegym.train.vllm_sampler import VLLMSampler
 from spadegym.train.vllm_server import (
-    ADAPTER,
     PYTHON_VARIABLE,
     VLLMServer,
     free_port,
@@ -137,7 +136,9 @@ def main() -> None:
             raise SystemExit(f"the resumed run failed; see {log}")
         result["resumed_s"] = round(time.perf_counter() - t, 1)
 
-        sampler.model = ADAPTER  # the adapter the run pushed last
+        # The run leaves the server on its base model; its last checkpoint's adapter is what training made.
+        last = sorted((out / "checkpoints").glob("round-*"))[-1] / "weights"
+        sampler.load_adapter(str(last))
         after = sampler.prompt_logprobs(probe)
         result["probe_moved"] = round(max(abs(a - b) for a, b in zip(base, after)), 4)
     finally:
