@@ -27,7 +27,8 @@ for _variable, _folder in (("SPADEGYM_VERIFIERS_04_PYTHON", ".venv-verifiers"), 
 #: Files that take longest (servers, trained models, whole runs): started first, so that no worker ends the session
 #: with one of them alone while the other waits (``--dist loadfile`` keeps each file on one worker, so a module's
 #: fixture is built once).
-SLOWEST_FIRST = ("tests/adapters/test_trl_curriculum.py", "tests/docs/test_examples.py",
+SLOWEST_FIRST = ("tests/adapters/test_trl_curriculum.py", "tests/train/test_llm_curriculum_benchmark.py",
+                 "tests/docs/test_examples.py",
                  "tests/adapters/test_verifiers_curriculum.py", "tests/train/test_vllm_generation.py",
                  "tests/adapters/test_verifiers_env.py", "tests/train/test_selfplay_hf.py", "tests/executor/test_ray.py",
                  "tests/adapters/test_openenv_package.py", "tests/adapters/test_openenv_source.py",

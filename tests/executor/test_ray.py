@@ -104,12 +104,15 @@ def _kill_one_busy_actor(stop: threading.Event, killed: list[int]) -> None:
 
 
 def test_a_ray_run_that_loses_an_actor_gives_the_same_levels_episodes_and_learner_as_a_local_run(tmp_path):
-    local = run(RunConfig(rounds=2, seed=3, **TINY), tmp_path / "local", report=False)
+    # Deadlines no loaded machine reaches: the actor restarted after the kill starts its sandbox during the run, and a
+    # call cut off by a deadline would be a difference between the runs that this test is not about.
+    patient = {**TINY, "sandbox": {"load_timeout_s": 120, "step_timeout_s": 60}}
+    local = run(RunConfig(rounds=2, seed=3, **patient), tmp_path / "local", report=False)
     stop, killed = threading.Event(), []
     killer = threading.Thread(target=_kill_one_busy_actor, args=(stop, killed))
     killer.start()  # kills the first actor seen at work: validating, hosting episodes, or between the two
     try:
-        remote = run(RunConfig(rounds=2, seed=3, executor="ray", ray=RAY, **TINY), tmp_path / "ray", report=False)
+        remote = run(RunConfig(rounds=2, seed=3, executor="ray", ray=RAY, **patient), tmp_path / "ray", report=False)
     finally:
         stop.set()
         killer.join()
