@@ -37,8 +37,7 @@ def test_family_levels_play_as_designed(name: str, sandbox: Sandbox) -> None:
         solved = play(sandbox, source, SEEDS, "solution", parallel=3)
         assert not solved.failures, solved.failures
         assert solved.win_rate == 1.0, f"{name} level {level}: solution() lost"
-        seeds = RANDOM_SEEDS if fam.setting == "games" else RANDOM_SEEDS[:16]  # tool calls: longer episodes
-        rates[level] = play(sandbox, source, seeds, "random", parallel=10, rng_seed=level).win_rate
+        rates[level] = play(sandbox, source, RANDOM_SEEDS, "random", parallel=10, rng_seed=level).win_rate
         if name in OBSERVER_CAN_LOSE:
             hinted = play(sandbox, source, RANDOM_SEEDS, "hint", parallel=10)
             if level == 0:
