@@ -227,6 +227,11 @@ def test_samples_are_the_servers_ids_and_the_adapter_follows_every_update(server
         assert trainer_logprobs(policy, probe, 1) == pytest.approx(after, abs=1e-3)  # ... to the trainer's weights
         before = after
     policy.close()
+    # The user's server outlives the policy on its base model: the adapter's folder went with the policy, and a vLLM
+    # engine asked for an adapter whose folder is gone stops for good.
+    import httpx
+
+    assert [m["id"] for m in httpx.get(f"{server}/v1/models", timeout=30).json()["data"]] == ["base"]
 
 
 @needs_vllm
