@@ -15,6 +15,7 @@ openenv:URL``): nothing in a file's content ever makes it one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import urllib.parse
@@ -150,3 +151,25 @@ class Level:
         if self.remote is None:
             return inspect_source(self.source or "")
         return EnvFileInfo(class_name="", skill=self.skill or None, declared_max_turns=self.remote.max_turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The level as stored (a proposal's candidate, an environments row): plain JSON values; a remote
+        level's kind and settings beside them (a file level's are implied)."""
+        data: dict[str, Any] = {"source": self.source, "skill": self.skill, "hint": self.hint, "family": self.family,
+                                "knobs": self.knobs, "lineage": dataclasses.asdict(self.lineage)}
+        if self.remote is not None:
+            data.update(kind=self.kind, remote=self.remote.settings())
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Level:
+        """The level ``to_dict`` (or a stored row) holds; unknown lineage keys are dropped, malformed remote
+        settings are a pydantic ``ValidationError`` (the caller names where they came from)."""
+        remote = Remote.model_validate(data["remote"]) if data.get("kind", FILE) != FILE else None
+        return cls(None if remote is not None else data["source"], skill=data.get("skill") or "",
+                   hint=data.get("hint"), params=Params(data.get("family"), dict(data.get("knobs") or {})),
+                   lineage=Lineage(**{k: v for k, v in (data.get("lineage") or {}).items() if k in _LINEAGE}),
+                   remote=remote)
+
+
+_LINEAGE = frozenset(f.name for f in dataclasses.fields(Lineage))

@@ -60,3 +60,32 @@ def test_remote_settings_of_the_wrong_type_are_refused_by_name() -> None:
         Remote(url="http://127.0.0.1:8000", max_turns="many")
     with pytest.raises(ValidationError, match="reset_args"):
         Remote(url="http://127.0.0.1:8000", reset_args=["level"])
+
+
+def test_a_level_is_stored_and_read_back_as_the_same_value() -> None:
+    from spadegym.level import Lineage
+
+    for level in (Level(FILE_SOURCE, skill="Logical Deduction", hint="look", params=Params("maze", {"size": 3}),
+                        lineage=Lineage(parents=["e1"], operator="grow", designer="d", depth=2)),
+                  Level(remote=Remote(url="http://127.0.0.1:8000", max_turns=4), skill="Logical Deduction")):
+        stored = level.to_dict()
+        assert "kind" in stored if level.kind == REMOTE else "kind" not in stored  # a file's kind is implied
+        back = Level.from_dict(stored)
+        assert back == level and back.kind == level.kind and back.code_hash == level.code_hash
+
+
+def test_there_is_one_level_class_in_the_package() -> None:
+    """Every part of spadegym (the loop, the store, the adapters) passes the one ``spadegym.level.Level``: a
+    second class named Level (adapters once had one) would let the two drift apart."""
+    import ast
+    from pathlib import Path
+
+    import spadegym
+
+    package = Path(spadegym.__file__).parent
+    found = [f"{path.relative_to(package.parent)}:{node.lineno}" for path in sorted(package.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef) and node.name == "Level"]
+    assert found == ["spadegym/level.py:" + str(next(
+        node.lineno for node in ast.walk(ast.parse((package / "level.py").read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name == "Level"))]

@@ -6,10 +6,11 @@ file in a sandbox worker) and a ``LevelSource`` (a pool or a live run). The
 framework modules import their library on import; this package imports none.
 """
 
-from .levels import Level, LevelSource, LevelSourceError, PoolLevels, RunLevels, open_levels
+from .level import ServedLevel
+from .levels import LevelSource, LevelSourceError, PoolLevels, RunLevels, open_levels
 from .session import PlaySession, SessionError, Transition, shared_sandbox
 
 __all__ = [
-    "Level", "LevelSource", "LevelSourceError", "PlaySession", "PoolLevels", "RunLevels", "SessionError",
+    "LevelSource", "LevelSourceError", "PlaySession", "PoolLevels", "RunLevels", "ServedLevel", "SessionError",
     "Transition", "open_levels", "shared_sandbox",
 ]

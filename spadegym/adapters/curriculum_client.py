@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import UserError
 from ..loop.driven import Draw
 from ..sandbox import Sandbox
-from .level import Level
+from .level import ServedLevel
 from .session import PlaySession, Transition
 
 #: Seconds a call may take: a draw that opens a round waits for the designer and the gate.
@@ -94,10 +94,10 @@ class CurriculumClient:
 class _Drawn:
     """The one level a draw names, as a level source."""
 
-    def __init__(self, level: Level):
+    def __init__(self, level: ServedLevel):
         self.level = level
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[ServedLevel]:
         return [self.level]
 
 
@@ -125,7 +125,7 @@ class CurriculumPlay:
     def start(self, ticket: str) -> Transition:
         self.finish()  # a rollout the trainer never scored is reported before the next starts
         draw = self.client.draw(ticket)
-        level = Level(draw.level_id, draw.source, draw.filename, hint=draw.hint, skill=draw.skill)
+        level = ServedLevel.of(draw.level_id, draw.source, draw.filename, hint=draw.hint, skill=draw.skill)
         if self.session is None:  # one session: it keeps its worker while the drawn level stays the same
             self.session = PlaySession(_Drawn(level), **self._session_args)  # type: ignore[arg-type]
         self.session.source, self.session.hinted = _Drawn(level), draw.hinted

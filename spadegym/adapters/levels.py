@@ -1,7 +1,7 @@
 """Where adapters get their levels: a fixed pool of environment files, or a live run's buffer.
 
-A level is an environment file plus what the curriculum knows about it (hint,
-skill, knobs, replay weight). Every adapter draws levels through one
+A served level is the run's own ``Level`` (an environment file with its hint,
+skill and knobs) under an id and a file name, with its replay weight. Every adapter draws levels through one
 ``LevelSource``; ``open_levels`` reads what the user passed (a file, a folder
 of files, or a run directory) and says in one sentence when it is neither.
 
@@ -17,13 +17,14 @@ import sqlite3
 from pathlib import Path
 from typing import Protocol
 
+from ..curriculum.buffer import retired
 from ..envfile import SourceError, read_source
 from ..envfile.folder import folder_files
 from ..envfile.reference import unsupported_source
-from ..level import FILE
+from ..level import FILE, Level
 from ..store import DB_NAME, RunStore, StoreError
 from ..text import quoted
-from .level import Level, LevelSourceError
+from .level import LevelSourceError, ServedLevel
 
 #: The longest level id a client may name.
 LEVEL_ID_CHARS = 1024
@@ -32,17 +33,17 @@ LEVEL_ID_CHARS = 1024
 class LevelSource(Protocol):
     """Anything that lists the levels to play now."""
 
-    def levels(self) -> list[Level]: ...
+    def levels(self) -> list[ServedLevel]: ...
 
 
-def draw(levels: list[Level], rng: random.Random) -> Level:
+def draw(levels: list[ServedLevel], rng: random.Random) -> ServedLevel:
     """One level, with chance proportional to its weight."""
     if not levels:
         raise LevelSourceError("the level source holds no levels; add environment files or let the run design some.")
     return rng.choices(levels, weights=[max(level.weight, 0.0) or 1e-9 for level in levels])[0]
 
 
-def find_level(levels: list[Level], level_id: str) -> Level:
+def find_level(levels: list[ServedLevel], level_id: str) -> ServedLevel:
     """The level named ``level_id``; a client's id that names none is one sentence quoting only its start."""
     # A longer id names no level (a file's stem is at most 255 characters, a run's ids are short): refused unread.
     if not isinstance(level_id, str) or len(level_id) > LEVEL_ID_CHARS:
@@ -74,7 +75,7 @@ class PoolLevels:
             else:
                 raise LevelSourceError(f"{path} does not exist; pass an environment file, a folder of them "
                                        "or a run directory.")
-        self._levels: list[Level] = []
+        self._levels: list[ServedLevel] = []
         seen: set[str] = set()
         for file in files:
             try:
@@ -84,16 +85,16 @@ class PoolLevels:
             if file.stem in seen:
                 raise LevelSourceError(f"two environment files are named '{file.stem}.py'; rename one.")
             seen.add(file.stem)
-            self._levels.append(Level(file.stem, source, file.name))
+            self._levels.append(ServedLevel.of(file.stem, source, file.name))
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[ServedLevel]:
         return list(self._levels)
 
 
 class RunLevels:
     """A live run's level buffer: the levels the curriculum replays now, weighted by their replay score.
 
-    Retired levels (``buffer.retire_after`` plays) leave, as they leave the run's own replay.
+    Retired levels (``buffer.retire_after`` plays) leave, by the buffer's own rule (``curriculum.retired``).
     """
 
     def __init__(self, run_dir: str | Path):
@@ -101,7 +102,7 @@ class RunLevels:
         with RunStore.open(self.run_dir) as store:  # fails now, in one sentence, if it is no run
             self.retire_after = int(store.config.get("buffer", {}).get("retire_after", 0) or 0)
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[ServedLevel]:
         try:
             with RunStore.open(self.run_dir) as store:
                 buffer = (store.load_state("buffer") or {}).get("levels", {})
@@ -110,32 +111,33 @@ class RunLevels:
         except sqlite3.OperationalError as exc:  # the run is writing: one retry is enough under WAL
             raise LevelSourceError(f"{self.run_dir}: the run store is busy ({exc}); try again.") from None
         ids = [env_id for env_id, rec in buffer.items()
-               if env_id in rows and not (self.retire_after and rec.get("times_played", 0) >= self.retire_after)]
+               if env_id in rows and not retired(rec.get("times_played", 0), self.retire_after)]
         if not ids and not buffer:  # no round finished yet: every valid environment so far
             ids = list(rows)
         scores = [float(buffer.get(i, {}).get("score", 0.0)) for i in ids]
         low = min(scores, default=0.0)
-        return [Level(level_id=i, source=rows[i]["source"], filename=f"{i}.py", hint=rows[i].get("hint"),
-                      skill=rows[i].get("skill") or "", knobs=rows[i].get("knobs") or {},
-                      weight=1.0 + s - low) for i, s in zip(ids, scores)]
-
-
-#: A level source spec naming a reasoning-gym task instead of a path: ``reasoning-gym:TASK``.
-REASONING_GYM = "reasoning-gym:"
+        return [ServedLevel(i, Level.from_dict(rows[i]), f"{i}.py", weight=1.0 + s - low) for i, s in zip(ids, scores)]
 
 
 def open_levels(spec: str | Path | list[str | Path]) -> LevelSource:
-    """A pool (files or folders), a run directory (it holds the run store) or ``reasoning-gym:TASK``."""
+    """A pool (files or folders), a run directory (it holds the run store) or ``reasoning-gym:TASK``: the spec
+    is read by the run's own source registry (``designers.sources.SOURCES``), so the two never disagree."""
     if isinstance(spec, list):
         if len(spec) == 1:
             return open_levels(spec[0])
         return PoolLevels(spec)
     if (unsupported := unsupported_source(str(spec))) is not None:
         raise LevelSourceError(unsupported)
-    if str(spec).startswith(REASONING_GYM):
+    from ..designers.sources import REASONING_GYM, SOURCES, UnknownSource
+
+    try:
+        parsed = SOURCES.parse(str(spec))
+    except UnknownSource as exc:
+        raise LevelSourceError(str(exc)) from None
+    if parsed.kind == REASONING_GYM:
         from .reasoning_gym_levels import ReasoningGymLevels
 
-        return ReasoningGymLevels(str(spec)[len(REASONING_GYM):])
+        return ReasoningGymLevels(parsed.argument)
     path = Path(spec)
     if path.is_dir() and (path / DB_NAME).is_file():
         try:

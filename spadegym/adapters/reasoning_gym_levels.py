@@ -19,7 +19,7 @@ from typing import Any
 from ..families import imported
 from ..families.imported import SKILL_OF_CATEGORY, TaskError
 from ..outputs import make_folder, write_text
-from .level import Level, LevelSourceError
+from .level import LevelSourceError, ServedLevel
 
 __all__ = ["SKILL_OF_CATEGORY", "ReasoningGymLevels", "render_level", "task_knobs", "write_pool"]
 
@@ -32,13 +32,13 @@ def task_knobs(task: str) -> dict[str, list[Any]]:
         raise LevelSourceError(str(exc)) from None
 
 
-def render_level(task: str, level: int, instances: int = imported.INSTANCES, seed: int = 0) -> Level:
+def render_level(task: str, level: int, instances: int = imported.INSTANCES, seed: int = 0) -> ServedLevel:
     """One spadegym level of a reasoning-gym task: every knob at its ``level`` (clipped)."""
     values = {name: steps[min(level, len(steps) - 1)] for name, steps in task_knobs(task).items()}
     source, skill = imported.render_task(task, values, instances=instances, seed=seed, label=f"at level {level}")
     level_id = f"rg_{task}_{level}"
-    return Level(level_id=level_id, source=source, filename=f"{level_id}.py", skill=skill,
-                 knobs={"level": level, **values})
+    return ServedLevel.of(level_id, source, f"{level_id}.py", skill=skill,
+                          knobs={"level": level, **values})
 
 
 class ReasoningGymLevels:
@@ -52,7 +52,7 @@ class ReasoningGymLevels:
             raise LevelSourceError(f"levels must be >= 0 (0 is easiest, {top} hardest for {task!r}).")
         self._levels = [render_level(task, k, instances, seed) for k in wanted]
 
-    def levels(self) -> list[Level]:
+    def levels(self) -> list[ServedLevel]:
         return list(self._levels)
 
 

@@ -40,7 +40,8 @@ from ..rollout.agent import Reply
 from ..rollout.engine import EpisodeStepper, LiveEpisode, TurnRules
 from ..rollout.records import Episode, Turn
 from ..sandbox import EnvHandle, Sandbox, SandboxConfig
-from .levels import Level, LevelSource, draw, find_level
+from .level import ServedLevel
+from .levels import LevelSource, draw, find_level
 
 
 class SessionError(UserError):
@@ -93,7 +94,7 @@ class PlaySession:
         self.actions = actions
         self.hinted = hinted
         self.rules = TurnRules(reply_budget=max_turns, hint_every_step=hint_every_step)
-        self.level: Level | None = None
+        self.level: ServedLevel | None = None
         self.handle: EnvHandle | None = None
         self.stepper: EpisodeStepper | None = None
         self.seed: int | None = None
@@ -148,7 +149,7 @@ class PlaySession:
             self.handle = None
 
     # -- inside ----------------------------------------------------------------
-    def _handle_for(self, level: Level) -> EnvHandle:
+    def _handle_for(self, level: ServedLevel) -> EnvHandle:
         """Reuse the worker while the level stays the same; load the new file otherwise."""
         if self.handle is not None and self.level == level:
             return self.handle

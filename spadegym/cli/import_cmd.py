@@ -29,18 +29,22 @@ def import_levels(
       spadegym import reasoning-gym:basic_arithmetic --out pool/
       spadegym import reasoning-gym:chain_sum --levels 0,2,4 --out pool/
     """
-    from ..adapters.levels import REASONING_GYM
+    from ..designers.sources import REASONING_GYM, SOURCES, UnknownSource
 
     with user_errors():
-        if not source.startswith(REASONING_GYM):
-            raise UserError(f"cannot import {source!r}; use {REASONING_GYM}TASK (e.g. reasoning-gym:basic_arithmetic).")
+        try:
+            spec = SOURCES.parse(source)
+        except UnknownSource:
+            spec = None
+        if spec is None or spec.kind != REASONING_GYM:
+            raise UserError(f"cannot import {source!r}; use {REASONING_GYM}:TASK (e.g. reasoning-gym:basic_arithmetic).")
         try:
             wanted = [int(k) for k in levels.split(",") if k.strip()] or None
         except ValueError:
             raise UserError(f"--levels must be whole numbers separated by commas, got {levels!r}.") from None
         from ..adapters.reasoning_gym_levels import ReasoningGymLevels, write_pool
 
-        written = write_pool(ReasoningGymLevels(source[len(REASONING_GYM):], wanted, instances, seed), out)
+        written = write_pool(ReasoningGymLevels(spec.argument, wanted, instances, seed), out)
         for path in written:
             typer.echo(str(path))
         err_console.print(f"{len(written)} level(s) written; check them with spadegym validate {out}", highlight=False)

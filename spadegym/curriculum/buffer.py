@@ -112,6 +112,12 @@ class BufferState:
                    hashes=dict(data.get("hashes", {})), plays=plays)
 
 
+def retired(times_played: int, retire_after: int) -> bool:
+    """The retirement rule: a level played ``retire_after`` times leaves replay (0: never). The buffer and the
+    adapters that serve a live run's buffer (``adapters.RunLevels``) both read it here."""
+    return 0 < retire_after <= times_played
+
+
 def group_key(family: str | None, skill: str, by: str) -> str:
     """The replay group of a level: its family (its skill if it has none) or its skill."""
     return (family or skill) if by == "family" else skill
@@ -225,7 +231,7 @@ class LevelBuffer:
 
     def retired(self, record: LevelRecord) -> bool:
         """Whether a level has had its plays (``retire_after``) and leaves replay."""
-        return 0 < self.config.retire_after <= record.times_played
+        return retired(record.times_played, self.config.retire_after)
 
     def replay_probabilities(self, current_round: int) -> tuple[list[str], np.ndarray]:
         """Replay probability of each level still in replay (all levels when every one is retired)."""

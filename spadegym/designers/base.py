@@ -8,7 +8,7 @@ candidate's designer reward through ``update``.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..agents.base import Checkpointed
@@ -97,14 +97,10 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         """The candidate as stored (its verdict is stored beside it; a remote level's settings beside its kind)."""
-        level = self.level
-        data = {"source": level.source, "skill": level.skill, "hint": level.hint, "family": level.family,
-                "knobs": level.knobs, "lineage": asdict(level.lineage), "candidate_id": self.candidate_id,
-                "attempts": self.attempts, "refusal": self.refusal, "reward_as_invalid": self.reward_as_invalid,
-                "meta": self.meta}
-        if level.remote is not None:
-            data.update(kind=level.kind, remote=level.remote.settings())
-        return data
+        level = self.level.to_dict()
+        where = {key: level.pop(key) for key in ("kind", "remote") if key in level}  # stored last, as ever
+        return {**level, "candidate_id": self.candidate_id, "attempts": self.attempts, "refusal": self.refusal,
+                "reward_as_invalid": self.reward_as_invalid, "meta": self.meta, **where}
 
 
 @dataclass

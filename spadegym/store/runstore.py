@@ -35,7 +35,7 @@ from ..envfile.contract import is_success
 from ..errors import UserError
 from ..figures import finite_or_none
 from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
-from ..level import FILE, Level, Lineage, Params, Remote
+from ..level import FILE, Level
 from ..outputs import OutputError, check_output, make_folder
 from ..text import storable
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION, TABLES
@@ -151,6 +151,7 @@ class RoundTransaction:
         """Add a level to the pool under ``env_id`` (new to the run): its kind, file or server, hint, skill,
         params, lineage and code hash, and ``meta`` (provenance)."""
         self._check_open()
+        stored = level.to_dict()
         try:
             self._db.execute(
                 "INSERT INTO environments (env_id, round, kind, source, remote, hint, skill, family, knobs, lineage,"
@@ -159,13 +160,13 @@ class RoundTransaction:
                     env_id,
                     self.round,
                     level.kind,
-                    None if level.source is None else storable(level.source),
-                    None if level.remote is None else to_json(level.remote.settings()),
-                    None if level.hint is None else storable(level.hint),
-                    storable(level.skill) if level.skill else None,
-                    level.family,
-                    to_json(level.knobs or {}),
-                    to_json(dataclasses.asdict(level.lineage)),
+                    None if stored["source"] is None else storable(stored["source"]),
+                    None if stored.get("remote") is None else to_json(stored["remote"]),
+                    None if stored["hint"] is None else storable(stored["hint"]),
+                    storable(stored["skill"]) if stored["skill"] else None,
+                    stored["family"],
+                    to_json(stored["knobs"] or {}),
+                    to_json(stored["lineage"]),
                     level.code_hash,
                     to_json(meta or {}),
                     int(bool(valid)),
@@ -579,19 +580,12 @@ def _environment(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-_LINEAGE = {f.name for f in dataclasses.fields(Lineage)}
-
-
 def level_of(row: dict[str, Any]) -> Level:
     """The level an environments row (as ``RunStore.environment`` returns it) holds."""
     try:
-        remote = Remote.model_validate(row["remote"]) if row["kind"] != FILE else None
+        return Level.from_dict(row)
     except ValidationError as exc:  # a store altered by hand: one sentence
         first = exc.errors()[0]
         why = f"{'.'.join(map(str, first['loc'])) or 'its settings'}: {first['msg']}"[:200]
         raise StoreError(f"level {row.get('env_id')!r} in the store is a remote level whose settings are malformed "
                          f"({why}); the run directory was altered, so start a new run.") from None
-    return Level(None if remote is not None else row["source"], skill=row.get("skill") or "", hint=row.get("hint"),
-                 params=Params(row.get("family"), dict(row.get("knobs") or {})),
-                 lineage=Lineage(**{k: v for k, v in (row.get("lineage") or {}).items() if k in _LINEAGE}),
-                 remote=remote)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spadegym.adapters import Level as ServedLevel
+from spadegym.adapters import ServedLevel
 from spadegym.adapters import PlaySession
 from spadegym.envfile import extract_action
 from spadegym.level import Level
@@ -93,7 +93,7 @@ def through_the_loop(sandbox: Sandbox, name: str, source: str, replies: list[str
 
 def through_a_session(sandbox: Sandbox, name: str, source: str, replies: list[str],
                       hinted: bool) -> tuple[Episode, dict]:
-    level = ServedLevel(name, source, f"{name}.py", hint="think twice" if hinted else None)  # the designer's hint
+    level = ServedLevel(name, Level(source, hint="think twice" if hinted else None), f"{name}.py")  # the designer's hint
     with PlaySession(OneLevel(level), sandbox=sandbox, hinted=hinted, max_turns=10) as session:
         session.reset(seed=SEED)
         for reply in replies:
