@@ -1,7 +1,7 @@
 """Judging a candidate, written once: use its verdict or validate it, name the refusal, drop duplicates.
 
-The self-play loop and ``spadegym design`` both judge through ``Judge``, so a
-proposal is refused for the same reason, under the same name, wherever it is made.
+The self-play loop, ``spadegym design`` and the red team all judge through ``Judge``,
+so a proposal is refused for the same reason, under the same name, wherever it is made.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Proposal:
 
     candidate: Candidate
     name: str  # the name it was validated under (an env id in a run, a file stem in a pool)
-    verdict: Verdict
+    verdict: Verdict | None  # None: refused before the gate was asked (``Judge.before_gate``)
     code_hash: str
     refusal: str | None = None  # None: usable; else why not (a verdict category, a designer refusal, "duplicate")
 
@@ -47,12 +47,17 @@ def refusal(candidate: Candidate, verdict: Verdict) -> str | None:
 
 
 class Judge:
-    """Judges candidates in order; a valid file whose code was seen before is refused as a duplicate."""
+    """Judges candidates in order; a valid file whose code was seen before is refused as a duplicate.
+
+    A caller that pays for each gate call (the red team, whose gate counts toward a search's cost) asks
+    ``before_gate`` first: a candidate with no code, or with code judged before, is refused without one.
+    """
 
     def __init__(self, sandbox: Any = None, validation: Any = None, known: Callable[[str], Any] | None = None):
         self.sandbox, self.validation = sandbox, validation
         self.known = known or (lambda code_hash: False)  # codes already in the pool
         self.accepted: set[str] = set()  # codes accepted in this batch
+        self.judged: set[str] = set()  # codes judged in this batch, valid or not (files with code only)
 
     def __call__(self, candidate: Candidate, name: str, verdict: Verdict | None = None) -> Proposal:
         """Judge one candidate: by ``verdict`` when the caller validated it already, else by its own, else the gate's."""
@@ -63,7 +68,19 @@ class Judge:
             reason = DUPLICATE
         if reason is None:
             self.accepted.add(code_hash)
+        if candidate.source:
+            self.judged.add(code_hash)
         return Proposal(candidate, name, verdict, code_hash, reason)
+
+    def before_gate(self, candidate: Candidate, name: str) -> Proposal | None:
+        """The refusal that needs no gate call, if any: a candidate with no code (the designer's refusal), or
+        a file whose code is in the pool or was judged earlier in the batch, valid or not (a duplicate)."""
+        code_hash = candidate.level.code_hash
+        if not candidate.source:
+            return Proposal(candidate, name, candidate.verdict, code_hash, candidate.refusal or "no_code")
+        if code_hash in self.judged or self.known(code_hash):
+            return Proposal(candidate, name, None, code_hash, DUPLICATE)
+        return None
 
     def validate(self, candidate: Candidate, name: str) -> Verdict:
         from ..validate import validate_source  # the gate: imported late, it pulls in the sandbox's checks

@@ -27,7 +27,6 @@ An environment's life, in the words the code uses:
 from __future__ import annotations
 
 import asyncio
-import math
 import shutil
 import time
 from collections import Counter, defaultdict
@@ -42,7 +41,8 @@ from ..agents.base import Agent, Checkpointed, LearningAgent
 from ..curriculum import BufferState, LevelBuffer, LevelRecord, learning_progress
 from ..curriculum.diversity import PoolDiversity, transcript_text
 from ..designers.base import Candidate, DesignContext, Designer, LearningDesigner, LevelSummary, abilities
-from ..designers.judge import Judge, Proposal, share
+from ..designers.judge import Judge, Proposal
+from ..designers.round import fresh_slots, level_summary
 from ..executor import Executor
 from ..families import difficulty_index, list_families
 from ..level import Level
@@ -445,14 +445,6 @@ def _quiet_on_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]
     loop.default_exception_handler(context)
 
 
-def level_summary(buffer: LevelBuffer, r: LevelRecord) -> LevelSummary:
-    """What a designer is shown of a level the buffer holds (in a run and in a red-team search)."""
-    source = buffer.level(r.env_id).source
-    return LevelSummary(r.env_id, r.skill, r.win_rate, r.win_rate_hint, r.regret, r.score, family=r.family,
-                        knobs=r.knobs, code_excerpt=(source or "")[:1500], source=source, depth=r.depth,
-                        retired=buffer.retired(r), times_played=r.times_played)
-
-
 def _best_per_family(ranked: list[LevelRecord], k: int) -> list[LevelRecord]:
     """The ``k`` best levels of each family (levels without one: ``2k`` in all), best first.
 
@@ -467,17 +459,6 @@ def _best_per_family(ranked: list[LevelRecord], k: int) -> list[LevelRecord]:
         if seen[r.family] <= (k if r.family else 2 * k):
             kept.append(r)
     return kept
-
-
-def fresh_slots(n: int, count: int, active: int, skills: int) -> list[int]:
-    """Split round ``n``'s ``count`` new levels over its ``active`` skills (of ``skills``); the remainder rotates.
-
-    Giving the remainder to the first active skills every round favoured the
-    skills that open a rotation: with 4 slots over 3 of 6 skills, two skills
-    got twice the fresh levels of the other four for the whole run.
-    """
-    cycle = skills // math.gcd(skills, active)  # rounds until the same skills are active again
-    return share(count, active, turn=n // cycle)  # turn: times this set of skills was active before
 
 
 def _transcript(episode: Episode) -> str:

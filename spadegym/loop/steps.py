@@ -3,8 +3,8 @@
     shares      a round's levels and slots -> how many times each is played (a pool smaller than a round is
                 played over again, so every arm of a study trains on the same number of episodes)
     score       episodes -> per-level statistics (win rates, returns, plays)
-    feedback    statistics -> raw designer rewards, and the centred reward each candidate earned (``told``,
-                which the red team's round uses too)
+    feedback    statistics -> raw designer rewards, and the centred reward each candidate earned
+                (``designers.round.told``, which the red team's round uses too)
     summarize   a finished round's record -> its RoundSummary
 """
 
@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
 
 import numpy as np
 
-from ..designers.base import Candidate, Feedback
+from ..designers.base import Feedback
 from ..designers.judge import Proposal
+from ..designers.round import told
 from ..level import Level
 from ..rollout import Episode
 from ..sandbox.protocol import INFRA
-from ..signals import EnvStats, bands, center_by_skill, invalid_reward, pearson
+from ..signals import EnvStats, bands, pearson
 from ..store.record import RoundRecord, RoundSummary
 from ..watch.rules import priced
 
@@ -85,39 +85,6 @@ def feedback(proposals: list[Proposal], stats: Mapping[str, EnvStats],
     """
     raw = {env_id: priced(float(reward(s)), (shares or {}).get(env_id, 1.0)) for env_id, s in stats.items()}
     return raw, told(proposals, raw, stats)
-
-
-class Judged(Protocol):
-    """A judged candidate as ``told`` reads it (the loop's ``Proposal``, the red team's)."""
-
-    candidate: Candidate
-
-    @property
-    def name(self) -> str | None: ...
-
-    @property
-    def valid(self) -> bool: ...
-
-    @property
-    def refusal(self) -> str | None: ...
-
-
-def told(proposals: Sequence[Judged], raw: Mapping[str, float], stats: Mapping[str, EnvStats],
-         details: Mapping[str, Mapping[str, Any]] | None = None) -> list[Feedback]:
-    """What each candidate earned: a played level its ``raw`` reward centred within its skill, a refused
-    proposal less than any valid one (so does a repaired one whose designer is rewarded on its first attempt,
-    ``Candidate.reward_as_invalid``). ``details``: more a level's feedback carries, by name."""
-    valid = [p for p in proposals if p.valid and p.name in raw]
-    centred = center_by_skill([raw[p.name] for p in valid], [p.candidate.skill for p in valid])
-    floor = invalid_reward(centred)
-    centred = [floor if p.candidate.reward_as_invalid else r for p, r in zip(valid, centred)]
-    feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
-                         {"raw": raw[p.name], "env_id": p.name, "win_rate": stats[p.name].win_rate,
-                          "regret": stats[p.name].regret, **(details or {}).get(p.name, {})})
-                for p, r in zip(valid, centred)]
-    feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                          {"reason": p.refusal}) for p in proposals if not p.valid]
-    return feedback
 
 
 def summarize(record: RoundRecord, *, skills: Mapping[str, str], learner: Mapping[str, object],

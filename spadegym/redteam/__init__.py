@@ -6,7 +6,8 @@
 
 from .config import RedTeamConfig
 from .evaluate import evaluate_suite, fixed, load_results, regressions
-from .hunt import RedTeam, RedTeamResult, redteam
+from .hunt import RedTeamResult, redteam
+from .round import RedTeam
 from .scorecard import write_junit, write_scorecard
 from .suite import Case, Suite, SuiteError, load_suite
 

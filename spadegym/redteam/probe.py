@@ -21,6 +21,7 @@ from ..loop.steps import score
 from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..signals import EnvStats, feasibility
 from ..validate import ValidationConfig
+from ..validate.verdict import Verdict
 
 
 @dataclass
@@ -64,11 +65,15 @@ class Prober:
         """The same instance seeds for every level, so a smaller version is compared on like terms."""
         return [derive_seed(self.seed, salt, i) for i in range(count or self.plays)]
 
+    def gate(self, source: str, hint: str | None = None) -> Verdict:
+        """The gate's verdict on a file (one gate call, counted as the search's cost)."""
+        self.validations += 1
+        return self.executor.validate([Level(source, hint=hint)], self.validation)[0]
+
     def check(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None) -> Probe:
-        """The gate's verdict (reused when the designer already validated the file)."""
+        """The gate's verdict (reused when the designer or the judge already has it)."""
         if verdict is None:
-            self.validations += 1
-            verdict = self.executor.validate([Level(source, hint=hint)], self.validation)[0].to_dict()
+            verdict = self.gate(source, hint).to_dict()
         valid = bool(verdict.get("valid"))
         return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"))
 

@@ -1,19 +1,26 @@
-"""One round as one typed value: the loop builds a ``RoundRecord`` phase by phase; the store writes it in one call.
+"""One round as one typed value: the loop and the red team build a ``RoundRecord``; the store writes it in one call.
 
-``RoundSummary`` is the round's figures, as the console line, TensorBoard, the
-report and ``RunResult`` read them; it is stored as the ``rounds.summary`` JSON.
+``RoundSummary`` is a self-play round's figures, as the console line, TensorBoard,
+the report and ``RunResult`` read them; it is stored as the ``rounds.summary`` JSON
+(a red-team round stores its own figures, any ``Summary``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..rollout.records import Episode
 from ..signals import EnvStats
+
+
+class Summary(Protocol):
+    """A round's figures as the store keeps them."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -61,7 +68,12 @@ class RoundSummary:
 
 @dataclass
 class RoundRecord:
-    """Everything round ``round`` produced, filled in phase by phase (design, play, score, learn, evaluate)."""
+    """Everything round ``round`` produced, filled in phase by phase (design, play, score, learn, evaluate).
+
+    A red-team round fills the same record (``redteam.round``): its proposals, the target's episodes
+    under each level's env id, the statistics and rewards of the levels played, and ``clusters``, the
+    failure each played level joined; it has no replays, held-out episodes, difficulties or feedback rows.
+    """
 
     round: int
     proposals: list[Proposal] = field(default_factory=list)  # judged, valid or not
@@ -70,12 +82,15 @@ class RoundRecord:
     episodes: list[Episode] = field(default_factory=list)
     stats: dict[str, EnvStats] = field(default_factory=dict)  # per level played
     rewards: dict[str, float] = field(default_factory=dict)  # raw designer reward per level played
-    feedback: list[Feedback] = field(default_factory=list)  # what the designer was told, per candidate
+    feedback: list[Feedback] = field(default_factory=list)  # what the designer was told, per candidate (stored)
     difficulty: dict[str, float | None] = field(default_factory=dict)  # difficulty index per level played
     heldout_episodes: list[Episode] = field(default_factory=list)
     states: dict[str, dict[str, Any]] = field(default_factory=dict)  # resume state: loop, buffer, designer, learner
     checkpoint: Path | None = None  # the learner's checkpoint of this round
-    summary: RoundSummary | None = None
+    summary: Summary | None = None  # a ``RoundSummary`` in a self-play round
+    #: A red-team round's failure cluster per accepted level (None: the target did not fail it); None in self-play.
+    #: Its levels and scores are stored with their cluster in place of the loop's difficulty and class name.
+    clusters: dict[str, str | None] | None = None
 
     @property
     def new(self) -> list[Proposal]:

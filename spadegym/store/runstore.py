@@ -397,13 +397,15 @@ class RunStore:
 
         if record.summary is None:
             raise ValueError(f"round {record.round} has no summary yet; summarize it before writing")
+        clusters = record.clusters  # a red-team round: each level is kept with the failure it joined
         with self.round(record.round) as tx:
             for p in record.proposals:
                 c = p.candidate
-                tx.add_proposal(c.to_dict(), p.verdict.to_dict(), p.env_id, p.valid)
+                tx.add_proposal(c.to_dict(), None if p.verdict is None else p.verdict.to_dict(), p.env_id, p.valid)
                 if p.valid:
-                    meta = {"difficulty": difficulty_index(c.family, c.knobs), "class_name": c.level.info.class_name,
-                            **c.meta}
+                    meta = {"cluster": clusters.get(p.name)} if clusters is not None else {
+                        "difficulty": difficulty_index(c.family, c.knobs), "class_name": c.level.info.class_name,
+                        **c.meta}
                     tx.add_environment(p.name, c.level, meta)
             for earned in record.feedback:
                 if earned.candidate_id:
@@ -413,8 +415,9 @@ class RunStore:
                              for e in record.heldout_episodes])
             tx.add_scores([{
                 "env_id": env_id, "win_rate": s.win_rate, "win_rate_hint": s.win_rate_hint, "regret": s.regret,
-                "oracle_regret": s.oracle_regret, "designer_reward": record.rewards[env_id], "plays": s.plays,
-                "plays_hint": s.plays_hint, "difficulty": record.difficulty.get(env_id),
+                **({"cluster": clusters.get(env_id)} if clusters is not None else {
+                    "oracle_regret": s.oracle_regret, "difficulty": record.difficulty.get(env_id)}),
+                "designer_reward": record.rewards[env_id], "plays": s.plays, "plays_hint": s.plays_hint,
             } for env_id, s in record.stats.items()])
             for key, state in record.states.items():
                 tx.save_state(key, state)

@@ -13,13 +13,15 @@ import asyncio
 
 from spadegym.agents import make_agent
 from spadegym.designers.base import Candidate, Level, Params
+from spadegym.designers.judge import Proposal
 from spadegym.executor import make_executor
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, read_nim
 from spadegym.redteam import RedTeam, RedTeamConfig
-from spadegym.redteam.hunt import Proposal
+from spadegym.redteam.confirmation import Confirmer
 from spadegym.redteam.minimise import Minimal, level_size
+from spadegym.redteam.probe import Probe
+from spadegym_testing.fake_players import FamilyPlayer, read_nim
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 FAMILY = get_family("take_away")
 EASIEST = FAMILY.level_knobs(0)
@@ -28,8 +30,8 @@ BEFORE = {**FOUND, "stones": 7}  # shrunk one step: still three piles, still fai
 TOO_FAR = {**BEFORE, "piles": 2}  # shrunk past the weakness: the target wins it
 
 
-class OverShrinking(RedTeam):
-    async def minimise(self, p: Proposal) -> Minimal:
+class OverShrinking(Confirmer):
+    async def minimise(self, p: Proposal, probe: Probe) -> Minimal:
         probe = await self.prober.probe(FAMILY.render(TOO_FAR), None)
         steps = [{"knob": "stones", "from": 11, "to": 7, "still_fails": True, "level": BEFORE},
                  {"knob": "piles", "from": 3, "to": 2, "still_fails": True, "level": TOO_FAR}]
@@ -44,11 +46,12 @@ def _hunt(backtrack: int) -> tuple[RedTeam, tuple[str, float]]:
         target = make_agent(f"openai:weak@{url}")
         try:
             with make_executor("local") as executor:
-                team = OverShrinking(config, executor, target, designer=None)
+                team = RedTeam(config, executor, target, designer=None)
+                team.confirmer = OverShrinking(config, team.prober, team.memory, None)
                 cand = Candidate(Level(FAMILY.render(FOUND), FAMILY.skill, params=Params("take_away", dict(FOUND))))
-                found = Proposal(cand, await team.prober.probe(cand.source, None), "h")
-                assert team.prober.fails(found.probe)
-                return team, await team.cluster(found)
+                found, probe = Proposal(cand, "r000-00", None, "h"), await team.prober.probe(cand.source, None)
+                assert team.prober.fails(probe)
+                return team, await team.confirmer.cluster(found, probe)
         finally:
             await target.aclose()
 
@@ -75,6 +78,6 @@ def test_a_minimal_form_refused_on_fresh_seeds_gives_way_to_the_form_before_it()
 
 def test_a_refused_failure_is_counted_but_marks_no_region_as_known() -> None:
     team, (key, _) = _hunt(backtrack=0)  # no stepping back: the over-shrunk form is all there is
-    assert not team.cases and key in team.refused and "piles=2" in key and team.memory.counts[key] == 1
+    assert not team.cases and key in team.confirmer.refused and "piles=2" in key and team.memory.counts[key] == 1
     # The levels above it are judged again (a graded weakness may fail there for real), not skipped.
     assert team.memory.known_cluster("take_away", FOUND) is None

@@ -16,10 +16,10 @@ from spadegym.agents import make_agent
 from spadegym.designers.base import Candidate, DesignContext, Level, Params
 from spadegym.executor import make_executor
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, read_nim
 from spadegym.redteam import RedTeam, RedTeamConfig
 from spadegym.redteam.clusters import cluster_key
+from spadegym_testing.fake_players import FamilyPlayer, read_nim
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 FAMILY = get_family("take_away")
 EASIEST = FAMILY.level_knobs(0)
@@ -91,10 +91,10 @@ def test_a_win_above_a_known_failure_is_replayed_first_and_forgotten_when_it_fai
     async def remember(team: RedTeam) -> tuple[list[Any], int, int]:
         team.memory.add(cluster_key("take_away", EASIEST, "", ""), "take_away", EASIEST)
         before = team.prober.episodes
-        await team.remember_win("take_away", THREE_PILES)  # strictly above the easiest game: replayed, and lost
+        await team.confirmer.remember_win("take_away", THREE_PILES)  # strictly above the easiest game: replayed, and lost
         replayed = team.prober.episodes - before
         team.memory.minimal.clear()
-        await team.remember_win("take_away", TWO_PILES)  # above no known failure: taken as it is
+        await team.confirmer.remember_win("take_away", TWO_PILES)  # above no known failure: taken as it is
         return team.memory.passes, replayed, team.prober.episodes - before - replayed
 
     passes, replayed, after = _with_team(remember, confirm_seeds=3, confirm_plays=2)

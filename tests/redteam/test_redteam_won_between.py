@@ -12,13 +12,13 @@ from collections.abc import Callable
 
 from spadegym.agents import make_agent
 from spadegym.designers.base import Candidate, Level, Params
+from spadegym.designers.judge import Proposal
 from spadegym.executor import make_executor
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, read_nim
 from spadegym.redteam import RedTeam, RedTeamConfig
 from spadegym.redteam.clusters import cluster_key
-from spadegym.redteam.hunt import Proposal
+from spadegym_testing.fake_players import FamilyPlayer, read_nim
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 FAMILY = get_family("take_away")
 KNOWN = {**FAMILY.level_knobs(0), "piles": 3}  # a confirmed failure
@@ -39,9 +39,9 @@ def _hunt(misplays: Callable[[str], bool]) -> tuple[RedTeam, str]:
                 team.memory.add(KNOWN_KEY, "take_away", KNOWN)
                 team.memory.add_pass("take_away", WON)
                 cand = Candidate(Level(FAMILY.render(FOUND), FAMILY.skill, params=Params("take_away", dict(FOUND))))
-                found = Proposal(cand, await team.prober.probe(cand.source, None), "h")
-                assert team.prober.fails(found.probe) and team.memory.known_cluster("take_away", FOUND) is None
-                return team, (await team.cluster(found))[0]
+                found, probe = Proposal(cand, "r000-00", None, "h"), await team.prober.probe(cand.source, None)
+                assert team.prober.fails(probe) and team.memory.known_cluster("take_away", FOUND) is None
+                return team, (await team.confirmer.cluster(found, probe))[0]
         finally:
             await target.aclose()
 
