@@ -63,6 +63,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from spadegym.designers.registry import DESIGNERS
 from spadegym.designers.sampler import baseline_overrides, pool_overrides
 from spadegym.loop import RunConfig, run
 from spadegym.loop.heldout import BUILT_IN_SUITES
@@ -103,7 +104,7 @@ def run_arm(name: str, seed: int, rounds: int, workdir: Path, heldout_seeds: int
     if name in ORACLE:
         settings["pool"] = {"path": str(suite_pool(ORACLE[name], seed, workdir / f"{name}-{seed}-pool"))}
     if settings["designer"] != "mutation":  # a baseline keeps the buffer it is played with (RunConfig fills it in)
-        intended = pool_overrides(0) if name in ORACLE else baseline_overrides(settings["designer"])
+        intended = pool_overrides(0) if name in ORACLE else baseline_overrides(DESIGNERS.parse(settings["designer"]))
         settings["buffer"] = {k: v for k, v in settings["buffer"].items() if k not in intended}
     every = curve_every if name in ADAPTIVE else 0  # only the adaptive arms' curves are read
     config = RunConfig(seed=seed, rounds=rounds, heldout=heldout_settings(heldout_seeds, heldout_seed, every),

@@ -35,17 +35,17 @@ from curriculum import paired
 from rich.console import Console
 from rich.table import Table
 
-from spadegym.agents import make_agent
+from spadegym.agents.registry import AGENTS
 from spadegym.cli.agent_settings import agent_options, check_settings_apply, settings_for
 from spadegym.errors import UserError
 from spadegym.families import difficulty_index, get_family
 from spadegym.families.variation import DIMENSIONS, dimension, held_out_variation
 from spadegym.level import Level
 from spadegym.loop import RunConfig
+from spadegym.loop.agent import build_agent
 from spadegym.loop.heldout import HeldoutEnv, build_suite
 from spadegym.rollout import Play, derive_seed, run_episodes
 from spadegym.sandbox import Sandbox
-from spadegym.store.learner_run import run_learner
 
 HELDOUT_SEED = 4242  # the curriculum benchmark's held-out instances
 
@@ -84,7 +84,8 @@ def measure(spec: str, sets: list[str], envs: list[HeldoutEnv], owner: dict[str,
             seeds: int, heldout_seed: int) -> dict[str, Any]:
     """The agent's success per variant, and its difference from the listed game paired by level."""
     config = RunConfig()
-    agent = make_agent(run_learner(spec), seed=0, **agent_options(spec, settings_for(spec, sets)))
+    parsed = AGENTS.parse(spec)
+    agent = build_agent(parsed, seed=0, **agent_options(parsed, settings_for(parsed, sets)))
     # A variant plays its base level's reset seeds: the same instances as the listed game.
     plays = [Play(h.env_id, derive_seed(heldout_seed, "heldout", owner[h.env_id][1], i)) for h in envs
              for i in range(seeds)]
@@ -123,7 +124,7 @@ def main() -> int:
     parser.add_argument("--run-seed", type=int, default=0, help="Leave out this run seed's unseen families.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    check_settings_apply(args.agent, args.set)  # a setting no agent reads is an error, as in `spadegym eval`
+    check_settings_apply([AGENTS.parse(a) for a in args.agent], args.set)  # a setting no agent reads is an error, as in `spadegym eval`
     envs, owner = suite_of(args.run_seed)
     results = {spec: measure(spec, args.set, envs, owner, args.seeds, args.heldout_seed) for spec in args.agent}
     table = Table(title=f"held-out success, one change at a time ({len(envs) // len(variants())} listed levels, "

@@ -28,6 +28,54 @@ T = TypeVar("T")
 #: The kind of a spec that names your own object: ``package.module:Name``.
 IMPORT = "import"
 
+#: Every role's spec forms, each with what it names: the one list of them. A role's ``Registry`` takes its kinds'
+#: forms from here (and refuses a kind this does not list, or a listed kind it lacks); the command line's help and
+#: the run config's descriptions read it here (``spec_help``), without importing any registry.
+FORMS: dict[str, dict[str, tuple[str, str]]] = {
+    "agent": {
+        "random": ("random", ""),
+        "human": ("human", "you, at the terminal"),
+        "scripted": ("scripted:FILE", "actions, one a line"),
+        "learner": ("learner[:DIR]", "the built-in learner; DIR: a saved learner, frozen, or a run directory: "
+                                     "its last checkpoint"),
+        "openai": ("openai:MODEL[@BASE_URL]", ""),
+        "hf": ("hf:PATH", "a local model that trains; the designer's path = shared weights"),
+        IMPORT: ("package.module:Class", "your own"),
+    },
+    "designer": {
+        "mutation": ("mutation", ""),
+        "openai": ("openai:MODEL[@BASE_URL]", ""),
+        "hf": ("hf:PATH", "a local model that trains"),
+        "uniform": ("uniform", "baseline"),
+        "fixed": ("fixed:easy|all", "baseline"),
+        "staged": ("staged", "baseline"),
+        "pool": ("pool", "the files of --pool alone"),
+        IMPORT: ("package.module:Class", "your own"),
+    },
+    "source": {
+        "reasoning-gym": ("reasoning-gym:TASK", ""),
+        "openenv": ("openenv:URL", ""),
+        "pool": ("a pool directory or file", ""),
+    },
+}
+
+
+def written_kind(text: str) -> str:
+    """The kind a spec's text is written with: the text before its first ':' ('' without one), ``openai:m@u`` ->
+    ``openai``. For text that no registry may read where it is (a store's old config); everything else parses."""
+    name, sep, _ = str(text).strip().partition(":")
+    return name if sep else ""
+
+
+def form(role: str, kind: str) -> str:
+    """How a kind of ``role`` is written: ``form("agent", "openai")`` -> ``openai:MODEL[@BASE_URL]``."""
+    return FORMS[role][kind][0]
+
+
+def spec_help(role: str) -> str:
+    """A role's spec forms as help shows them: ``random | human (you, at the terminal) | ...``."""
+    return " | ".join(f"{written} ({note})" if note else written for written, note in FORMS[role].values())
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -85,6 +133,11 @@ class Registry(Generic[T]):
     def __init__(self, role: str, kinds: Sequence[Kind[T]], error: type[Exception] = UserError,
                  imports: Kind[T] | None = None, default_kind: str | None = None):
         self.role, self.error = role, error
+        listed = FORMS.get(role)
+        if listed is not None:  # its kinds are the ones the list of forms names, in its forms
+            named = {k.name: k.form for k in kinds} | ({IMPORT: imports.form} if imports else {})
+            assert named == {name: written for name, (written, _) in listed.items()}, \
+                f"the {role} kinds and specs.FORMS['{role}'] differ: {named}"
         self.kinds = {k.name: k for k in kinds}
         self.imports = imports  # how ``package.module:Name`` is built (None: the role takes none)
         self.default_kind = default_kind  # the kind of a spec without a known prefix (a pool path)

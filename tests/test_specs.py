@@ -168,3 +168,68 @@ def test_a_search_setting_neither_its_target_nor_its_designer_reads_is_one_sente
         load_redteam_config(overrides=values, sets=sets)
     assert says in one_sentence(raised.value)
     assert load_redteam_config(overrides={"target": "openai:m"}, sets=["llm.temperature=0.1"]).llm.temperature == 0.1
+
+
+#: Where spec text may still be tested by prefix outside the spec parser, and why (each a known debt, not a rule).
+PREFIX_TESTS_ALLOWED = {
+    "spadegym/families/imported.py": "an imported family's name (reasoning-gym:TASK), not a spec (issue 57 item 4)",
+    "spadegym/redteam/hunt.py": "_without_host compares stored settings; it moves with the red team's refactor",
+}
+
+
+def test_no_module_but_the_spec_parser_tests_spec_text_by_its_prefix() -> None:
+    """A spec is parsed once, by its role's registry (``spadegym/specs.py``), and read as a ``Spec`` after.
+
+    The rule, checked on the package's syntax trees: outside ``spadegym/specs.py`` no ``.startswith(...)`` or
+    ``.removeprefix(...)`` call takes a prefix that is a spec kind's (``KIND:`` for any kind of any role in
+    ``specs.FORMS``: ``openai:``, ``hf:``, ``learner:``, ``fixed:``, ``reasoning-gym:``, ...), written as a string
+    literal (alone or in a tuple) or as a module constant holding one (wherever in the package it is defined)."""
+    import ast
+    from pathlib import Path
+
+    import spadegym
+    from spadegym.specs import FORMS
+
+    prefixes = tuple(sorted({f"{kind}:" for kinds in FORMS.values() for kind in kinds if kind != IMPORT}))
+    package = Path(spadegym.__file__).parent
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(package.rglob("*.py"))}
+    constants: dict[str, set[str]] = {}  # module-level NAME = "text", across the package
+    for tree in trees.values():
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        constants.setdefault(target.id, set()).add(node.value.value)
+
+    def texts(arg: ast.expr) -> set[str]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return {arg.value}
+        if isinstance(arg, ast.Tuple):
+            return set().union(*(texts(e) for e in arg.elts))
+        name = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
+        return constants.get(name or "", set())
+
+    found = []
+    for path, tree in trees.items():
+        where = str(path.relative_to(package.parent))
+        if where == "spadegym/specs.py" or where in PREFIX_TESTS_ALLOWED:
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                    and node.func.attr in ("startswith", "removeprefix")
+                    and any(text.lower().startswith(prefixes) for text in texts(node.args[0]))):
+                found.append(f"{where}:{node.lineno}")
+    assert not found, f"spec text tested by its prefix outside the spec parser (parse it with its registry): {found}"
+
+
+def test_the_prefix_rule_sees_what_it_forbids() -> None:
+    """The allowed places above still do what the rule forbids (else they leave the list)."""
+    from pathlib import Path
+
+    import spadegym
+
+    root = Path(spadegym.__file__).parent.parent
+    for where in PREFIX_TESTS_ALLOWED:
+        text = (root / where).read_text(encoding="utf-8")
+        assert ".startswith(" in text, f"{where} no longer tests spec text by prefix: drop it from the allowed list"

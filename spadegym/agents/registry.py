@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from ..errors import UserError, install_hint
 from ..plugins import import_object
-from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
+from ..specs import IMPORT, Kind, NoOptions, Registry, Spec, form, from_sections, option_error
 from .base import Agent
 from .openai_config import OpenAIAgentConfig
 
@@ -104,7 +104,7 @@ def _openai(spec: Spec, seed: int, options: BaseModel) -> Agent:
     from .openai_agent import OpenAIAgent
 
     try:
-        model, url = parse_spec(spec.text)
+        model, url = parse_spec(spec.argument)
     except ValueError as exc:
         raise AgentSpecError(str(exc)) from None
     values = options.model_dump(exclude_unset=True)
@@ -161,17 +161,17 @@ def _played(config: Any) -> dict[str, Any]:
 
 
 AGENTS: Registry[Agent] = Registry("agent", [
-    Kind("random", "random", _random),
-    Kind("human", "human", _human, HumanOptions),
-    Kind("scripted", "scripted:FILE", _scripted, argument="required", needs="a file (one action per line)"),
-    Kind("learner", "learner[:DIR]", _learner, learner_options, argument="optional", sections=("learner",),
+    Kind("random", form("agent", "random"), _random),
+    Kind("human", form("agent", "human"), _human, HumanOptions),
+    Kind("scripted", form("agent", "scripted"), _scripted, argument="required", needs="a file (one action per line)"),
+    Kind("learner", form("agent", "learner"), _learner, learner_options, argument="optional", sections=("learner",),
          from_config=from_sections(config="learner")),
-    Kind("openai", "openai:MODEL[@BASE_URL]", _openai, openai_options, argument="required", needs="a model",
+    Kind("openai", form("agent", "openai"), _openai, openai_options, argument="required", needs="a model",
          sections=("llm", "openai_agent"),
          from_config=lambda config: {**config.llm.model_dump(), **_played(config)}),
-    Kind("hf", "hf:PATH", _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
+    Kind("hf", form("agent", "hf"), _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
          sections=("train",), from_config=from_sections(train="train")),
-], error=AgentSpecError, imports=Kind("import", "package.module:Class", _own, AnyOptions))
+], error=AgentSpecError, imports=Kind(IMPORT, form("agent", IMPORT), _own, AnyOptions))
 
 #: Spec forms, as the error messages and `--help` show them.
 SPEC_FORMS = {kind.name: kind.form for kind in AGENTS.kinds.values()}

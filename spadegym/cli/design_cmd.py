@@ -13,6 +13,7 @@ from rich.table import Table
 from . import app
 from .console import cli_console
 from .errors import UserError, is_llm_error, user_errors
+from .specs import DESIGNER_SPECS
 
 
 def parse_skills(text: str | None) -> list[str] | None:
@@ -38,7 +39,7 @@ def parse_skills(text: str | None) -> list[str] | None:
 @app.command("design")
 def design_command(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the environments (created if missing)."),
-    designer: str = typer.Option("mutation", "--designer", help="mutation | openai:MODEL[@BASE_URL] | hf:PATH | uniform | fixed:easy | fixed:all | package.module:Class"),
+    designer: str = typer.Option("mutation", "--designer", help=f"Designer: {DESIGNER_SPECS}."),
     count: int = typer.Option(8, "--count", "-n", min=1, help="Proposals to make."),
     skills: str = typer.Option(None, "--skills", help="Comma-separated skills (default: all six)."),
     corpus: Path = typer.Option(None, "--corpus", help="JSONL grounding corpus for the LLM designer (default: the shipped one)."),
@@ -67,8 +68,9 @@ def design_command(
         made = None
         try:
             # A designer that validates as it writes does so in this command's sandbox; --corpus is for one that grounds.
-            options = {"sandbox": box} if DESIGNERS.kind(designer).takes("sandbox") else {}
-            made = make_designer(designer, seed=seed, **options, **({"corpus": str(corpus)} if corpus else {}))
+            spec = DESIGNERS.parse(designer)  # the one reading of the spec
+            options = {"sandbox": box} if DESIGNERS.kind(spec).takes("sandbox") else {}
+            made = make_designer(spec, seed=seed, **options, **({"corpus": str(corpus)} if corpus else {}))
             with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                           MofNCompleteColumn(), console=cli_console(stderr=True), transient=True,
                           disable=as_json) as progress:

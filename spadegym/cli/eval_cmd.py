@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..agents.registry import AGENTS
 from . import app
 from .agent_settings import SET_HELP, agent_options, check_settings_apply, settings_for
 from .console import cli_console
@@ -58,8 +59,9 @@ def eval_command(
     from ..rollout import RolloutConfig
 
     with user_errors():
-        check_settings_apply(list(agents), sets)
-        options = {spec: agent_options(spec, settings_for(spec, sets)) for spec in agents}
+        parsed = {spec: AGENTS.parse(spec) for spec in agents}  # each spec read once, here
+        check_settings_apply(list(parsed.values()), sets)
+        options = {spec: agent_options(parsed[spec], settings_for(parsed[spec], sets)) for spec in agents}
         loaded = load_suite(suite)
         base = load_results(baseline) if baseline else None
         total = sum(len(c.seeds) for c in loaded.cases) * plays * len(agents)

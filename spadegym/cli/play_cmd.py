@@ -124,13 +124,16 @@ def play(
       spadegym play spade-pool/games/ --agent openai:qwen3-8b@http://127.0.0.1:8000/v1 --json
       spadegym play maze.py --agent hf:models/smollm2 --set train.max_seq_len=4096
     """
-    from ..agents import AgentSpecError, PlayerQuit, make_agent
+    from ..agents import AgentSpecError, PlayerQuit
+    from ..agents.registry import AGENTS
+    from ..loop.agent import build_agent
     from ..rollout.play import PlayFileError, play_file
     from ..rollout.runner import RolloutError
-    from ..store.learner_run import run_learner
 
     console = cli_console()
-    interactive = agent.strip() == "human"
+    with user_errors():
+        spec = AGENTS.parse(agent)  # the one reading of the spec: everything below reads its kind
+    interactive = spec.kind == "human"
     from ..envfile import SourceError
     from ..validate.gate import expand_paths
 
@@ -153,7 +156,7 @@ def play(
 
     order.update({seed + i: i for i in range(episodes)})
     unavailable: tuple[type[Exception], ...] = ()  # the openai client loads only for openai agents
-    if agent.strip().startswith("openai:"):
+    if spec.kind == "openai":
         from ..llm import LLMUnavailable
 
         unavailable = (LLMUnavailable,)
@@ -163,7 +166,7 @@ def play(
         except SourceError as exc:
             raise fail(str(exc), 1) from None
         try:
-            player = make_agent(run_learner(agent), seed=seed, **agent_options(agent, sets))
+            player = build_agent(spec, seed=seed, **agent_options(spec, sets))
         except AgentSpecError as exc:
             raise UserError(str(exc)) from None
 

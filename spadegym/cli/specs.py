@@ -1,11 +1,9 @@
-"""The spec forms the command line's help shows (the registries hold the kinds; a test keeps the two in step).
+"""The spec forms the command line's help shows: read from the one list of them (``spadegym.specs.FORMS``), which
+the registries build their kinds from, so that `spadegym --help` imports no registry and the two never disagree."""
 
-Written here rather than imported from the registries so that `spadegym --help` imports no designer.
-"""
+from ..specs import spec_help
 
-AGENT_SPECS = ("learner | learner:DIR (a saved learner, frozen; or a run directory: its last checkpoint) | random | human | scripted:FILE (actions, one a line) | "
-               "openai:MODEL[@BASE_URL] | hf:PATH (a local model that trains) | package.module:Class")
-DESIGNER_SPECS = ("mutation | openai:MODEL[@BASE_URL] | hf:PATH | the baselines uniform, fixed:easy|all, "
-                  "staged | pool (the files of --pool alone) | package.module:Class")
+AGENT_SPECS = spec_help("agent")
+DESIGNER_SPECS = spec_help("designer")
 DESIGNER_REWARDS = ("blend (default) | regret | regret_floored | band | learning_potential | learnability | "
                     "oracle_regret | failure | package.module:function")

@@ -17,12 +17,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import UserError, install_hint
 from ..plugins import import_object
-from ..specs import Kind, NoOptions, Registry, Spec, from_sections, option_error
+from ..specs import IMPORT, Kind, NoOptions, Registry, Spec, form, from_sections, option_error
 from ..validate.config import ValidationConfig
 from .base import Designer
 from .llm_config import LLMDesignerConfig
 from .mutation import MutationConfig
 from .pool import PoolConfig
+from .sampler import FIXED_POOLS
 
 #: The designer writes whole files: more room than a chat turn needs.
 DESIGNER_MAX_TOKENS = 4096
@@ -90,7 +91,7 @@ def _mutation(spec: Spec, seed: int, options: MutationOptions) -> Designer:
 def _uniform(spec: Spec, seed: int, options: SamplerOptions) -> Designer:
     from .sampler import SamplerDesigner
 
-    return SamplerDesigner(spec.text, seed=seed, families=options.families, exclude=options.exclude_families)
+    return SamplerDesigner(spec, seed=seed, families=options.families, exclude=options.exclude_families)
 
 
 def _staged(spec: Spec, seed: int, options: StagedOptions) -> Designer:
@@ -99,14 +100,14 @@ def _staged(spec: Spec, seed: int, options: StagedOptions) -> Designer:
     if not options.rounds:
         raise UnknownDesigner("the 'staged' designer spreads its levels over a run's rounds; "
                               "use it with spadegym run, or give make_designer rounds=N.")
-    return SamplerDesigner(spec.text, seed=seed, rounds=options.rounds, families=options.families,
+    return SamplerDesigner(spec, seed=seed, rounds=options.rounds, families=options.families,
                            exclude=options.exclude_families)
 
 
 def _fixed(spec: Spec, seed: int, options: DrawOptions) -> Designer:
     from .sampler import SamplerDesigner
 
-    return SamplerDesigner(spec.text, seed=seed, exclude=options.exclude_families)
+    return SamplerDesigner(spec, seed=seed, exclude=options.exclude_families)
 
 
 def _pool(spec: Spec, seed: int, options: PoolOptions) -> Designer:
@@ -143,7 +144,7 @@ def _llm(spec: Spec, seed: int, options: LLMOptions) -> Designer:
     from .llm import LLMDesigner
 
     try:
-        model, url = parse_spec(spec.text)
+        model, url = parse_spec(spec.argument)
     except ValueError as exc:
         raise UnknownDesigner(str(exc)) from None
     return LLMDesigner(_endpoint(model, url, options.llm), corpus=_corpus(options.corpus), seed=seed,
@@ -197,24 +198,24 @@ def _writer_sections(config: Any) -> dict[str, Any]:
 
 
 DESIGNERS: Registry[Designer] = Registry("designer", [
-    Kind("mutation", "mutation", _mutation, MutationOptions, sections=("mutation",),
+    Kind("mutation", form("designer", "mutation"), _mutation, MutationOptions, sections=("mutation",),
          from_config=lambda config: {"mutation": config.mutation.model_copy(update=_families(config)) if
                                      _families(config) else config.mutation, **_excluded(config)}),
-    Kind("openai", "openai:MODEL[@BASE_URL]", _llm, LLMOptions, argument="required", needs="a model",
+    Kind("openai", form("designer", "openai"), _llm, LLMOptions, argument="required", needs="a model",
          sections=("llm", "llm_designer", "corpus"),
          from_config=lambda config: {**_writer_sections(config), **_excluded(config), "llm": config.llm.model_dump()}),
-    Kind("hf", "hf:PATH", _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
+    Kind("hf", form("designer", "hf"), _hf, HFOptions, argument="required", needs="a model (a model directory or a .gguf file)",
          sections=("train", "llm_designer", "corpus"),
          from_config=lambda config: {**_writer_sections(config), **_excluded(config),
                                      **from_sections(train="train")(config)}),
-    Kind("uniform", "uniform", _uniform, SamplerOptions,
+    Kind("uniform", form("designer", "uniform"), _uniform, SamplerOptions,
          from_config=lambda config: {**_families(config), **_excluded(config)}),
-    Kind("fixed", "fixed:easy|all", _fixed, DrawOptions, argument="required", arguments=("easy", "all"),
+    Kind("fixed", form("designer", "fixed"), _fixed, DrawOptions, argument="required", arguments=FIXED_POOLS,
          from_config=_excluded),
-    Kind("staged", "staged", _staged, StagedOptions,
+    Kind("staged", form("designer", "staged"), _staged, StagedOptions,
          from_config=lambda config: {**_families(config), **_excluded(config), "rounds": getattr(config, "rounds", None)}),
-    Kind("pool", "pool", _pool, PoolOptions, from_config=from_sections(pool="pool")),
-], error=UnknownDesigner, imports=Kind("import", "package.module:Class", _own))
+    Kind("pool", form("designer", "pool"), _pool, PoolOptions, from_config=from_sections(pool="pool")),
+], error=UnknownDesigner, imports=Kind(IMPORT, form("designer", IMPORT), _own))
 
 DESIGNER_SPECS = tuple(DESIGNERS.forms())
 

@@ -21,10 +21,19 @@ from typing import Any
 
 from ..families import list_families
 from ..families.edits import edit_space
+from ..specs import Spec, form
 from .base import Candidate, DesignContext, Level, Lineage, Params, random_state, set_random_state
 
-SAMPLER_SPECS = ("uniform", "fixed:easy", "fixed:all", "staged")
+#: The kinds of the designer registry (``DESIGNERS``) a sampler draws for: their specs are read there, and a
+#: sampler is given the parsed ``Spec``.
+SAMPLER_KINDS = ("uniform", "fixed", "staged")
+#: The pools of ``fixed:POOL``.
+FIXED_POOLS = ("easy", "all")
 VERSION = "sampler-1"
+
+
+def _sampler(spec: Spec) -> bool:
+    return spec.kind in SAMPLER_KINDS and (spec.kind != "fixed" or spec.argument in FIXED_POOLS)
 
 
 def _pool(kind: str, exclude: Sequence[str] = ()) -> list[tuple[str, dict[str, Any]]]:
@@ -40,17 +49,18 @@ def _pool(kind: str, exclude: Sequence[str] = ()) -> list[tuple[str, dict[str, A
 class SamplerDesigner:
     """Proposes built-in family levels without looking at the agent."""
 
-    def __init__(self, spec: str = "uniform", seed: int = 0, rounds: int | None = None,
+    def __init__(self, spec: Spec = Spec("uniform"), seed: int = 0, rounds: int | None = None,
                  families: list[str] | None = None, exclude: Sequence[str] = ()):
-        if spec not in SAMPLER_SPECS:
-            raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(SAMPLER_SPECS)}")
-        if spec == "staged" and not rounds:
+        if not _sampler(spec):
+            raise ValueError(f"unknown sampler '{spec}'; use one of {', '.join(form('designer', k) for k in SAMPLER_KINDS)}")
+        if spec.kind == "staged" and not rounds:
             raise ValueError("the staged sampler needs the run's number of rounds to lay out its stages")
-        self.name, self.spec, self.rounds = spec, spec, rounds
+        self.parsed, self.rounds = spec, rounds
+        self.name = self.spec = spec.text  # its levels' operator and candidate ids
         self.families = families  # only these built-in families (None: all)
         self.exclude = tuple(exclude)  # never these (the run's unseen families)
         self.rng = random.Random(seed)
-        self.pool = _pool(spec.split(":")[1], self.exclude) if spec.startswith("fixed:") else []
+        self.pool = _pool(spec.argument, self.exclude) if spec.kind == "fixed" else []
         self.cursor = 0  # next pool item to propose (fixed pools)
         self.serial = 0
 
@@ -59,7 +69,7 @@ class SamplerDesigner:
             # A fixed pool ignores the requested skill: it is the same pool every run.
             items = self.pool[self.cursor:self.cursor + context.count]
             self.cursor += len(items)
-        elif self.spec == "staged":
+        elif self.parsed.kind == "staged":
             items = [self._staged(context.skill, context.round) for _ in range(context.count)]
         else:
             items = [self._draw(context.skill) for _ in range(context.count)]
@@ -113,9 +123,9 @@ def pool_overrides(size: int) -> dict[str, Any]:
             "balance": "none", "retire_after": 0}
 
 
-def baseline_overrides(spec: str, exclude: Sequence[str] = ()) -> dict[str, Any]:
+def baseline_overrides(spec: Spec, exclude: Sequence[str] = ()) -> dict[str, Any]:
     """Buffer settings that make the loop play a sampler's levels as its baseline intends (a pure function of the
-    spec and the families left out)."""
-    if spec.startswith("fixed:"):
-        return pool_overrides(len(_pool(spec.split(":")[1], exclude)))
+    parsed spec and the families left out)."""
+    if spec.kind == "fixed":
+        return pool_overrides(len(_pool(spec.argument, exclude)))
     return {"replay_fraction": 0.0}

@@ -33,7 +33,7 @@ from ..errors import UserError
 from ..families import SKILLS
 from ..level import Level, Remote, RemoteOptions
 from ..rollout import derive_seed
-from ..specs import Kind, Registry, Spec
+from ..specs import Kind, Registry, Spec, form, spec_help
 from .base import Designer
 from .mixed import SourcePart
 
@@ -46,7 +46,7 @@ class SourceConfig(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    source: str = Field(..., description="reasoning-gym:TASK | a pool directory or file | openenv:URL")
+    source: str = Field(..., description=spec_help("source"))
     share: float | None = Field(None, gt=0, le=1, description="Its share of the new levels it can propose (a reasoning-gym task: those of its skill); unset: the designer and the sources without a share split what the others leave equally.")
 
 
@@ -95,10 +95,10 @@ class UnknownSource(UserError, ValueError):
 
 
 SOURCES: Registry[Any] = Registry("source", [
-    Kind(REASONING_GYM, "reasoning-gym:TASK", None, ReasoningGymSource, argument="required", needs="a task",
+    Kind(REASONING_GYM, form("source", REASONING_GYM), None, ReasoningGymSource, argument="required", needs="a task",
          sections=("mutation",)),
-    Kind(OPENENV, "openenv:URL", None, OpenEnvSource, argument="optional"),  # its URL is checked by Remote
-    Kind(POOL, "a pool directory or file", None, PoolSource, argument="optional"),
+    Kind(OPENENV, form("source", OPENENV), None, OpenEnvSource, argument="optional"),  # its URL is checked by Remote
+    Kind(POOL, form("source", POOL), None, PoolSource, argument="optional"),
 ], error=UnknownSource, default_kind=POOL)
 
 

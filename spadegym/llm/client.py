@@ -72,12 +72,12 @@ class EndpointConfig(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra JSON fields for the server (e.g. top_k, chat_template_kwargs).")
 
 
-def parse_spec(spec: str) -> tuple[str, str | None]:
-    """``openai:MODEL[@BASE_URL]`` -> (MODEL, BASE_URL or None)."""
-    body = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
-    model, _, url = body.partition("@")
+def parse_spec(argument: str) -> tuple[str, str | None]:
+    """An ``openai:`` spec's argument (``MODEL[@BASE_URL]``, as ``AGENTS.parse`` or ``DESIGNERS.parse`` leaves
+    it) -> (MODEL, BASE_URL or None)."""
+    model, _, url = argument.partition("@")
     if not model:
-        raise ValueError(f"'{spec}' names no model; write openai:MODEL or openai:MODEL@http://HOST:PORT/v1.")
+        raise ValueError(f"'openai:{argument}' names no model; write openai:MODEL or openai:MODEL@http://HOST:PORT/v1.")
     return model, (url or None)
 
 

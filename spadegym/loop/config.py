@@ -44,7 +44,7 @@ from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
 from ..signals import DESIGNER_REWARDS
 from ..signals.rewards import REWARDS
-from ..specs import Spec, near_name
+from ..specs import Spec, near_name, spec_help
 from ..train.config import TrainConfig
 from ..validate.config import ValidationConfig
 from ..watch import WatchConfig
@@ -184,10 +184,10 @@ class RunConfig(BaseModel):
     seed: int = Field(0, description="Seeds everything: designer, learner, instance seeds.")
     rounds: int = Field(36, ge=1, description="Self-play rounds to run (a resumed run continues to this total).")
     time_limit_s: float | None = Field(None, gt=0, description="Stop after the round that crosses this many seconds.")
-    designer: DesignerSpec = Field(Spec("mutation"), description="mutation | openai:MODEL[@BASE_URL] | hf:PATH (trains) | the baselines uniform, fixed:easy, fixed:all, staged | pool (only the files of `pool`)")
+    designer: DesignerSpec = Field(Spec("mutation"), description=spec_help("designer"))
     pool: PoolConfig = Field(default_factory=PoolConfig, description="Environment files to play (a SPADE pool, say): the fixed pool of designer 'pool', or the first levels of any other designer.")
     sources: list[Source] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
-    agent: AgentSpec = Field(Spec("learner"), description="learner | learner:DIR | random | openai:MODEL[@BASE_URL] | hf:PATH (trains; the designer's path = shared weights)")
+    agent: AgentSpec = Field(Spec("learner"), description=spec_help("agent"))
     designer_reward: RewardSpec = Field(Spec("blend"), description=f"{' | '.join(DESIGNER_REWARDS)} | package.module:function")
     setting: str = Field("games", pattern="^(games|tool_use)$", description="The paper's setting the run trains in: games (cognitive games) or tool_use (multi-turn tool use); it picks the default skills and the built-in families of the held-out suites.")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets (default: the setting's six).")
@@ -325,7 +325,7 @@ class RunConfig(BaseModel):
         whole, never retired; fresh draws never replayed), and a pool of seed levels fits the buffer
         whole beside the designer's levels, except where the buffer was set by hand."""
         from ..designers.pool import pool_files
-        from ..designers.sampler import SAMPLER_SPECS, baseline_overrides, pool_overrides
+        from ..designers.sampler import SAMPLER_KINDS, baseline_overrides, pool_overrides
 
         intended: dict[str, Any] = {}
         if self.designer.kind == "pool":
@@ -333,8 +333,8 @@ class RunConfig(BaseModel):
                 raise ValueError("the 'pool' designer plays the files of the pool: give the directory with "
                                  "--pool DIR (or pool.path = \"DIR\")")
             intended = pool_overrides(len(pool_files(self.pool.path)))
-        elif self.designer.text in SAMPLER_SPECS:
-            intended = baseline_overrides(self.designer.text, exclude=self.designer_exclusions())
+        elif self.designer.kind in SAMPLER_KINDS:
+            intended = baseline_overrides(self.designer, exclude=self.designer_exclusions())
         elif self.pool.path:  # seed levels: the buffer keeps the whole pool beside the designer's own levels
             intended = {"capacity": BufferConfig.model_fields["capacity"].default + len(pool_files(self.pool.path))}
         if intended:

@@ -19,8 +19,8 @@ from ..executor import Executor, make_executor
 from ..llm.client import LLMError
 from ..outputs import holds_links
 from ..store import RunStore
-from ..store.learner_run import run_learner
 from ..store.record import RoundSummary
+from .agent import build_agent
 from .callbacks import (  # noqa: F401 - summary_line: kept importable here
     ConsoleCallback,
     PhaseProgress,
@@ -90,7 +90,6 @@ def versions() -> dict[str, str]:
 
 
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
-    from ..agents.registry import AGENTS
     from ..designers.mixed import MixedDesigner
     from ..designers.pool import PoolDesigner, pool_files
     from ..designers.registry import DESIGNERS
@@ -107,9 +106,7 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
                                   **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
     if config.pool.path:  # the pool's files first: alone (designer 'pool'), or as the seed levels of the designer
         designer = PoolDesigner(pool_files(config.pool.path), then=designer)
-    kind = AGENTS.kind(config.agent)
-    agent = AGENTS.make(run_learner(config.agent), config.seed, **kind.from_config(config),
-                        **{k: v for k, v in shared.items() if v is not None and kind.takes(k)})
+    agent = build_agent(config.agent, seed=config.seed, config=config, offered=shared)
     if config.sources:  # the sources propose beside the designer, each by its share
         main_share, parts = source_parts(config.sources, seed=config.seed, skills=config.skills,
                                          mutation=config.mutation)

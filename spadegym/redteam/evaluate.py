@@ -20,13 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..agents import make_agent
 from ..errors import UserError
 from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import Level
+from ..loop.agent import build_agent
 from ..rollout import Episode, Play, RolloutConfig, run_episodes
 from ..sandbox import Sandbox, SandboxConfig
-from ..store.learner_run import run_learner
 from .suite import Suite, load_suite
 
 RESULTS_FORMAT = "spadegym-eval/1"
@@ -35,7 +34,7 @@ RESULTS_FORMAT = "spadegym-eval/1"
 async def _score_agent(suite: Suite, spec: str, sandbox: Sandbox, *, plays: int, seed: int,
                        rollout: RolloutConfig, agent_options: dict[str, Any],
                        on_episode: Callable[[Episode], None] | None) -> dict[str, Any]:
-    agent = make_agent(run_learner(spec), seed=seed, **agent_options)
+    agent = build_agent(spec, seed=seed, **agent_options)
     envs = {c.id: Level(suite.sources[c.id]) for c in suite.cases}
     schedule = [Play(c.id, s, hinted=False, group=i) for c in suite.cases for i, s in enumerate(c.seeds)
                 for _ in range(plays)]

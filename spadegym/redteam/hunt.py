@@ -70,10 +70,9 @@ def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMem
 
 
 def build_target(config: RedTeamConfig) -> Agent:
-    from ..agents.registry import AGENTS
-    from ..store.learner_run import run_learner
+    from ..loop.agent import build_agent
 
-    return AGENTS.make(run_learner(config.target), config.seed, **AGENTS.kind(config.target).from_config(config))
+    return build_agent(config.target, seed=config.seed, config=config)
 
 
 async def redteam_async(config: RedTeamConfig, out: str | Path,

@@ -37,6 +37,7 @@ from ..figures import finite_or_none
 from ..jsondata import MAX_BYTES, UntrustedJSONError, loads
 from ..level import FILE, Level
 from ..outputs import OutputError, check_output, make_folder
+from ..specs import written_kind
 from ..text import storable
 from .schema import DDL, MIGRATIONS, SCHEMA_VERSION, TABLES
 
@@ -538,7 +539,7 @@ def _migrate(db: sqlite3.Connection, path: Path, version: int) -> None:
                      f"the config in {path}")
     if not isinstance(config, dict):
         config = {}
-    if version < 2 and any(str(s.get("source", "")).strip().startswith("openenv:")
+    if version < 2 and any(written_kind(s.get("source", "")) == "openenv"
                            for s in config.get("sources") or [] if isinstance(s, dict)):
         db.close()
         raise StoreError(f"{path} was written by an older spadegym that stored remote levels as descriptor files, "

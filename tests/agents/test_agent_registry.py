@@ -73,8 +73,12 @@ def test_options_are_checked() -> None:
 
 
 def test_learner_run_takes_the_runs_last_checkpoint(tmp_path: Path) -> None:
+    from spadegym.agents.registry import AGENTS
     from spadegym.store import RunStore
-    from spadegym.store.learner_run import run_learner
+    from spadegym.store.learner_run import run_learner as resolve
+
+    def run_learner(text: str) -> str:
+        return resolve(AGENTS.parse(text)).text
 
     run = tmp_path / "run"
     with RunStore.create(run, {}, {}) as store:

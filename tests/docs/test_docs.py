@@ -210,7 +210,8 @@ def test_the_help_names_every_agent_designer_and_reward_kind() -> None:
     cli = _cli()
     for command in ("run", "play", "eval", "redteam"):
         assert AGENT_SPECS in " ".join(p.help or "" for p in cli.commands[command].params)
-    assert DESIGNER_SPECS in " ".join(p.help or "" for p in cli.commands["run"].params)
+    for command in ("run", "design"):
+        assert DESIGNER_SPECS in " ".join(p.help or "" for p in cli.commands[command].params)
 
 
 def test_boolean_options_show_as_flags_and_the_version_prints() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from spadegym.agents.registry import AGENTS
 from spadegym.cli import _register, app
 from spadegym.level import Level, Params
 from spadegym.store import DB_NAME, RunStore, StoreError
@@ -77,7 +78,7 @@ def test_a_deeply_nested_config_is_one_sentence(deep_config: Path, command: list
 
 def test_learner_of_a_run_with_a_deeply_nested_config_is_one_store_error(deep_config: Path):
     with pytest.raises(StoreError, match="nested 5000 levels deep"):
-        run_learner(f"learner:{deep_config}")
+        run_learner(AGENTS.parse(f"learner:{deep_config}"))
 
 
 def test_a_config_that_is_not_a_table_is_one_store_error(tmp_path: Path):
