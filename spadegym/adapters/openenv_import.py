@@ -1,8 +1,8 @@
 """Import OpenEnv without its Gradio web UI, which spadegym's server and clients never use.
 
-OpenEnv's ``openenv.core`` imports its web interface (Gradio) on every import, which is about three quarters of the
-import's time (9 of 12 CPU seconds here), and every ``spadegym serve`` and every OpenEnv level pays it before its first
-step. OpenEnv guards that import (a missing Gradio leaves ``create_web_interface_app = None``), so spadegym imports
+OpenEnv's ``openenv.core`` imports its web interface (Gradio) on every import, which is most of the import's time,
+and every ``spadegym serve`` and every OpenEnv level would pay it before its first step. OpenEnv guards that import
+(a missing Gradio leaves ``create_web_interface_app = None``), so spadegym imports
 OpenEnv with Gradio kept out, unless ``ENABLE_WEB_INTERFACE`` asks for OpenEnv's web UI or Gradio is loaded already.
 """
 

@@ -11,10 +11,9 @@ import importlib
 import os
 import signal
 
-# numpy's OpenBLAS on one thread unless the user sets another count, before numpy loads it: the command's matrices are
-# small (a learner's batch, the pool's kernel), and on a busy machine a second BLAS thread spins on a core the
-# sandbox's workers need, for the same result to the last bit (benchmarks/README.md: 5.1x the CPU of the pool's
-# kernel). Only OpenBLAS's own setting: torch (hf: roles) keeps its threads.
+# numpy's OpenBLAS runs on one thread unless the user sets a count (set before numpy loads it), because the
+# command's matrices are small and a second BLAS thread only spins on a core the sandbox's workers need, for the
+# same result to the last bit; torch (hf: roles) keeps its own threads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer  # noqa: E402 - after the BLAS threads are set

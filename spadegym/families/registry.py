@@ -246,7 +246,7 @@ def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
     return doc, out
 
 
-@functools.cache  # a class's source never changes while the process runs; reading it costs ~25 ms
+@functools.cache  # a class's source never changes while the process runs, and reading it (inspect) is slow
 def _merged_class_source(core_cls: type, cls: type) -> str:
     """One self-contained class: the family's docstring, the members of each core between ``core_cls`` and
     the family (``core.EpisodeCore``, then ``tool_core.ToolCore`` for a tool-use family) that no later one

@@ -64,7 +64,7 @@ class SlotTransport(httpx2.AsyncBaseTransport):
         self._limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1,
                                      keepalive_expiry=keepalive_expiry)
         self._trust_env = trust_env
-        self._ssl = None  # one SSL context shared by all slots: making one costs ~0.25 s
+        self._ssl = None  # one SSL context shared by all slots, because making one costs more than a request
         self._free: list[httpx2.AsyncHTTPTransport] = []
         self._all: list[httpx2.AsyncHTTPTransport] = []
 

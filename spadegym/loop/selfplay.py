@@ -131,8 +131,8 @@ class SelfPlay:
         self._infra_seen: dict[str, int] = {}
         self.on_progress: Callable[[PhaseProgress], None] | None = None  # told as a round's work goes
         self.progress_every = progress_every()  # a phase that finishes nothing for this long still reports
-        # Each round's plays and each held-out evaluation load their own workers: one pool shared across
-        # rounds made the two evict each other's workers (twice the forks, the held-out phase 1.8x slower).
+        # Each round's plays and each held-out evaluation load their own workers, because a pool shared across
+        # rounds makes the two evict each other's workers (more forks, not fewer).
         # One event loop for the whole run: LLM clients stay bound to the loop they started on.
         self._loop = asyncio.new_event_loop()
         self._loop.set_exception_handler(_quiet_on_interrupt)

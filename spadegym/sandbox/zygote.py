@@ -63,9 +63,9 @@ def _hide(fds: tuple[int, int]) -> tuple[int, int]:
 
 def _run_worker(spec: dict, in_fd: int, out_fd: int, zygote: int) -> None:
     try:
-        # Own process group (the host kills the whole group), but not a new session:
-        # with autogroup scheduling each session is its own scheduling group, and
-        # pipelined steps across many groups ran at a third of the speed.
+        # Own process group (the host kills the whole group), but not a new session,
+        # because with autogroup scheduling each session is its own scheduling group
+        # and pipelined steps spread across many groups are starved.
         os.setpgid(0, 0)
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
