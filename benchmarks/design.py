@@ -34,7 +34,7 @@ def llm_share(sandbox) -> dict:
     from spadegym.designers.corpus import Corpus
     from spadegym.designers.llm import LLMDesigner
     from spadegym.llm.client import EndpointConfig
-    from spadegym.llm.fake_server import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     design = [(REPLIES / f"{n}.md").read_text() for n in BATCH]
     repaired = (REPLIES / "repaired.md").read_text()

@@ -23,15 +23,19 @@ import gc
 import json
 import multiprocessing
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from spadegym.agents.openai_agent import OpenAIAgent, OpenAIAgentConfig
 from spadegym.level import Level
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMClient
+from spadegym.llm import EndpointConfig, LLMClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spadegym_testing: the doubles beside the package
 from spadegym.rollout import HandlePool, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 # A small env that never ends early, so every episode plays exactly --turns turns.
 CORRIDOR = '''

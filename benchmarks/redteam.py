@@ -43,6 +43,7 @@ import contextlib
 import json
 import re
 import statistics
+import sys
 import tempfile
 import time
 import zlib
@@ -51,10 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, game_of, menu, read_nim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spadegym_testing: the doubles beside the package
 from spadegym.redteam.config import load_redteam_config
 from spadegym.redteam.hunt import redteam_async
+from spadegym_testing.fake_players import FamilyPlayer, game_of, menu, read_nim
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 PLANTED_FAMILIES = ["take_away", "knapsack", "hidden_order", "number_sequence", "motif_fill"]
 ARMS = {"redteam": {"designer": "search"}, "uniform": {"designer": "uniform", "avoid_known": False}}

@@ -1,13 +1,13 @@
 """Reward hacking in the generator: is each gaming designer caught, and does it earn less than an honest one?
 
 Runs the real command (`spadegym run`, the embedded default but for the designer)
-for each adversarial designer of `spadegym.designers.gaming` (or any designers
+for each adversarial designer of `spadegym_testing.gaming` (or any designers
 given by import path) over several seeds, and for the honest designers
 (`mutation`, `uniform`) over the default run's 36 rounds; then reads each
 run's store:
 
 - rounds until flagged: the first round whose watch names a finding, and which; for the designers of
-  `spadegym.designers.gaming`, also the first round it names the one that says what the designer does
+  `spadegym_testing.gaming`, also the first round it names the one that says what the designer does
   (`caught_as`: hint_only, no_agency, noise, cosmetic, hopeless), which recall counts;
 - false flags: honest runs the watch flagged in any round (the trend check included);
 - mean designer reward: over every level played in the run (what the designer
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,12 +38,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from statistics import mean
 
-from spadegym.designers.gaming import GAMING
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # spadegym_testing: the doubles beside the package
 from spadegym.plugins import import_object
 from spadegym.signals import EnvStats, blend
 from spadegym.store import RunStore
+from spadegym_testing.gaming import GAMING
 
-ADVERSARIES = [f"spadegym.designers.gaming:{cls.__name__}" for cls in GAMING.values()]
+ADVERSARIES = [f"spadegym_testing.gaming:{cls.__name__}" for cls in GAMING.values()]
 HONEST = ["mutation", "uniform"]
 #: Flagged "within 5 rounds": by the end of round 4 (rounds count from 0).
 WITHIN = 5
@@ -53,7 +55,10 @@ def play(designer: str, seed: int, rounds: int | None, out: Path, sets: list[str
     cmd = [sys.executable, "-m", "spadegym", "run", "--out", str(out), "--no-report", "--designer", designer,
            "--seed", str(seed), *(["--rounds", str(rounds)] if rounds else []), *(a for s in sets for a in ("--set", s))]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # The adversaries are imported by path in the run, from the checkout (they are not installed with the package).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                               os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{designer} seed {seed} failed: {proc.stderr.strip().splitlines()[-1:]}")
     with RunStore.open(out) as store:

@@ -1,7 +1,7 @@
 """Adversarial designers: each games one designer reward on purpose (for the reward-hacking benchmark and tests).
 
 They are not in the designer registry; a run loads one by its import path,
-``--designer spadegym.designers.gaming:BandGaming``. Every level they write
+``--designer spadegym_testing.gaming:BandGaming``. Every level they write
 passes the validation gate; what it games:
 
 ``RegretGaming``     the hint makes the level trivial and nothing else wins: the answer only in the hint,
@@ -22,8 +22,8 @@ import re
 from string import Template
 from typing import Any
 
-from ..families import get_family
-from .base import Candidate, DesignContext, Level, Lineage, random_state, set_random_state
+from spadegym.designers.base import Candidate, DesignContext, Level, Lineage, random_state, set_random_state
+from spadegym.families import get_family
 
 VERSION = "gaming-1"
 

@@ -1,7 +1,6 @@
 """OpenAI-compatible model access shared by the LLM agent and the LLM designer."""
 
 from .client import ChatResult, EndpointConfig, LLMClient, LLMError, LLMReplyError, LLMUnavailable, parse_spec
-from .fake_server import FakeOpenAIServer, FakeReply
 
-__all__ = ["ChatResult", "EndpointConfig", "FakeOpenAIServer", "FakeReply", "LLMClient", "LLMError",
+__all__ = ["ChatResult", "EndpointConfig", "LLMClient", "LLMError",
            "LLMReplyError", "LLMUnavailable", "parse_spec"]

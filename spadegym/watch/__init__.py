@@ -5,7 +5,7 @@ round by round, probe plays by scripted policies) supports findings
 (``evidence.FINDINGS``); per designer, the rules (``rules``) flag a finding its
 levels show again and again; the designer reward of a level with a finding is
 priced out. ``benchmarks/reward_hacking.py`` measures it against the
-adversarial designers of ``spadegym.designers.gaming``.
+adversarial designers of ``spadegym_testing.gaming``.
 """
 
 from .evidence import FINDINGS, LevelEvidence, Outcome

@@ -22,8 +22,8 @@ import pytest
 pytest.importorskip("verifiers.v1", reason="the verifiers extra is not installed")
 
 from spadegym.adapters.curriculum_client import CurriculumClient  # noqa: E402
-from spadegym.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from spadegym.store import RunStore  # noqa: E402
+from spadegym_testing.fake_server import FakeOpenAIServer  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 CONFIG = ROOT / "examples" / "configs" / "curriculum.toml"

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("verifiers.v1", reason="the verifiers extra is not installed")
 
-from spadegym.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from spadegym_testing.fake_server import FakeOpenAIServer  # noqa: E402
 
 VERSION = tuple(int(p) for p in version("verifiers").split(".")[:2])
 OTHER_PYTHON = os.environ.get("SPADEGYM_VERIFIERS_04_PYTHON", "")

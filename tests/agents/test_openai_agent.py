@@ -9,7 +9,8 @@ import time
 import pytest
 
 from spadegym.agents import OpenAIAgent, OpenAIAgentConfig, View
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMUnavailable
+from spadegym.llm import EndpointConfig, LLMUnavailable
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 
 def agent_for(server: FakeOpenAIServer, stop: bool = False, episode_timeout_s: float | None = None,

@@ -11,9 +11,10 @@ from typing import Any
 
 from spadegym.agents import OpenAIAgent, OpenAIAgentConfig, View
 from spadegym.level import Level
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply
+from spadegym.llm import EndpointConfig
 from spadegym.rollout.runner import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 TRANSFER = Path(__file__).parents[1] / "fixtures" / "reference" / "tool_use_from_import.py"
 TOOLS = [

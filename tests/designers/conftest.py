@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from designer_model import DesignerModel
 
-from spadegym.llm.fake_server import FakeOpenAIServer
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 
 @pytest.fixture

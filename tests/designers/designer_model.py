@@ -10,7 +10,7 @@ from spadegym.designers import prompts
 from spadegym.designers.corpus import Corpus
 from spadegym.designers.llm import LLMDesigner, LLMDesignerConfig
 from spadegym.llm.client import EndpointConfig
-from spadegym.llm.fake_server import FakeReply
+from spadegym_testing.fake_server import FakeReply
 
 REPLIES = Path(__file__).parent.parent / "fixtures" / "designer_replies"
 GOOD_HINT = "Work the arithmetic step by step and check the result before answering."

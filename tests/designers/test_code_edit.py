@@ -12,8 +12,8 @@ from spadegym.designers.edit_form import MALFORMED, NO_CHANGE, EditRefused
 from spadegym.designers.llm import LLMDesigner, LLMDesignerConfig
 from spadegym.families import get_family
 from spadegym.llm.client import EndpointConfig
-from spadegym.llm.fake_server import FakeOpenAIServer
 from spadegym.validate import validate_source
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 SOURCE = "class DoorEnv:\n    max_turns = 4\n\n    def hint(self):\n        return 'look left'\n\n    def step(self, a):\n        return 'x', 0.0, True, False, {}\n"
 

@@ -11,7 +11,7 @@ import pytest
 
 from spadegym.cli.design_cmd import parse_skills
 from spadegym.errors import UserError
-from spadegym.llm.fake_server import FakeOpenAIServer, FakeReply
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 
 def run_design(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -11,7 +11,7 @@ from spadegym.designers.edit_mode import plan_parents
 from spadegym.designers.llm import LLMDesigner, LLMDesignerConfig
 from spadegym.families import get_family
 from spadegym.llm.client import EndpointConfig
-from spadegym.llm.fake_server import FakeOpenAIServer, FakeReply
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 MAZE = get_family("grid_maze")
 

@@ -105,7 +105,7 @@ VERIFIERS_04 = os.environ.get("SPADEGYM_VERIFIERS_04_PYTHON", "")  # an interpre
 @pytest.mark.timeout(SLOW)
 @pytest.mark.skipif(not VERIFIERS_04, reason="SPADEGYM_VERIFIERS_04_PYTHON names no interpreter with verifiers 0.4")
 def test_the_verifiers_0_4_example_runs_against_a_local_server(checkout: Path) -> None:
-    from spadegym.llm.fake_server import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     code = (checkout / "examples" / "verifiers_eval.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:
@@ -123,13 +123,16 @@ def test_the_verifiers_0_3_examples_run_against_a_local_server(checkout: Path) -
     pytest.importorskip("verifiers.v1")
     if _verifiers_line() >= (0, 4):
         pytest.skip("this venv has verifiers 0.4, which has no classic API")
-    from spadegym.llm.fake_server import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     code = (checkout / "examples" / "verifiers_eval_0_3.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:
         code = code.replace("MODEL", "fake-model").replace("http://127.0.0.1:8000/v1", server.url)
-        done = run(code.replace("--no-push", "--no-push --output-dir out"), checkout, timeout=SLOW,
-                   OPENAI_API_KEY="local")
+        # The v1 command plays through its env-server pool; the classic one in-process, as test_verifiers_env.py's
+        # does (each pool worker imports verifiers again, ~10 CPU s).
+        code = code.replace("--no-push", "--no-push --output-dir out")
+        code = code.replace("--disable-tui", "--disable-tui --disable-env-server")
+        done = run(code, checkout, timeout=SLOW, OPENAI_API_KEY="local")
         assert len(server.requests) >= 8  # four episodes through each command
     assert list((checkout / "out").glob("*/traces.jsonl")) and "episode_return: avg" in done.stdout
     loaded = run([sys.executable, "examples/verifiers_load.py"], checkout)
@@ -189,7 +192,7 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
 
 
 def test_the_redteam_example_finds_failures_and_gates_on_them(checkout: Path) -> None:
-    from spadegym.llm.fake_server import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     script = (checkout / "examples" / "redteam.sh").read_text()
     with FakeOpenAIServer(default="\\boxed{1}") as server:

@@ -7,8 +7,9 @@ import asyncio
 import httpx2
 import pytest
 
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMClient, LLMUnavailable
+from spadegym.llm import EndpointConfig, LLMClient, LLMUnavailable
 from spadegym.llm.transport import SlotTransport
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "go"}]}
 

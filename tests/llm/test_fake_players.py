@@ -8,10 +8,10 @@ from collections import defaultdict
 from spadegym.agents import make_agent
 from spadegym.families import get_family
 from spadegym.level import Level
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import SOLVERS, FamilyPlayer
 from spadegym.rollout import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
+from spadegym_testing.fake_players import SOLVERS, FamilyPlayer
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 FAMILIES = ["take_away", "knapsack", "hidden_order", "number_sequence", "motif_fill"]
 

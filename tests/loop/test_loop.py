@@ -189,7 +189,7 @@ def test_a_run_whose_server_is_unreachable_before_its_first_round_leaves_nothing
 def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
     """Designer and agent as LLMs over HTTP: a few config lines, the same loop."""
     from spadegym.designers import prompts
-    from spadegym.llm import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     env_source = (fixtures_dir / "envs" / "number_guess.py").read_text()
     designs = iter(range(1000))

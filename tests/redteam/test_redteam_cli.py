@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import NimPlayer
+from spadegym_testing.fake_players import NimPlayer
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 WEAK = NimPlayer(blind_spot=lambda state: len(state.piles) >= 3)
 FIXED = NimPlayer()

@@ -16,10 +16,10 @@ import pytest
 from spadegym.agents import make_agent
 from spadegym.executor import make_executor
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import FamilyPlayer, read_nim
 from spadegym.redteam.flakiness import confirm, confirms, deciding_seeds, verdict_so_far
 from spadegym.redteam.probe import Prober
+from spadegym_testing.fake_players import FamilyPlayer, read_nim
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 
 def sometimes(opening: str) -> bool:

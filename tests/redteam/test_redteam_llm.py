@@ -83,7 +83,7 @@ class Parts:
 
 
 def test_an_llm_designer_hunt_shrinks_written_files_and_clusters_them_by_code(tmp_path: Path) -> None:
-    from spadegym.llm import FakeOpenAIServer
+    from spadegym_testing.fake_server import FakeOpenAIServer
 
     script = Parts()
     out = tmp_path / "dial-suite"

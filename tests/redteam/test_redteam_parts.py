@@ -10,7 +10,6 @@ import pytest
 
 from spadegym.errors import UserError
 from spadegym.families import get_family
-from spadegym.llm import FakeOpenAIServer
 from spadegym.llm.client import EndpointConfig, LLMClient
 from spadegym.redteam import Case, SuiteError, load_suite
 from spadegym.redteam.clusters import ClusterMemory, cluster_key, dominates
@@ -21,6 +20,7 @@ from spadegym.redteam.probe import Probe
 from spadegym.redteam.suite import export_suite, write_suite
 from spadegym.signals import EnvStats, get_designer_reward
 from spadegym.validate import ValidationConfig
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 
 def stats(win: float, hint: float = 0.0, solution: bool = True) -> EnvStats:

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from spadegym.llm import FakeOpenAIServer
-from spadegym.llm.fake_players import NimPlayer
 from spadegym.redteam.suite import load_suite
+from spadegym_testing.fake_players import NimPlayer
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 WEAK = NimPlayer(blind_spot=lambda state: len(state.piles) >= 3)
 ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "300"}

@@ -11,9 +11,10 @@ from rollout_envs import ENDLESS, VAULT
 
 from spadegym.agents import OpenAIAgent, OpenAIAgentConfig
 from spadegym.level import Level
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMUnavailable
+from spadegym.llm import EndpointConfig, LLMUnavailable
 from spadegym.rollout import Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 
 def llm_agent(server: FakeOpenAIServer, stop: bool) -> OpenAIAgent:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spadegym.adapters import ServedLevel
-from spadegym.adapters import PlaySession
+from spadegym.adapters import PlaySession, ServedLevel
 from spadegym.envfile import extract_action
 from spadegym.level import Level
 from spadegym.rollout import Episode, Play, RolloutConfig, run_episodes

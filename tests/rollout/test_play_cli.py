@@ -79,7 +79,7 @@ def test_human_plays_from_stdin_and_end_of_input_stops_cleanly(fixtures_dir: Pat
 
 
 def test_an_openai_agent_plays_through_the_cli(fixtures_dir: Path) -> None:
-    from spadegym.llm import FakeOpenAIServer, FakeReply
+    from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
     env = fixtures_dir / "envs" / "number_guess.py"
     replies = [FakeReply(content="\\boxed{6}", reasoning_content="middle first"), "\\boxed{3}", "no idea", "\\boxed{1}"]

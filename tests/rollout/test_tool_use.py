@@ -17,10 +17,11 @@ from spadegym.agents import OpenAIAgent, OpenAIAgentConfig, make_agent
 from spadegym.agents.base import Agent, Reply, View
 from spadegym.envfile import ContractError, ToolCall, normalize_tool_result, parse_tool_call
 from spadegym.level import Level
-from spadegym.llm import EndpointConfig, FakeOpenAIServer
+from spadegym.llm import EndpointConfig
 from spadegym.rollout import Episode, Play, RolloutConfig, run_episodes
 from spadegym.sandbox import Sandbox
 from spadegym.validate import ValidationConfig, validate_source
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 # The agent must look the number up (a tool returning data) before answering, either with the
 # submit tool (which returns the step tuple) or with a plain final answer (which goes to step).

@@ -17,8 +17,9 @@ from spadegym.agents import OpenAIAgent, OpenAIAgentConfig, View
 from spadegym.designers.base import DesignContext, LevelSummary
 from spadegym.designers.llm import BAD_REPLY, LLMDesigner, LLMDesignerConfig
 from spadegym.families import get_family
-from spadegym.llm import EndpointConfig, FakeOpenAIServer, FakeReply, LLMClient, LLMReplyError
+from spadegym.llm import EndpointConfig, LLMClient, LLMReplyError
 from spadegym.validate.verdict import Verdict
+from spadegym_testing.fake_server import FakeOpenAIServer, FakeReply
 
 #: A body nested far deeper than Python's decoder recurses.
 NESTED = b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"

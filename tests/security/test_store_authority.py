@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from spadegym.level import Level
-from spadegym.llm import FakeOpenAIServer
 from spadegym.loop import RunConfig
 from spadegym.loop.run import versions
 from spadegym.sandbox import probe
 from spadegym.store import RunStore
+from spadegym_testing.fake_server import FakeOpenAIServer
 
 SECRET = "sk-spadegym-store-authority-secret-5656"
 SECRET_VARIABLE = "SPADEGYM_TEST_STORE_SECRET"
