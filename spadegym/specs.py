@@ -52,6 +52,12 @@ FORMS: dict[str, dict[str, tuple[str, str]]] = {
         "pool": ("pool", "the files of --pool alone"),
         IMPORT: ("package.module:Class", "your own"),
     },
+    "designer_reward": {
+        "blend": ("blend", "default"),
+        **{name: (name, "") for name in ("regret", "regret_floored", "band", "learning_potential", "learnability",
+                                         "oracle_regret", "failure")},
+        IMPORT: ("package.module:function", "your own"),
+    },
     "source": {
         "reasoning-gym": ("reasoning-gym:TASK", ""),
         "openenv": ("openenv:URL", ""),

@@ -233,3 +233,28 @@ def test_the_prefix_rule_sees_what_it_forbids() -> None:
     for where in PREFIX_TESTS_ALLOWED:
         text = (root / where).read_text(encoding="utf-8")
         assert ".startswith(" in text, f"{where} no longer tests spec text by prefix: drop it from the allowed list"
+
+
+def test_an_agent_is_built_from_its_spec_in_one_place() -> None:
+    """A run, the red team, ``eval`` and ``play`` build their agent with ``loop.agent.build_agent`` (the spec
+    parsed, ``learner:RUN`` resolved, the config's sections given): outside the agents package nothing else calls
+    ``make_agent`` or ``AGENTS.make``."""
+    import ast
+    from pathlib import Path
+
+    import spadegym
+
+    package = Path(spadegym.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        where = str(path.relative_to(package.parent))
+        if where.startswith("spadegym/agents/") or where == "spadegym/loop/agent.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if (isinstance(func, ast.Name) and func.id == "make_agent") or (
+                        isinstance(func, ast.Attribute) and func.attr == "make"
+                        and isinstance(func.value, ast.Name) and func.value.id == "AGENTS"):
+                    found.append(f"{where}:{node.lineno}")
+    assert not found, f"agents built outside loop.agent.build_agent: {found}"

@@ -5,5 +5,4 @@ from ..specs import spec_help
 
 AGENT_SPECS = spec_help("agent")
 DESIGNER_SPECS = spec_help("designer")
-DESIGNER_REWARDS = ("blend (default) | regret | regret_floored | band | learning_potential | learnability | "
-                    "oracle_regret | failure | package.module:function")
+DESIGNER_REWARDS = spec_help("designer_reward")

@@ -42,7 +42,6 @@ from ..executor import EXECUTORS, RayConfig
 from ..families import ALL_SKILLS, SETTINGS, SKILLS
 from ..rollout import RolloutConfig
 from ..sandbox import SandboxConfig
-from ..signals import DESIGNER_REWARDS
 from ..signals.rewards import REWARDS
 from ..specs import Spec, near_name, spec_help
 from ..train.config import TrainConfig
@@ -188,7 +187,7 @@ class RunConfig(BaseModel):
     pool: PoolConfig = Field(default_factory=PoolConfig, description="Environment files to play (a SPADE pool, say): the fixed pool of designer 'pool', or the first levels of any other designer.")
     sources: list[Source] = Field(default_factory=list, description="Level sources proposing beside the designer in every round, each by its share: reasoning-gym:TASK (its curriculum attributes are knobs the mutation designer steps), a pool directory, openenv:URL (a remote level).")
     agent: AgentSpec = Field(Spec("learner"), description=spec_help("agent"))
-    designer_reward: RewardSpec = Field(Spec("blend"), description=f"{' | '.join(DESIGNER_REWARDS)} | package.module:function")
+    designer_reward: RewardSpec = Field(Spec("blend"), description=spec_help("designer_reward"))
     setting: str = Field("games", pattern="^(games|tool_use)$", description="The paper's setting the run trains in: games (cognitive games) or tool_use (multi-turn tool use); it picks the default skills and the built-in families of the held-out suites.")
     skills: list[str] = Field(default_factory=lambda: list(SKILLS), description="Skills the designer targets (default: the setting's six).")
     skills_per_round: int = Field(3, ge=1, description="Skills active per round, rotating (paper: 3 of 6).")

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..plugins import import_object
-from ..specs import Kind, Registry, Spec
+from ..specs import IMPORT, Kind, Registry, Spec, form
 from . import bands
 
 
@@ -138,8 +138,9 @@ def _own_reward(spec: Spec, seed: int, options: Any) -> DesignerReward:
 
 #: The designer rewards by name, and your own as ``package.module:function``.
 REWARDS: Registry[DesignerReward] = Registry(
-    "designer_reward", [Kind(name, name, lambda spec, seed, options, fn=fn: fn) for name, fn in DESIGNER_REWARDS.items()],
-    error=UnknownReward, imports=Kind("import", "package.module:function", _own_reward))
+    "designer_reward", [Kind(name, form("designer_reward", name), lambda spec, seed, options, fn=fn: fn)
+                        for name, fn in DESIGNER_REWARDS.items()],
+    error=UnknownReward, imports=Kind(IMPORT, form("designer_reward", IMPORT), _own_reward))
 
 
 def get_designer_reward(name: str | Spec) -> DesignerReward:
