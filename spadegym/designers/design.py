@@ -118,10 +118,10 @@ def _file_name(index: int, cand: Candidate) -> str:
 
 def _write(folder: Path, judged: Proposal) -> str:
     cand, name = judged.candidate, judged.name
-    record = {"name": name, "skill": cand.skill, "hint": cand.hint, "family": cand.family,
-              "knobs": cand.knobs, "candidate_id": cand.candidate_id, "attempts": cand.attempts,
-              "lineage": asdict(cand.lineage), "refusal": judged.refusal, "verdict": judged.verdict.to_dict(),
-              "meta": cand.meta}
+    level = cand.level.to_dict()  # the source goes beside it, as the file
+    record = {"name": name, **{key: level[key] for key in ("skill", "hint", "family", "knobs")},
+              "candidate_id": cand.candidate_id, "attempts": cand.attempts, "lineage": level["lineage"],
+              "refusal": judged.refusal, "verdict": judged.verdict.to_dict(), "meta": cand.meta}
     if cand.source.strip():
         (folder / f"{name}.py").write_text(cand.source, encoding="utf-8")
     (folder / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
