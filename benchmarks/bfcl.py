@@ -90,14 +90,21 @@ def categories(text: str, offline: list[str]) -> list[str]:
 
 
 def make_handler(bfcl: SimpleNamespace, model: str, base_url: str, mode: str, temperature: float,
-                 timeout_s: float) -> Any:
+                 timeout_s: float, max_tokens: int | None) -> Any:
     from openai import OpenAI
 
     os.environ.setdefault("OPENAI_API_KEY", "EMPTY")  # BFCL's handler builds a client at once; ours replaces it
     registry = CHECKER_MODEL[mode]
-    handler = bfcl.Handler(model_name=model, temperature=temperature, registry_name=registry,
-                                               is_fc_model=mode == "fc")
-    handler.client = OpenAI(base_url=base_url, api_key=os.environ["OPENAI_API_KEY"], timeout=timeout_s, max_retries=2)
+    handler = bfcl.Handler(model_name=model, temperature=temperature, registry_name=registry, is_fc_model=mode == "fc")
+    client = OpenAI(base_url=base_url, api_key=os.environ["OPENAI_API_KEY"], timeout=timeout_s, max_retries=2)
+    if max_tokens is not None:  # BFCL sends none: the server's default, which for a small model can be its whole context
+        create = client.chat.completions.create
+
+        def capped(**request: Any) -> Any:
+            return create(**{"max_tokens": max_tokens, **request})
+
+        client.chat.completions.create = capped
+    handler.client = client
     return handler
 
 
@@ -168,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--workers", type=int, default=8, help="entries in flight at once")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds for one request")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="longest reply asked for (default: none sent, as BFCL does; the server decides)")
     parser.add_argument("--failures", type=Path, default=None,
                         help="write BFCL's verdict of every failed entry to this file, one JSON line each")
     parser.add_argument("--json", action="store_true", help="print one JSON line")
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     model, base_url = parse_agent(args.agent)
     bfcl = _bfcl()
     chosen = categories(args.categories, bfcl.offline)
-    handler = make_handler(bfcl, model, base_url, args.mode, args.temperature, args.timeout)
+    handler = make_handler(bfcl, model, base_url, args.mode, args.temperature, args.timeout, args.max_tokens)
     checker_model = CHECKER_MODEL[args.mode]
     start = time.monotonic()
     results, failures = {}, []

@@ -21,6 +21,8 @@ from spadegym import reference
 ROOT = Path(__file__).parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXAMPLES = ROOT / "examples"
+#: The benchmarks' current figures and their log: commands, links and paths checked as the docs' are.
+BENCHMARK_PAGES = [ROOT / "benchmarks" / "README.md", ROOT / "benchmarks" / "LOG.md"]
 BLOCK = re.compile(r"(?:<!-- (?P<mark>[a-z]+): (?P<arg>[^>]*?) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", re.S)
 
 
@@ -130,7 +132,7 @@ def _check(cli, command: str) -> str | None:
     return f"{group.name} has no option {unknown[0]}" if unknown else None
 
 
-@pytest.mark.parametrize("page", [*PAGES, ROOT / "benchmarks" / "README.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [*PAGES, *BENCHMARK_PAGES], ids=lambda p: p.name)
 def test_every_documented_command_exists_with_its_options(page: Path) -> None:
     cli = _cli()
     text = page.read_text(encoding="utf-8") + "".join(
@@ -147,7 +149,7 @@ def _anchors(page: Path) -> set[str]:
     return slugs
 
 
-@pytest.mark.parametrize("page", [*PAGES, ROOT / "benchmarks" / "README.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [*PAGES, *BENCHMARK_PAGES], ids=lambda p: p.name)
 def test_local_links_resolve(page: Path) -> None:
     for target in re.findall(r"\]\(([^)\s]+)\)", BLOCK.sub("", page.read_text(encoding="utf-8"))):
         if re.match(r"[a-z]+:", target):
@@ -160,7 +162,7 @@ def test_local_links_resolve(page: Path) -> None:
 
 
 def test_no_page_names_a_machine_path() -> None:
-    files = [*PAGES, ROOT / "benchmarks" / "README.md", *(p for p in EXAMPLES.rglob("*") if p.is_file())]
+    files = [*PAGES, *BENCHMARK_PAGES, *(p for p in EXAMPLES.rglob("*") if p.is_file())]
     for file in files:
         text = file.read_text(encoding="utf-8")
         assert not re.search(r"(?<![\w.])/(work|tmp|root|home)/", text), f"{file.name} names a machine's path"
@@ -265,3 +267,21 @@ def test_print_config_describe_is_a_toml_file_that_loads_back_to_the_same_config
                         for args in (["--config", str(tmp_path / "described.toml")], given)]
     assert loaded.returncode == 0, loaded.stderr
     assert json.loads(loaded.stdout) == json.loads(direct.stdout)
+
+
+def test_the_benchmarks_page_has_a_current_row_for_every_benchmark() -> None:
+    """benchmarks/README.md: one table of current figures (command, figure, date, machine) naming every benchmark
+    script; the studies' history is in benchmarks/LOG.md, which it points to."""
+    text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| benchmark |")]
+    # Measuring aids the benchmarks import or run, not benchmarks of their own.
+    helpers = {"cpu_time.py", "paired.py", "gpu/selfplay_vllm.py", "gpu/vllm_env.sh"}
+    scripts = [*(ROOT / "benchmarks").glob("*.py"), *(ROOT / "benchmarks" / "gpu").glob("*")]
+    for script in scripts:
+        if script.relative_to(ROOT / "benchmarks").as_posix() not in helpers and script.suffix in (".py", ".sh"):
+            name = script.relative_to(ROOT).as_posix()
+            assert any(name in row for row in rows), f"benchmarks/README.md has no row for {name}"
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert len(cells) == 5 and (re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells[3]) or "not measured" in cells[2]), row
+    assert "(LOG.md)" in text
