@@ -75,7 +75,7 @@ def server_environment(threads: int | None, cpu: bool = False) -> dict[str, str]
         env["OMP_NUM_THREADS"] = str(threads)
     if cpu:  # a fixed KV cache (GiB): else vLLM reserves most of the machine's memory and refuses to start beside others
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-        # The model runs in the engine's process: else a worker process of its own imports vLLM a third time (~20 CPU s).
+        # The model runs in the engine's process, so that no worker process of its own imports vLLM once more.
         env.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     return env
 
