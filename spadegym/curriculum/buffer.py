@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -47,17 +47,17 @@ class BufferConfig(BaseModel):
     model_config = {"extra": "forbid"}
 
     capacity: int = Field(48, ge=1, description="Most levels kept: as many as the listed levels of the training families (a run seeded with pool.path: plus the pool's files); past it a played level leaves (see evict).")
-    evict: str = Field("redundant", pattern="^(score|redundant)$", description="Which level leaves past capacity: score: the lowest-scoring; redundant: the lower-scoring of the two most alike in code and play (the pool keeps distinct games).")
+    evict: Literal["score", "redundant"] = Field("redundant", description="Which level leaves past capacity: score: the lowest-scoring; redundant: the lower-scoring of the two most alike in code and play (the pool keeps distinct games).")
     replay_fraction: float = Field(0.75, ge=0, le=1, description="Share of a round's environments replayed from the buffer once it is filled.")
     min_fill: int = Field(8, ge=0, description="Levels needed before any replay.")
-    prioritization: str = Field("rank", pattern="^(rank|topk)$", description="rank: P ~ (1/rank)^(1/T); topk: uniform over the k best.")
+    prioritization: Literal["rank", "topk"] = Field("rank", description="rank: P ~ (1/rank)^(1/T); topk: uniform over the k best.")
     temperature: float = Field(0.3, gt=0, description="Rank prioritisation temperature (lower = greedier).")
     top_k: int = Field(8, ge=1, description="k for top-k prioritisation.")
     staleness_coef: float = Field(0.3, ge=0, le=1, description="rho: weight of staleness in the replay distribution.")
-    balance: str = Field("family", pattern="^(none|family|skill)$", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
+    balance: Literal["none", "family", "skill"] = Field("family", description="Each replay goes to the group (family or skill) played least so far, then to a level within it by priority; none: one ranking over all levels.")
     window: int = Field(3, ge=1, description="A level's score, win rates and regret are means over its last N plays: one play draws few instance seeds (2 by default), so its win rate swings by +-0.3.")
     retire_after: int = Field(6, ge=0, description="A level leaves replay after this many plays (0: never); it stays a parent, so the designer makes its family a harder level. A learner stalls on a level long before it masters it.")
-    replay_score: str = Field("designer_reward", pattern="^(designer_reward|learning_progress)$", description="What ranks levels for replay (and as parents): designer_reward (the designer reward each earned) or learning_progress (no-hint positive value loss: how much better the agent did than its win rate before).")
+    replay_score: Literal["designer_reward", "learning_progress"] = Field("designer_reward", description="What ranks levels for replay (and as parents): designer_reward (the designer reward each earned) or learning_progress (no-hint positive value loss: how much better the agent did than its win rate before).")
 
 
 def learning_progress(returns: Sequence[float], value: float) -> float:

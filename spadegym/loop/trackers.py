@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -39,7 +39,7 @@ class TrackingConfig(BaseModel):
 
     # A project names a file (trackio's database) and a URL path (wandb): a plain name, never a path.
     project: str = Field("spadegym", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", description="The wandb and trackio project a run's scalars go to (letters, digits, '_', '.', '-'; no path); each run is named after its directory.")
-    wandb_mode: str = Field("auto", pattern="^(auto|offline|online)$", description="auto: WANDB_MODE when it is set, else online when WANDB_API_KEY is set, else offline (the run stays under <run>/wandb/; `wandb sync` uploads it later).")
+    wandb_mode: Literal["auto", "offline", "online"] = Field("auto", description="auto: WANDB_MODE when it is set, else online when WANDB_API_KEY is set, else offline (the run stays under <run>/wandb/; `wandb sync` uploads it later).")
     trackio_space: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$", description="A Hugging Face Space trackio syncs the run to, as owner/name (unset: local only).")
 
     @field_validator("project")

@@ -24,7 +24,7 @@ from ..designers.base import SKILLS
 from ..designers.mutation import MutationConfig
 from ..designers.registry import DESIGNERS
 from ..errors import UserError
-from ..executor.base import RayConfig
+from ..executor.base import EXECUTORS, RayConfig
 from ..families import ALL_SKILLS
 from ..loop.config import (
     AgentSpec,
@@ -99,7 +99,7 @@ class RedTeamConfig(BaseModel):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="Episode settings.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="How an hf:PATH target samples (its dtype, prompt and reply settings), as a run's [train] section; the target never trains.")
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig, description="Sandbox limits and tier.")
-    executor: str = Field("local", pattern="^(local|ray)$", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
+    executor: Literal[EXECUTORS] = Field("local", description="Where validation and episodes run: local (one sandbox) or ray (sandbox actors), as in runs.")
     ray: RayConfig = Field(default_factory=RayConfig, description="The Ray executor's settings (executor = ray).")
     validation: ValidationConfig = Field(default_factory=ValidationConfig, description="The validation gate's settings (as for spadegym validate).")
 
