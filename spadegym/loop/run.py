@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import shutil
 import time
 from collections.abc import Sequence
@@ -15,10 +14,10 @@ from rich.console import Console
 
 from ..designers.base import Designer
 from ..errors import Interrupted, Terminated, UserError
-from ..executor import Executor, make_executor
+from ..executor import Executor, executor_validator, make_executor
 from ..llm.client import LLMError
 from ..outputs import holds_links
-from ..store import RunStore
+from ..store import RunStore, versions  # noqa: F401 - versions: kept importable here
 from ..store.record import RoundSummary
 from .agent import build_agent
 from .callbacks import (  # noqa: F401 - summary_line: kept importable here
@@ -81,14 +80,6 @@ class Footprint:
                 path.unlink(missing_ok=True)
 
 
-def versions() -> dict[str, str]:
-    import numpy
-
-    from .. import __version__
-
-    return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
-
-
 def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfPlay:
     from ..designers.mixed import MixedDesigner
     from ..designers.pool import PoolDesigner, pool_files
@@ -119,16 +110,6 @@ def build_parts(config: RunConfig, store: RunStore, executor: Executor) -> SelfP
                                 f"'{part.name}' list none; play them with a text agent (random, openai:MODEL, hf:PATH).")
         designer = MixedDesigner(designer, parts, main_share)
     return SelfPlay(config, store, executor, designer, agent)  # parts that train restore their checkpoint there
-
-
-def executor_validator(executor: Executor, validation: Any) -> Any:
-    """The gate of ``executor`` for a designer that validates as it writes: (code, hint, name) -> verdict."""
-    from ..level import Level
-
-    def validate(code: str, hint: str | None, name: str) -> Any:
-        return executor.validate([Level(code, hint=hint)], validation, names=[name])[0]
-
-    return validate
 
 
 def _policies(config: RunConfig) -> Any:

@@ -2,7 +2,8 @@
 
     shares      a round's levels and slots -> how many times each is played (a pool smaller than a round is
                 played over again, so every arm of a study trains on the same number of episodes)
-    score       episodes -> per-level statistics (win rates, returns, plays)
+    score       episodes -> per-level statistics (win rates, returns, plays; ``rollout.scoring``, which the
+                red team's prober uses too)
     feedback    statistics -> raw designer rewards, and the centred reward each candidate earned
                 (``designers.round.told``, which the red team's round uses too)
     summarize   a finished round's record -> its RoundSummary
@@ -10,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -18,9 +19,7 @@ import numpy as np
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..designers.round import told
-from ..level import Level
-from ..rollout import Episode
-from ..sandbox.protocol import INFRA
+from ..rollout.scoring import score  # noqa: F401 - the loop's step, kept here by name
 from ..signals import EnvStats, bands, pearson
 from ..store.record import RoundRecord, RoundSummary
 from ..watch.rules import priced
@@ -41,39 +40,6 @@ def shares(ids: Sequence[str], slots: int, round_: int) -> dict[str, int]:
     for k in range(max(slots - len(ids), 0)):
         out[ids[(start + k) % len(ids)]] += 1
     return out
-
-
-def score(levels: Mapping[str, Level], episodes: list[Episode], skill_ema: Mapping[str, float]) -> dict[str, EnvStats]:
-    """Per-level statistics of the scored episodes (of each level of ``levels``, in order), without and with the hint.
-
-    A level whose every play infrastructure lost (a dead actor, a remote server
-    gone) has no statistics this round: it is not a loss.
-    """
-    by_arm: dict[tuple[str, bool], list[Episode]] = defaultdict(list)
-    for ep in episodes:
-        if ep.scored:
-            by_arm[(ep.env_id, ep.hinted)].append(ep)
-
-    def mean(eps: list[Episode], value: Callable[[Episode], float]) -> float:
-        return float(np.mean([value(e) for e in eps])) if eps else 0.0
-
-    fine = {ep.env_id for ep in episodes if ep.failure != INFRA}
-    lost = {ep.env_id for ep in episodes} - fine  # levels whose every play infrastructure lost
-    stats = {}
-    for env_id, level in levels.items():
-        plain, hinted = by_arm[(env_id, False)], by_arm[(env_id, True)]
-        if env_id in lost:
-            continue
-        info = level.info
-        stats[env_id] = EnvStats(
-            win_rate=mean(plain, lambda e: e.success), win_rate_hint=mean(hinted, lambda e: e.success),
-            mean_return=mean(plain, lambda e: e.ret), mean_return_hint=mean(hinted, lambda e: e.ret),
-            plays=len(plain), plays_hint=len(hinted),
-            # The gate checked that solution() wins, so its return is the maximal reward.
-            oracle_return=1.0 if info.has_solution else None,
-            skill_ema=skill_ema.get(info.skill or "unknown"),
-        )
-    return stats
 
 
 def feedback(proposals: list[Proposal], stats: Mapping[str, EnvStats],

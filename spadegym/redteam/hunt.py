@@ -19,10 +19,9 @@ from typing import Any
 from ..agents.base import Agent
 from ..designers.base import Designer, ModelDesigner
 from ..errors import UserError
-from ..executor import Executor, make_executor
-from ..loop.run import versions
+from ..executor import Executor, executor_validator, make_executor
 from ..safety import is_safety_key, leaves
-from ..store import RunStore
+from ..store import RunStore, versions
 from .clusters import ClusterMemory
 from .config import SEARCH_DESIGNERS, RedTeamConfig
 from .predict import Judging, PlayModel
@@ -53,7 +52,6 @@ def build_designer(config: RedTeamConfig, executor: Executor, memory: ClusterMem
     """The search's designer; ``search`` and ``uniform`` draw from one space (``config.space``), and ``search``
     reads the search's memory of failures and won levels, and its model of the target's plays."""
     from ..designers.registry import DESIGNERS
-    from ..loop.run import executor_validator
 
     if config.designer.kind in SEARCH_DESIGNERS:
         space = SearchSpace(config.space, config.families)

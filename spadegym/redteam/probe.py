@@ -17,8 +17,8 @@ from ..agents.base import Agent
 from ..envfile import inspect_source
 from ..executor import Executor
 from ..level import Level
-from ..loop.steps import score
 from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
+from ..rollout.scoring import score
 from ..signals import EnvStats, feasibility
 from ..validate import ValidationConfig
 from ..validate.verdict import Verdict

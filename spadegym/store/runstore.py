@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import platform
 import sqlite3
 import threading
 import time
@@ -255,6 +256,15 @@ class RoundTransaction:
     def _check_open(self) -> None:
         if self.finished:
             raise RuntimeError(f"round {self.round} is already finished; start the next round to write more")
+
+
+def versions() -> dict[str, str]:
+    """The software a store is created with (a run's and a red-team search's): spadegym, Python, NumPy."""
+    import numpy
+
+    from .. import __version__
+
+    return {"spadegym": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
 
 
 def _refuse_linked_store(run_dir: Path) -> None:
