@@ -102,6 +102,11 @@ class Spec:
         return self.text
 
 
+class AgentSpecError(UserError, ValueError):
+    """An agent spec or option that cannot be used (the message is one sentence). Here, below the agents'
+    registry and the store (``learner:RUN``), so both raise it without one importing the other."""
+
+
 class NoOptions(BaseModel):
     """The options of a kind that takes none."""
 

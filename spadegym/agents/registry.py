@@ -15,15 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from ..errors import UserError, install_hint
+from ..errors import install_hint
 from ..plugins import import_object
-from ..specs import IMPORT, Kind, NoOptions, Registry, Spec, form, from_sections, option_error
+from ..specs import IMPORT, AgentSpecError, Kind, NoOptions, Registry, Spec, form, from_sections, option_error
 from .base import Agent
 from .openai_config import OpenAIAgentConfig
-
-
-class AgentSpecError(UserError, ValueError):
-    """An agent spec or option that cannot be used (the message is one sentence)."""
 
 
 class HumanOptions(BaseModel):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..agents.registry import AgentSpecError
-from ..specs import Spec
+from ..specs import AgentSpecError, Spec
 from .runstore import DB_NAME, RunStore
 
 
