@@ -102,6 +102,16 @@ class Spec:
         return self.text
 
 
+#: The kinds whose argument may name the server of its model after an ``@`` (``openai:MODEL@URL``).
+SERVED = ("openai",)
+
+
+def without_host(spec: Spec) -> Spec:
+    """The spec without the server it names (``openai:MODEL@URL`` -> ``openai:MODEL``): where a model is served
+    may change between a search and its resumption, the kind and the model may not."""
+    return Spec(spec.kind, spec.argument.partition("@")[0], spec.bare) if spec.kind in SERVED else spec
+
+
 class AgentSpecError(UserError, ValueError):
     """An agent spec or option that cannot be used (the message is one sentence). Here, below the agents'
     registry and the store (``learner:RUN``), so both raise it without one importing the other."""

@@ -173,7 +173,6 @@ def test_a_search_setting_neither_its_target_nor_its_designer_reads_is_one_sente
 #: Where spec text may still be tested by prefix outside the spec parser, and why (each a known debt, not a rule).
 PREFIX_TESTS_ALLOWED = {
     "spadegym/families/imported.py": "an imported family's name (reasoning-gym:TASK), not a spec (issue 57 item 4)",
-    "spadegym/redteam/hunt.py": "_without_host compares stored settings; it moves with the red team's refactor",
 }
 
 
@@ -258,3 +257,21 @@ def test_an_agent_is_built_from_its_spec_in_one_place() -> None:
                         and isinstance(func.value, ast.Name) and func.value.id == "AGENTS"):
                     found.append(f"{where}:{node.lineno}")
     assert not found, f"agents built outside loop.agent.build_agent: {found}"
+
+
+def test_a_resumed_search_may_move_its_models_server_but_not_change_its_kind_or_model() -> None:
+    """The red team compares stored specs parsed (kind and model), never their text by prefix."""
+    from spadegym.redteam.config import load_redteam_config
+    from spadegym.redteam.hunt import changed_settings
+    from spadegym.specs import Spec, without_host
+
+    def stored(**values: str) -> dict:
+        return load_redteam_config(overrides=values).model_dump(mode="json")
+
+    began = stored(target="openai:m@http://127.0.0.1:1/v1", designer="openai:d@http://127.0.0.1:2/v1")
+    assert changed_settings(began, stored(target="openai:m@http://10.0.0.2:1/v1", designer="openai:d")) == []
+    assert changed_settings(began, stored(target="openai:n@http://127.0.0.1:1/v1",
+                                          designer="openai:d@http://127.0.0.1:2/v1")) == ["target"]
+    assert changed_settings(began, stored(target="openai:m@http://127.0.0.1:1/v1", designer="mutation")) == ["designer"]
+    assert without_host(Spec("openai", "m@http://h/v1")) == Spec("openai", "m")
+    assert without_host(Spec("hf", "models/a@b")) == Spec("hf", "models/a@b")

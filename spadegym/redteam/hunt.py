@@ -21,6 +21,7 @@ from ..designers.base import Designer, ModelDesigner
 from ..errors import UserError
 from ..executor import Executor, executor_validator, make_executor
 from ..safety import is_safety_key, leaves
+from ..specs import without_host
 from ..store import RunStore, versions
 from .clusters import ClusterMemory
 from .config import SEARCH_DESIGNERS, RedTeamConfig
@@ -136,12 +137,24 @@ def changed_settings(stored: dict[str, Any], given: dict[str, Any]) -> list[str]
     """The settings of the experiment that differ between a stored search and the one given to resume it."""
     was, now = leaves(stored), leaves(given)
     return [key for key in sorted(set(was) | set(now))
-            if key != "budget" and not is_safety_key(key) and _without_host(was.get(key)) != _without_host(now.get(key))]
+            if key != "budget" and not is_safety_key(key)
+            and _without_host(key, was.get(key)) != _without_host(key, now.get(key))]
 
 
-def _without_host(value: Any) -> Any:
-    """A model spec without its server (``openai:MODEL@URL`` -> ``openai:MODEL``): where it is served may change."""
-    return value.partition("@")[0] if isinstance(value, str) and value.startswith("openai:") else value
+def _without_host(key: str, value: Any) -> Any:
+    """A stored role's spec, parsed by its role's registry, without its server (``openai:MODEL@URL`` -> kind
+    ``openai``, model ``MODEL``): where a model is served may change, its kind and model may not. Any other
+    setting (or a spec no registry reads) as given."""
+    from ..agents.registry import AGENTS
+    from ..designers.registry import DESIGNERS
+
+    registry = {"target": AGENTS, "designer": DESIGNERS}.get(key)
+    if registry is None or not isinstance(value, str):
+        return value
+    try:
+        return without_host(registry.parse(value))
+    except UserError:
+        return value
 
 
 def redteam(config: RedTeamConfig, out: str | Path,
