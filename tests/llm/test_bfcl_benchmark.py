@@ -49,12 +49,13 @@ def _first_value(choices: list) -> object:
 
 
 def _single_calls(ground_truth: list[dict]) -> list[dict]:
-    """BFCL's accepted answers -> one tool call per expected function, each argument its first accepted value."""
+    """BFCL's accepted answers -> one call per expected function (its name as BFCL lists it), each argument its
+    first accepted value."""
     calls = []
     for call in ground_truth:
         (name, params), = call.items()
         arguments = {key: _first_value(choices) for key, choices in params.items() if any(c != "" for c in choices)}
-        calls.append({"name": name.replace(".", "_"), "arguments": arguments})
+        calls.append({"name": name, "arguments": arguments})
     return calls
 
 
@@ -91,8 +92,12 @@ def _oracle(answers: dict[str, object]):
         truth = answers[users[0]["content"]]
         if truth == "irrelevance":
             return FakeReply(content="None of these functions fits the question.")
-        if isinstance(truth[0], dict):  # single turn
-            return FakeReply(tool_calls=_single_calls(truth))
+        if isinstance(truth[0], dict) and not body.get("tools"):  # BFCL's prompting format: calls as Python
+            calls = [f"{call['name']}(" + ", ".join(f"{key}={value!r}" for key, value in call["arguments"].items())
+                     + ")" for call in _single_calls(truth)]
+            return FakeReply(content="[" + ", ".join(calls) + "]")
+        if isinstance(truth[0], dict):  # single turn, native tool calls: a tool's name has no dot (BFCL sends '_')
+            return FakeReply(tool_calls=[{**call, "name": call["name"].replace(".", "_")} for call in _single_calls(truth)])
         if messages[-1].get("role") == "tool":  # the turn's calls are done: end the turn
             return FakeReply(content="Done.")
         return FakeReply(tool_calls=_multi_turn_calls(truth[len(users) - 1], body["tools"]))
@@ -121,6 +126,18 @@ def test_bfcl_checkers_pass_every_right_answer_and_fail_no_call_but_on_irrelevan
         silent = _run(server)
     assert silent["score_by_category"] == {**dict.fromkeys(CATEGORIES, 0.0), "irrelevance": 1.0}, silent
     assert silent["score"] == 0.2
+
+
+def test_bfcl_prompting_format_reads_calls_written_as_python() -> None:
+    with FakeOpenAIServer(_oracle(_answers())) as server:
+        out = subprocess.run([str(PYTHON), str(BENCHMARK), "--agent", f"openai:fake-model@{server.url}", "--mode",
+                              "prompt", "--categories", "simple,irrelevance", "--limit", str(LIMIT), "--max-tokens", "64",
+                              "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+        asked = server.requests
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["score_by_category"] == {"simple_python": 1.0,
+                                                                                      "irrelevance": 1.0}
+    assert all(not request.get("tools") and request["max_tokens"] == 64 for request in asked)
 
 
 def test_bfcl_refuses_an_agent_that_is_not_served_and_an_unknown_category() -> None:
