@@ -69,7 +69,17 @@ class Candidate:
     refusal: str | None = None
     #: Rewarded as an invalid proposal even if valid (a designer rewarded on its first attempt, repaired).
     reward_as_invalid: bool = False
+    #: The part of a mixed curriculum that proposed it (its name, set by ``MixedDesigner``; stored in ``meta`` as
+    #: ``source``): the watch credits its levels to it, and the mix hands it its candidates' rewards. None: no mix.
+    part: str | None = None
+    #: The pool file it was read from (set by ``PoolDesigner``; stored in ``meta`` as ``file``). None: no pool's.
+    pool_file: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # designer-specific provenance; the loop never reads it
+
+    def stored_meta(self) -> dict[str, Any]:
+        """``meta`` as stored: the designer's notes, then the pool file and the mix's part (keys as ever)."""
+        return {**self.meta, **({"file": self.pool_file} if self.pool_file is not None else {}),
+                **({"source": self.part} if self.part is not None else {})}
 
     @property
     def source(self) -> str:
@@ -100,7 +110,7 @@ class Candidate:
         level = self.level.to_dict()
         where = {key: level.pop(key) for key in ("kind", "remote") if key in level}  # stored last, as ever
         return {**level, "candidate_id": self.candidate_id, "attempts": self.attempts, "refusal": self.refusal,
-                "reward_as_invalid": self.reward_as_invalid, "meta": self.meta, **where}
+                "reward_as_invalid": self.reward_as_invalid, "meta": self.stored_meta(), **where}
 
 
 @dataclass
@@ -112,6 +122,8 @@ class Feedback:
     valid: bool
     operator: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    part: str | None = None  # the candidate's ``part``: which part of a mixed curriculum proposed it
+    pooled: bool = False  # the candidate is a pool's file (``pool_file``), not the designer after the pool's
 
 
 @runtime_checkable

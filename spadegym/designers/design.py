@@ -121,7 +121,7 @@ def _write(folder: Path, judged: Proposal) -> str:
     level = cand.level.to_dict()  # the source goes beside it, as the file
     record = {"name": name, **{key: level[key] for key in ("skill", "hint", "family", "knobs")},
               "candidate_id": cand.candidate_id, "attempts": cand.attempts, "lineage": level["lineage"],
-              "refusal": judged.refusal, "verdict": judged.verdict.to_dict(), "meta": cand.meta}
+              "refusal": judged.refusal, "verdict": judged.verdict.to_dict(), "meta": cand.stored_meta()}
     if cand.source.strip():
         (folder / f"{name}.py").write_text(cand.source, encoding="utf-8")
     (folder / f"{name}.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")

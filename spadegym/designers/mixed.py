@@ -10,9 +10,10 @@ slots it could fill, in any batch size, and no part waits long for its turn.
 A source that comes up short (a pool used up, a remote level proposed once)
 leaves its slots to the run's designer.
 
-Every candidate keeps where it came from (``meta["source"]``); a source's
-candidate ids carry its name, so ``update`` hands each part the rewards of its
-own candidates only.
+Every candidate keeps the part it came from (``Candidate.part``, stored as
+``meta["source"]``), and so does its feedback (``Feedback.part``): ``update``
+hands each part the rewards of its own candidates only. A source's candidate ids
+carry its name too, so that ids stay unique in the run; nothing reads them back.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class MixedDesigner:
 
     @staticmethod
     def _tag(part: SourcePart, candidate: Candidate, own: bool) -> Candidate:
-        candidate.meta["source"] = part.name
+        candidate.part = part.name
         if not own:
             candidate.candidate_id = f"{part.name}{_SEP}{candidate.candidate_id}"
         return candidate
@@ -97,11 +98,11 @@ class MixedDesigner:
         """Each part learns from its own candidates' rewards (the ones that learn); the run's designer reports."""
         mine: dict[str, list[Feedback]] = {p.name: [] for p in self.parts}
         for earned in feedback:
-            owner = next((p for p in self.sources if earned.candidate_id.startswith(p.name + _SEP)), None)
+            owner = next((p for p in self.sources if earned.part == p.name), None)
             if owner is None:
                 mine[self.main.name].append(earned)
-            else:
-                mine[owner.name].append(replace(earned, candidate_id=earned.candidate_id[len(owner.name) + 1:]))
+            else:  # the part's own id, as it proposed it
+                mine[owner.name].append(replace(earned, candidate_id=earned.candidate_id.removeprefix(owner.name + _SEP)))
         for part in self.sources:
             if abilities(part.designer).learns and mine[part.name]:
                 part.designer.update(mine[part.name])  # type: ignore[attr-defined]

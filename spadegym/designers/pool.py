@@ -85,7 +85,7 @@ class PoolDesigner:
         except SourceError:
             pass
         level = Level(source, skill=skill, params=Params(knobs=knobs), lineage=Lineage(operator="pool", designer=VERSION))
-        return Candidate(level, candidate_id=f"{_ID_PREFIX}{index:05d}", meta={"file": str(path)})
+        return Candidate(level, candidate_id=f"{_ID_PREFIX}{index:05d}", pool_file=str(path))
 
     def state_dict(self) -> dict[str, Any]:
         return {"cursor": self.cursor, "then": self.then.state_dict() if self.then is not None else None}
@@ -99,7 +99,7 @@ class PoolDesigner:
         """The designer after the pool learns from its own candidates only (the pool does not adapt)."""
         if not self.abilities.learns:
             return None
-        return self.then.update([f for f in feedback if not f.candidate_id.startswith(_ID_PREFIX)])  # type: ignore[union-attr]
+        return self.then.update([f for f in feedback if not f.pooled])  # type: ignore[union-attr]
 
     def save(self, directory: Path) -> Any:
         """The designer after the pool's weights (a pool has none of its own)."""

@@ -48,8 +48,13 @@ def told(proposals: Sequence[Proposal], raw: Mapping[str, float], stats: Mapping
     centred = [floor if p.candidate.reward_as_invalid else r for p, r in zip(valid, centred)]
     feedback = [Feedback(p.candidate.candidate_id, r, True, p.candidate.lineage.operator,
                          {"raw": raw[p.name], "env_id": p.name, "win_rate": stats[p.name].win_rate,
-                          "regret": stats[p.name].regret, **(details or {}).get(p.name, {})})
+                          "regret": stats[p.name].regret, **(details or {}).get(p.name, {})}, **_origin(p))
                 for p, r in zip(valid, centred)]
     feedback += [Feedback(p.candidate.candidate_id, floor, False, p.candidate.lineage.operator,
-                          {"reason": p.refusal}) for p in proposals if not p.valid]
+                          {"reason": p.refusal}, **_origin(p)) for p in proposals if not p.valid]
     return feedback
+
+
+def _origin(p: Proposal) -> dict[str, Any]:
+    """Who proposed the candidate, as composite designers route its reward (typed fields, never its id's text)."""
+    return {"part": p.candidate.part, "pooled": p.candidate.pool_file is not None}

@@ -233,7 +233,7 @@ class SelfPlay:
                                                   cfg.rollout))
             pool = {e: self.buffer.level(e).source or "" for e in self.buffer.state.levels}
             self.watch.observe(n, record.episodes, probes,
-                               {p.name: p.candidate.meta.get("source") or self.designer.name for p in new},
+                               {p.name: p.candidate.part or self.designer.name for p in new},
                                {**pool, **{p.name: p.candidate.level.source or "" for p in new}}, record.stats)
             shares = self.watch.prices(record.stats)
         with clock("learn"), self._working(n, "learn", 1, "updates"):  # a model's GRPO step takes minutes on a CPU
@@ -280,7 +280,7 @@ class SelfPlay:
                     refusal_reason(Verdict.from_dict(row["verdict"]) if row["verdict"] else None,
                                    row["candidate"].get("refusal")))
                    for row in self.store.proposals()]
-        refused += [(p.candidate.meta.get("file", p.name), refusal_reason(p.verdict, p.refusal)) for p in proposals]
+        refused += [(p.candidate.pool_file or p.name, refusal_reason(p.verdict, p.refusal)) for p in proposals]
         raise PoolError(nothing_to_play(self.config.pool.path or "", refused))
 
     def _infrastructure_events(self) -> dict[str, int]:

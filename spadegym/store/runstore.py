@@ -416,7 +416,7 @@ class RunStore:
                 if p.valid:
                     meta = {"cluster": clusters.get(p.name)} if clusters is not None else {
                         "difficulty": difficulty_index(c.family, c.knobs), "class_name": c.level.info.class_name,
-                        **c.meta}
+                        **c.stored_meta()}
                     tx.add_environment(p.name, c.level, meta)
             for earned in record.feedback:
                 if earned.candidate_id:

@@ -44,9 +44,36 @@ def test_a_source_that_comes_up_short_leaves_its_slots_to_the_designer() -> None
     mixed = MixedDesigner(MutationDesigner(seed=1), [SourcePart("pool:one", one_file, 0.5)], 0.5)
     first = asyncio.run(mixed.propose(DesignContext(skill=MATH, count=4)))
     later = asyncio.run(mixed.propose(DesignContext(skill=MATH, count=4)))
-    assert [c.meta["source"] for c in first].count("pool:one") == 1 and len(first) == 4
-    assert {c.meta["source"] for c in later} == {"mutation"} and len(later) == 4
-    assert [c.candidate_id for c in first if c.meta["source"] == "pool:one"] == ["pool:one/pool-00000"]
+    assert [c.part for c in first].count("pool:one") == 1 and len(first) == 4
+    assert {c.part for c in later} == {"mutation"} and len(later) == 4
+    assert [c.candidate_id for c in first if c.part == "pool:one"] == ["pool:one/pool-00000"]
+
+
+def test_composites_route_feedback_by_the_candidates_typed_origin_never_by_the_text_of_its_id() -> None:
+    """A mix routes by ``Feedback.part``, a pool by ``Feedback.pooled`` (both copied from the candidate by
+    ``told``); an id that merely looks like a part's or a pool's reaches the run's designer."""
+    import ast
+
+    from spadegym.designers.judge import Proposal
+    from spadegym.designers.round import told
+
+    for module in ("mixed", "pool"):
+        tree = ast.parse((Path(__file__).parents[2] / "spadegym" / "designers" / f"{module}.py").read_text())
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "startswith"], module
+    pool = PoolDesigner(pool_files(ENVS / "number_guess.py"), then=MutationDesigner(seed=3))
+    cands = asyncio.run(pool.propose(DesignContext(skill=MATH, count=3)))
+    assert [c.pool_file is not None for c in cands] == [True, False, False]
+    assert cands[0].to_dict()["meta"] == {"file": cands[0].pool_file}
+    seen: list[list[str]] = []
+    pool.then.update = lambda feedback: seen.append([f.candidate_id for f in feedback])  # type: ignore[union-attr]
+    proposals = [Proposal(c, f"e{i}", None, "", refusal="invalid") for i, c in enumerate(cands)]
+    pool.update(told(proposals, {}, {}))
+    assert seen == [[c.candidate_id for c in cands[1:]]]
+    lookalike = Feedback("pool:one/pool-00000", 1.0, True)  # no part: the run's designer's
+    mixed = MixedDesigner(MutationDesigner(seed=1), [SourcePart("pool:one", _pool(), 0.5)], 0.5)
+    mixed.main.designer.update = lambda feedback: seen.append([f.candidate_id for f in feedback])  # type: ignore[attr-defined]
+    mixed.update([lookalike])
+    assert seen[-1] == ["pool:one/pool-00000"]
 
 
 def test_shares_default_to_equal_and_a_round_cannot_be_overbooked() -> None:
@@ -85,9 +112,10 @@ def test_each_part_learns_only_from_its_own_candidates() -> None:
     main, rg = MutationDesigner(seed=0), MutationDesigner(seed=1, families=[family])
     mixed = MixedDesigner(main, [SourcePart(family.name, rg, 0.5, frozenset({MATH}))], 0.5)
     cands = asyncio.run(mixed.propose(DesignContext(skill=MATH, count=4)))
-    ours = [c for c in cands if c.meta["source"] == family.name]
+    ours = [c for c in cands if c.part == family.name]
     assert len(ours) == 2 and all(c.candidate_id.startswith(f"{family.name}/mut-") for c in ours)
-    mixed.update([Feedback(c.candidate_id, 1.0 if c in ours else -1.0, True, c.lineage.operator) for c in cands])
+    mixed.update([Feedback(c.candidate_id, 1.0 if c in ours else -1.0, True, c.lineage.operator, part=c.part)
+                  for c in cands])
     assert sum(rg.stats["global"].uses.values()) == 2 and rg.stats["global"].baseline > 0
     assert sum(main.stats["global"].uses.values()) == 2 and main.stats["global"].baseline < 0
     again = MixedDesigner(MutationDesigner(seed=0), [SourcePart(family.name, MutationDesigner(seed=1, families=[family]),

@@ -1,4 +1,4 @@
-"""One designer, four sources (``meta["source"]``): three game a reward, one is honest."""
+"""One designer, four sources (``Candidate.part``): three game a reward, one is honest."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ class Bundle:
             self.serial += 1
             level = Level(self._write(source, context.skill), skill=context.skill,
                           lineage=Lineage(operator=source, designer="bundle"))
-            out.append(Candidate(level, candidate_id=f"bundle-{self.serial}", meta={"source": source}))
+            out.append(Candidate(level, candidate_id=f"bundle-{self.serial}", part=source))
         return out
 
     def _write(self, source: str, skill: str) -> str:
