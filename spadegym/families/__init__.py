@@ -8,7 +8,7 @@
 
 from .difficulty import difficulty_index
 from .edits import Edit, EditSpace, edit_space
-from .provenance import rendered_level, rendering_family
+from .provenance import level_family, rendered_level, rendering_family
 from .registry import (
     ALL_SKILLS,
     COMMON_KNOBS,
@@ -31,4 +31,4 @@ from . import arithmetic, causal, deduction, optimization, patterns, spatial, to
 
 __all__ = ["ALL_SKILLS", "SETTINGS", "TOOL_SKILLS", "setting_of", "COMMON_KNOBS", "DIMENSIONS", "FREE_KNOBS", "SKILLS", "Dimension", "Edit", "EditSpace", "Extend", "Family",
            "FamilyError", "difficulty_index", "edit_space", "get_family", "list_families", "new_environment",
-           "register_family", "rendered_level", "rendering_family"]
+           "level_family", "register_family", "rendered_level", "rendering_family"]

@@ -22,6 +22,7 @@ from ..designers.base import Designer, ModelDesigner
 from ..designers.judge import Proposal
 from ..envfile import normalized_code_hash
 from ..families import get_family
+from ..level import Params
 from .clusters import ClusterMemory, cluster_key, failure_pattern
 from .config import RedTeamConfig
 from .flakiness import Confirmation, confirm
@@ -86,7 +87,7 @@ class Confirmer:
             accepted = [step["level"] for step in minimal.steps if step.get("still_fails")]
             for knobs in reversed(accepted[:-1]):
                 source = family.render(knobs)
-                shrunk = await self.prober.probe(source, None)
+                shrunk = await self.prober.probe(source, None, params=Params(family.name, knobs))
                 yield Minimal(source, dict(knobs), shrunk, minimal.steps, level_size(cand.family, knobs))
         if cand.source != minimal.source:
             size = level_size(cand.family, cand.knobs) if cand.family else code_size(cand.source)
@@ -96,8 +97,8 @@ class Confirmer:
         """The failure shrunk: a family level knob by knob, a written file by the designer's model (when it has one)."""
         cand = p.candidate
 
-        async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
-            tried = await self.prober.probe(source, hint)
+        async def judge(source: str, hint: str | None, params: Params | None) -> tuple[Probe, bool]:
+            tried = await self.prober.probe(source, hint, params=params)
             return tried, self.prober.fails(tried)
 
         if cand.family and self.config.minimise:
@@ -120,7 +121,8 @@ class Confirmer:
         """Replay ``minimal`` on fresh seeds, then settle its cause; a real failure becomes a case (or, settled onto
         a known cluster's form, joins it). Returns the form kept, None when the replays refuse it."""
         cfg, cand = self.config, p.candidate
-        check = await self.replay(minimal.source, cand.hint, key)
+        check = await self.replay(minimal.source, cand.hint, key,
+                                  Params(cand.family, minimal.knobs) if cand.family else None)
         if not check.kept:
             return None
         minimal, check = await self.settle(p, minimal, check)
@@ -145,10 +147,11 @@ class Confirmer:
         self.cases.append((case, minimal.source, cand.source))
         return minimal
 
-    async def replay(self, source: str, hint: str | None, key: str) -> Confirmation:
+    async def replay(self, source: str, hint: str | None, key: str, params: Params | None = None) -> Confirmation:
+        """``source`` replayed on fresh seeds; ``params``: the family and knobs that rendered it, if they did."""
         cfg = self.config
         return await confirm(self.prober, source, hint, key=key, seeds=cfg.confirm_seeds, plays=cfg.confirm_plays,
-                             min_failure_rate=cfg.min_failure_rate)
+                             min_failure_rate=cfg.min_failure_rate, params=params)
 
     async def settle(self, p: Proposal, form: Minimal, check: Confirmation) -> tuple[Minimal, Confirmation]:
         """Keep a confirmed family level's cause: while a level just below it (a knob one value easier, a
@@ -170,7 +173,7 @@ class Confirmer:
                 if self.memory.known_cluster(family, simpler) is not None:
                     continue
                 source = get_family(family).render(simpler)
-                below = await self.replay(source, None, cluster_key(family, simpler, source, ""))
+                below = await self.replay(source, None, cluster_key(family, simpler, source, ""), Params(family, simpler))
                 changed = {k: v for k, v in simpler.items() if form.knobs.get(k) != v}
                 form.steps.append({"settle": changed, "still_fails": below.kept, "failure_rate": below.failure_rate,
                                    "level": simpler})
@@ -195,7 +198,7 @@ class Confirmer:
         source = get_family(family).render(knobs)
         key = cluster_key(family, knobs, source, "")
         if key not in self.won_replayed:
-            self.won_replayed[key] = not (await self.replay(source, None, "won:" + key)).kept
+            self.won_replayed[key] = not (await self.replay(source, None, "won:" + key, Params(family, knobs))).kept
         return self.won_replayed[key]
 
     async def known_after_replaying_wins(self, family: str, knobs: dict[str, Any]) -> str | None:

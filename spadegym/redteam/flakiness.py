@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..level import Params
 from .probe import Probe, Prober
 
 #: z of a two-sided 95% interval.
@@ -68,12 +69,13 @@ def deciding_seeds(seeds: int, plays: int, min_failure_rate: float) -> int:
 
 
 async def confirm(prober: Prober, source: str, hint: str | None, *, key: str, seeds: int, plays: int,
-                  min_failure_rate: float) -> Confirmation:
+                  min_failure_rate: float, params: Params | None = None) -> Confirmation:
     """Replay ``source`` on ``seeds`` fresh seeds, ``plays`` times each: first as many seeds as could settle the
     verdict, then one seed at a time while it is open, so the verdict is the one all the replays would give (a
     case needs at least k losses of them all) for fewer plays of the target, which may be a paid model."""
     fresh, total = prober.hunt_seeds(seeds, salt=f"confirm:{key}"), seeds * plays
-    probe = await prober.probe(source, hint, seeds=fresh[:deciding_seeds(seeds, plays, min_failure_rate)], repeat=plays)
+    probe = await prober.probe(source, hint, seeds=fresh[:deciding_seeds(seeds, plays, min_failure_rate)], repeat=plays,
+                               params=params)
     verdict = None
     while probe.valid and len(probe.seeds) < seeds:
         if (verdict := _settled(probe, total, min_failure_rate)) is not None:

@@ -23,12 +23,14 @@ from typing import Any
 
 from ..families import get_family
 from ..families.variation import DIMENSION_NAMES
+from ..level import Params
 from ..llm.client import ChatClient, LLMError
 from .clusters import level_features
 from .probe import Probe
 
-#: source, hint -> the probe of that version against the target, and whether it still fails.
-Judge = Callable[[str, "str | None"], Awaitable[tuple[Probe, bool]]]
+#: source, hint, the family and knobs that rendered it (None: a written file) -> the probe of that version against
+#: the target, and whether it still fails.
+Judge = Callable[[str, "str | None", "Params | None"], Awaitable[tuple[Probe, bool]]]
 
 SIMPLIFY_PROMPT = (
     "The environment below is valid and the agent under test fails it. Write a SIMPLER version of it: "
@@ -108,7 +110,7 @@ async def shrink_level(family_name: str, knobs: dict[str, Any], probe: Probe, ju
                                        "won": False, "explained_by": known, "level": trial})
                     continue
                 source = family.render(trial)
-                tried, fails = await judge(source, None)
+                tried, fails = await judge(source, None, Params(family.name, trial))
                 won = bool(tried.valid and tried.stats and tried.stats.plays and not fails)
                 best.steps.append({"knob": name, "from": current[name], "to": simpler, "still_fails": fails,
                                    "won": won, "win_rate": tried.stats.win_rate if won else None, "level": trial})
@@ -139,7 +141,7 @@ async def simplify_file(source: str, hint: str | None, probe: Probe, judge: Judg
         if code is None or code_size(code) >= best.size:
             best.steps.append({"simplify": "no shorter code", "still_fails": None})
             continue
-        tried, fails = await judge(code, hint)
+        tried, fails = await judge(code, hint, None)
         best.steps.append({"simplify": f"{best.size} -> {code_size(code)} lines", "valid": tried.valid,
                            "still_fails": fails})
         if fails:

@@ -16,7 +16,7 @@ from typing import Any
 from ..agents.base import Agent
 from ..envfile import inspect_source
 from ..executor import Executor
-from ..level import Level
+from ..level import Level, Params
 from ..rollout import Episode, Play, RolloutConfig, derive_seed, run_episodes
 from ..rollout.scoring import score
 from ..signals import EnvStats, feasibility
@@ -35,6 +35,7 @@ class Probe:
     episodes: list[Episode] = field(default_factory=list)
     stats: EnvStats | None = None
     seeds: list[int] = field(default_factory=list)
+    params: Params = field(default_factory=Params)  # the level's family and knobs, where it carries them
 
     @property
     def feasibility(self) -> float:
@@ -51,7 +52,7 @@ class Prober:
     def __init__(self, executor: Executor, target: Agent, *, seed: int, plays: int, hint_plays: int,
                  max_win_rate: float, min_feasibility: float, rollout: RolloutConfig | None = None,
                  validation: ValidationConfig | None = None, won_at: float | None = None,
-                 on_played: Callable[[str, EnvStats], None] | None = None):
+                 on_played: Callable[[Level, EnvStats], None] | None = None):
         self.executor, self.target, self.seed = executor, target, seed
         self.on_played = on_played  # told every played level's statistics, whatever asked for the plays
         self.plays, self.hint_plays = plays, hint_plays
@@ -70,17 +71,20 @@ class Prober:
         self.validations += 1
         return self.executor.validate([Level(source, hint=hint)], self.validation)[0]
 
-    def check(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None) -> Probe:
+    def check(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None,
+              params: Params | None = None) -> Probe:
         """The gate's verdict (reused when the designer or the judge already has it)."""
         if verdict is None:
             verdict = self.gate(source, hint).to_dict()
         valid = bool(verdict.get("valid"))
-        return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"))
+        return Probe(source, valid, verdict, None if valid else (verdict.get("category") or "invalid"),
+                     params=params or Params())
 
     async def probe(self, source: str, hint: str | None = None, verdict: dict[str, Any] | None = None,
-                    seeds: list[int] | None = None, repeat: int = 1) -> Probe:
-        """Validate, then play the target ``repeat`` times per seed without the hint (and with it, if needed)."""
-        probe = self.check(source, hint, verdict)
+                    seeds: list[int] | None = None, repeat: int = 1, params: Params | None = None) -> Probe:
+        """Validate, then play the target ``repeat`` times per seed without the hint (and with it, if needed).
+        ``params``: the family and knobs that rendered ``source``, where the caller made it from them."""
+        probe = self.check(source, hint, verdict, params)
         if not probe.valid:
             return probe
         seeds = list(seeds or self.hunt_seeds())
@@ -96,12 +100,12 @@ class Prober:
         first = len(probe.seeds)
         plays = [Play("level", s, hinted=False, group=first + i) for i, s in enumerate(seeds) for _ in range(repeat)]
         plays += [Play("level", s, hinted=True, group=first + i) for i, s in enumerate(hinted)]
-        level = Level(probe.source, hint=hint)
+        level = Level(probe.source, hint=hint, params=probe.params)
         episodes = await run_episodes(self.executor.host, {"level": level}, plays, self.target, self.rollout)
         self.episodes += len(episodes)
         stats = score({"level": level}, episodes, {}).get("level")  # the loop's statistics
         if self.on_played is not None and stats is not None:
-            self.on_played(probe.source, stats)
+            self.on_played(level, stats)
         if probe.episodes:
             episodes = probe.episodes + episodes
             stats = score({"level": level}, episodes, {}).get("level")

@@ -40,6 +40,7 @@ from ..designers.base import (
     Candidate,
     DesignContext,
     Designer,
+    Level,
     LevelSummary,
     abilities,
     random_state,
@@ -49,7 +50,7 @@ from ..designers.judge import Judge, Proposal
 from ..designers.round import fresh_slots, level_summary, told
 from ..envfile import normalized_code_hash
 from ..executor import Executor
-from ..families import rendered_level
+from ..families import level_family
 from ..rollout import derive_seed
 from ..signals import EnvStats, bands, get_designer_reward
 from ..store import RunStore
@@ -146,10 +147,11 @@ class RedTeam:
         """The cases confirmed so far: (case, its minimal file, the file first found)."""
         return self.confirmer.cases
 
-    def played(self, source: str, stats: EnvStats) -> None:
-        """A family level's plays (a proposal's, a shrink step's, a replay's) into the model of the target."""
-        if (level := rendered_level(source)) is not None:
-            self.model.observe(*level, stats.win_rate * stats.plays, stats.plays)
+    def played(self, level: Level, stats: EnvStats) -> None:
+        """A family level's plays (a proposal's, a shrink step's, a replay's) into the model of the target: its
+        family and knobs from its typed params (``level_family``; a file that carries none, from its text)."""
+        if (found := level_family(level)) is not None:
+            self.model.observe(*found, stats.win_rate * stats.plays, stats.plays)
 
     # -- one round ------------------------------------------------------------
     async def round(self, n: int, count: int) -> dict[str, Any]:
@@ -232,7 +234,7 @@ class RedTeam:
         verdict = None if p.verdict is None else p.verdict.to_dict()
         if not p.valid:
             return Trial(p, Probe(cand.source, False, verdict, p.refusal))
-        return Trial(p, await self.prober.probe(cand.source, cand.hint, verdict=verdict))
+        return Trial(p, await self.prober.probe(cand.source, cand.hint, verdict=verdict, params=cand.level.params))
 
     async def file(self, t: Trial) -> None:
         """A judged proposal into the memory: a failure into its cluster (shrunk and confirmed when new), a

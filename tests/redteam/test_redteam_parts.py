@@ -81,7 +81,7 @@ def test_shrinking_lowers_each_knob_while_the_level_still_fails() -> None:
     start = family.level_knobs(3)  # piles 3, stones 11, max_take 3, the strongest opponent, sparse
     tried: list[dict] = []
 
-    async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+    async def judge(source: str, hint: str | None, params: object = None) -> tuple[Probe, bool]:
         knobs = eval(source.split("DIFFICULTY = ")[1].splitlines()[0])  # the rendered file's own knobs
         tried.append(knobs)
         # The planted weakness: three piles, or a take limit of 3 with eleven stones.
@@ -110,7 +110,7 @@ def test_a_written_file_is_simplified_by_the_model_only_while_it_still_fails() -
                                                                       "        return \"done\"")
     verdicts: list[str] = []
 
-    async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+    async def judge(source: str, hint: str | None, params: object = None) -> tuple[Probe, bool]:
         verdicts.append(source)
         return Probe(source, True, {}), "count to 2" in source
 

@@ -34,7 +34,7 @@ def test_shrinking_lowers_the_knobs_first_and_keeps_the_variation_a_failure_need
     start = {**MAZE.level_knobs(MAZE.max_level + 1), "verbs": 3, "layout": "pipe", "menu": "sorted"}
 
     def run(fails) -> dict:
-        async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+        async def judge(source: str, hint: str | None, params: object = None) -> tuple[Probe, bool]:
             knobs = eval(source.split("DIFFICULTY = ")[1].splitlines()[0])  # the rendered file's own knobs
             return Probe(source, True, {}), fails(knobs)
 
@@ -61,7 +61,7 @@ def test_shrinking_keeps_above_a_won_level_rather_than_refinding_the_known_failu
     start = {**EASIEST, "size": MAZE.ladder("size")[-1], "extra_turns": 4}
     played: list[dict] = []
 
-    async def judge(source: str, hint: str | None) -> tuple[Probe, bool]:
+    async def judge(source: str, hint: str | None, params: object = None) -> tuple[Probe, bool]:
         knobs = eval(source.split("DIFFICULTY = ")[1].splitlines()[0])
         played.append(knobs)
         return Probe(source, True, {}), knobs["extra_turns"] == 0 or knobs["size"] >= big
