@@ -20,6 +20,7 @@ import asyncio
 import itertools
 import json
 from collections import Counter, deque
+from dataclasses import dataclass
 from typing import Any
 
 from ..llm.client import ChatClient, ChatResult, EndpointConfig
@@ -92,6 +93,15 @@ class LocalChatClient:
         return None
 
 
+@dataclass(frozen=True)
+class Traced:
+    """A candidate's first completion (what it trains on), its GRPO group and how far through the gate it got."""
+
+    trace: Trace
+    group: str
+    progress: float
+
+
 class HFDesigner(LLMDesigner):
     """The LLM designer on a local policy; its first completions train on the designer reward."""
 
@@ -103,7 +113,7 @@ class HFDesigner(LLMDesigner):
         super().__init__(EndpointConfig(model=f"hf:{policy.name}"), config=config,
                          client_factory=self._new_client, **options)
         self.name = f"hf:{policy.name}"
-        self._traces: dict[str, tuple[Trace, str, float]] = {}  # candidate id -> (first completion, group, progress)
+        self._traces: dict[str, Traced] = {}  # candidate id -> its first completion, GRPO group, gate progress
         self._waiting: deque[list[Sample]] = deque()  # delayed designer updates, oldest first
         self._decoders: dict[str, EditDecoder] = {}  # one per parent's form within a propose: its rows share a memo
 
@@ -123,7 +133,8 @@ class HFDesigner(LLMDesigner):
             if trace is not None and c.candidate_id:
                 # GRPO groups: the edits of one parent in the edit modes, a skill's files when writing
                 group = str(c.meta.get("group") or c.skill)
-                self._traces[c.candidate_id] = (trace, group, gate_progress(c.verdict.to_dict() if c.verdict else None))
+                self._traces[c.candidate_id] = Traced(trace, group,
+                                                      gate_progress(c.verdict.to_dict() if c.verdict else None))
         return candidates
 
     async def _ask(self, client: ChatClient, messages: list[Message], form: EditForm | None,
@@ -140,18 +151,18 @@ class HFDesigner(LLMDesigner):
     def update(self, feedback: list[Feedback]) -> dict[str, Any]:
         """Remember the scores (memory), then train on this round's first completions (or queue them)."""
         super().update(feedback)
-        known = [(scored, *self._traces.pop(scored.candidate_id))
+        known = [(scored, self._traces.pop(scored.candidate_id))
                  for scored in feedback if scored.candidate_id in self._traces]
         self._traces.clear()  # a candidate never scored (not played) is not trained on
         shaping = self.train.designer_format_reward
-        rewards = [scored.reward + (0.0 if scored.valid else shaping * progress) for scored, _, _, progress in known]
-        advantages = group_advantages(rewards, [group for _, _, group, _ in known])
-        samples = [Sample(trace, float(a), "designer", reward=r)
-                   for (_, trace, _, _), a, r in zip(known, advantages, rewards)]
+        rewards = [scored.reward + (0.0 if scored.valid else shaping * traced.progress) for scored, traced in known]
+        advantages = group_advantages(rewards, [traced.group for _, traced in known])
+        samples = [Sample(traced.trace, float(a), "designer", reward=r)
+                   for (_, traced), a, r in zip(known, advantages, rewards)]
         stats: dict[str, Any] = {"designer_samples": len(samples),
-                                 "designer_valid_rate": _mean([float(scored.valid) for scored, *_ in known]),
+                                 "designer_valid_rate": _mean([float(scored.valid) for scored, _ in known]),
                                  "designer_reward": _mean(rewards),
-                                 "designer_gate_progress": _mean([p for *_, p in known])}
+                                 "designer_gate_progress": _mean([traced.progress for _, traced in known])}
         if not self.train.train_designer:
             return stats
         self._waiting.append(samples)

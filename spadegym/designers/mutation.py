@@ -58,7 +58,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -112,6 +112,14 @@ class MutationConfig(BaseModel):
         return value
 
 
+class Pending(NamedTuple):
+    """A proposed candidate awaiting its reward: the operator that made it and the scope of the policy that chose
+    it (its skill, or ``global``); stored in the designer's state as ``[operator, scope]``."""
+
+    operator: str
+    scope: str
+
+
 @dataclass
 class OperatorStats:
     """The bandit state for one scope (global or one skill): plain JSON data."""
@@ -144,7 +152,7 @@ class MutationDesigner:
         self.rng = random.Random(seed)
         self.serial = 0
         self.stats: dict[str, OperatorStats] = {}
-        self.pending: dict[str, list[str]] = {}  # candidate id -> [operator, scope]
+        self.pending: dict[str, Pending] = {}  # candidate id -> the operator that made it and its policy's scope
         self.proposed: dict[str, int] = {}  # family -> levels proposed (family balance)
         self.visited: dict[str, list[list[float]]] = {}  # family -> distinct knob positions of its levels proposed
         self._spaces: dict[str, EditSpace] = {}
@@ -171,7 +179,8 @@ class MutationDesigner:
     def update(self, feedback: list[Feedback]) -> None:
         """Move operator preferences toward the operators whose levels earned more reward."""
         for earned in feedback:
-            op, scope = self.pending.pop(earned.candidate_id, [earned.operator, "global"])
+            made = self.pending.pop(earned.candidate_id, Pending(earned.operator, "global"))
+            op, scope = made.operator, made.scope
             if op not in OPERATORS:
                 continue  # not one of ours (e.g. a candidate from another designer)
             stats = self._stats(scope)
@@ -366,7 +375,7 @@ class MutationDesigner:
         if point not in seen:
             seen.append(point)
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
-        self.pending[cid] = [lineage.operator, self._scope(skill)]
+        self.pending[cid] = Pending(lineage.operator, self._scope(skill))
         meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
         level = Level(family.render(knobs), skill=family.skill, params=Params(family.name, dict(knobs)), lineage=lineage)
         return Candidate(level, candidate_id=cid, meta=meta)
@@ -418,7 +427,7 @@ class MutationDesigner:
         if "rng" in state:
             set_random_state(self.rng, state["rng"])
         self.stats = {s: OperatorStats.from_dict(st) for s, st in state.get("stats", {}).items()}
-        self.pending = {k: list(v) for k, v in state.get("pending", {}).items()}
+        self.pending = {k: Pending(*v) for k, v in state.get("pending", {}).items()}
         self.proposed = {k: int(v) for k, v in state.get("proposed", {}).items()}
         self.visited = {k: [list(p) for p in v] for k, v in state.get("visited", {}).items()}
 

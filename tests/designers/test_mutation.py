@@ -354,3 +354,19 @@ def test_the_designer_keeps_each_proposed_position_once_however_many_rounds_prop
     assert len(distinct) < len(points)  # the draws did repeat positions
     assert designer.visited["knapsack"] == distinct  # each once, in the order first proposed
     assert designer.novelty(family, family.check_knobs(cand.knobs)) == 0.0
+
+
+def test_a_candidate_awaiting_its_reward_is_a_named_record_stored_as_before() -> None:
+    """The designer keeps each pending candidate's operator and scope by name; its state stores them as the
+    ``[operator, scope]`` pair it always has, and a resumed designer reads that pair back as the record."""
+    from spadegym.designers.mutation import Pending
+
+    designer = MutationDesigner(seed=4)
+    [cand] = asyncio.run(designer.propose(DesignContext(skill="Spatial Reasoning", count=1)))
+    pending = designer.pending[cand.candidate_id]
+    assert pending == Pending(cand.lineage.operator, "global") and pending.operator == cand.lineage.operator
+    state = json.loads(json.dumps(designer.state_dict()))
+    assert state["pending"] == {cand.candidate_id: [cand.lineage.operator, "global"]}
+    again = MutationDesigner(seed=0)
+    again.load_state_dict(state)
+    assert again.pending == designer.pending and again.state_dict() == designer.state_dict()

@@ -51,7 +51,7 @@ def test_the_model_edits_every_parent_and_trains_only_on_its_choices_grouped_by_
     made = asyncio.run(designer.propose(DesignContext(skill=CODES.skill, count=8, parents=parents())))
     assert [c.refusal for c in made] == [None] * 8  # random weights, yet every reply is an edit
     assert sorted(c.meta["group"] for c in made) == ["easy"] * 4 + ["hard"] * 4
-    traces = [designer._traces[c.candidate_id][0] for c in made]
+    traces = [designer._traces[c.candidate_id].trace for c in made]
     chosen = sum(t.sampled_tokens for t in traces)
     assert 0 < chosen < sum(len(t.completion) for t in traces)  # forced punctuation carries no loss
     # Rewards differ within each parent's group; the same rewards across groups would not move a skill-wide z-score.
