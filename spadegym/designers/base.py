@@ -74,7 +74,10 @@ class Candidate:
     part: str | None = None
     #: The pool file it was read from (set by ``PoolDesigner``; stored in ``meta`` as ``file``). None: no pool's.
     pool_file: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)  # designer-specific provenance; the loop never reads it
+    #: The designer's own notes on how it made the level (stored as the proposal's ``meta``, with ``pool_file``
+    #: and ``part``); only designers read them (a model designer its own notes): the loop, the composites and the
+    #: store read the typed fields above.
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def stored_meta(self) -> dict[str, Any]:
         """``meta`` as stored: the designer's notes, then the pool file and the mix's part (keys as ever)."""
