@@ -36,6 +36,9 @@ class ConstrainedRows:
                 if constraint is not None and not constraint.finished:
                     constraint.advance(int(input_ids[row, -1]))
         self._steps += 1
+        # A new tensor, never the one passed in: transformers keeps that one as the step's raw logits, and the
+        # log-probs recorded for training are the model's own, not the constrained distribution's.
+        scores = scores.clone()
         for row, constraint in enumerate(self.constraints):
             if constraint is None or constraint.finished:
                 continue

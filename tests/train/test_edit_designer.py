@@ -68,6 +68,22 @@ def test_the_model_edits_every_parent_and_trains_only_on_its_choices_grouped_by_
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.model.parameters()))
 
 
+def test_the_log_probs_recorded_for_an_edit_are_the_models_own_not_the_grammars(policy):
+    # What a sampler records must be what the trainer computes for the same tokens: a sampler-trainer gap is read
+    # as drift (vLLM's importance weights truncate it). The grammar only decides which tokens may be drawn.
+    from spadegym.train.tokens import Sample
+
+    designer = HFDesigner(policy, config=LLMDesignerConfig(mode="edit", edits_per_parent=2), corpus=None)
+    made = asyncio.run(designer.propose(DesignContext(skill=CODES.skill, count=4, parents=parents())))
+    batch = policy.batch([Sample(designer._traces[c.candidate_id].trace, 1.0, "designer") for c in made])
+    with torch.no_grad():
+        trainer = policy.logprobs_of(batch)
+    trained = (batch["completion_mask"] * batch["tool_mask"]).bool()
+    assert trained.any()
+    gap = (trainer - batch["sampling_per_token_logps"])[trained].abs().max()
+    assert float(gap) < 1e-4  # 5.5 nats when the grammar's renormalised log-probs were recorded
+
+
 def test_in_the_loop_its_edits_are_judged_played_and_trained_on(tiny_dir, tmp_path):
     from spadegym.loop.config import validate_config
     from spadegym.loop.run import run
