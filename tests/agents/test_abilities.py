@@ -132,7 +132,7 @@ def test_a_composite_declares_what_its_parts_can_do(tmp_path) -> None:
     assert abilities(pool) == Abilities(learns=True, checkpointed=True)
     pool.save(tmp_path / "ckpt")
     pool.restore(tmp_path / "ckpt")
-    pool.update([Feedback("pool-00000", 1.0, True), Feedback("w-1", 0.5, True)])  # the pool's own do not count
+    pool.update([Feedback("pool-00000", 1.0, True, pooled=True), Feedback("w-1", 0.5, True)])  # the pool's own do not count
     assert weighted.updates == [1]
     assert abilities(PoolDesigner(files)) == Abilities() and PoolDesigner(files).save(tmp_path / "none") is None
     assert not (tmp_path / "none").exists()
