@@ -73,8 +73,8 @@ from spadegym.envfile import normalized_code_hash
 from spadegym.families import get_family
 from spadegym.families.edits import edit_space
 from spadegym.level import Level
-from spadegym.loop.steps import score
 from spadegym.rollout import Play, RolloutConfig, derive_seed, run_episodes
+from spadegym.rollout.scoring import score
 from spadegym.sandbox import Sandbox
 from spadegym.signals import bands, get_designer_reward, invalid_reward
 from spadegym.train import Policy, TrainConfig

@@ -17,7 +17,7 @@ from ..errors import Interrupted, Terminated, UserError
 from ..executor import Executor, executor_validator, make_executor
 from ..llm.client import LLMError
 from ..outputs import holds_links
-from ..store import RunStore, versions  # noqa: F401 - versions: kept importable here
+from ..store import RunStore, versions
 from ..store.record import RoundSummary
 from .agent import build_agent
 from .callbacks import (  # noqa: F401 - summary_line: kept importable here

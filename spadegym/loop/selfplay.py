@@ -47,6 +47,7 @@ from ..executor import Executor
 from ..families import difficulty_index, list_families
 from ..level import Level
 from ..rollout import Episode, Play, derive_seed, run_episodes
+from ..rollout.scoring import score
 from ..signals import bands, get_designer_reward
 from ..store import RunStore
 from ..store.record import RoundRecord, RoundSummary
@@ -227,7 +228,7 @@ class SelfPlay:
         for ep in record.episodes:  # a level's transcript for the diversity figures: its first no-hint play
             if not ep.hinted and ep.env_id not in record.replayed:
                 self.diversity.add_play(ep.env_id, _transcript(ep))
-        record.stats = steps.score(levels, record.episodes, self.state.skill_ema)
+        record.stats = score(levels, record.episodes, self.state.skill_ema)
         with clock("watch"):  # probe plays; every play's evidence; what each level's reward keeps
             probes = self._await(self.watch.probe(self.host, levels, [p.name for p in new], record.episodes,
                                                   cfg.rollout))

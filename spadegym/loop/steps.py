@@ -2,8 +2,6 @@
 
     shares      a round's levels and slots -> how many times each is played (a pool smaller than a round is
                 played over again, so every arm of a study trains on the same number of episodes)
-    score       episodes -> per-level statistics (win rates, returns, plays; ``rollout.scoring``, which the
-                red team's prober uses too)
     feedback    statistics -> raw designer rewards, and the centred reward each candidate earned
                 (``designers.round.told``, which the red team's round uses too)
     summarize   a finished round's record -> its RoundSummary
@@ -19,7 +17,6 @@ import numpy as np
 from ..designers.base import Feedback
 from ..designers.judge import Proposal
 from ..designers.round import told
-from ..rollout.scoring import score  # noqa: F401 - the loop's step, kept here by name
 from ..signals import EnvStats, bands, pearson
 from ..store.record import RoundRecord, RoundSummary
 from ..watch.rules import priced

@@ -21,8 +21,7 @@ import pytest
 
 from spadegym.errors import UserError
 from spadegym.loop import RunConfig, load_config, run
-from spadegym.loop.run import versions
-from spadegym.store import RunStore
+from spadegym.store import RunStore, versions
 
 REMOTE = Path(__file__).parents[1] / "fixtures" / "hostile" / "remote"
 SKILL = "Logical Deduction"

@@ -9,6 +9,7 @@ from spadegym.designers.judge import Proposal
 from spadegym.loop import steps
 from spadegym.loop.callbacks import summary_line
 from spadegym.rollout import Episode
+from spadegym.rollout.scoring import score
 from spadegym.signals import EnvStats, hint_regret
 from spadegym.store.record import RoundRecord
 from spadegym.validate.verdict import Verdict
@@ -33,7 +34,7 @@ def test_score_counts_only_scored_episodes_per_arm() -> None:
     episodes = (plays("a", False, [1.0, 0.0, 0.0, 0.0]) + plays("a", True, [1.0, 1.0])
                 + plays("a", False, [0.0], failure="timeout")  # an infrastructure failure is no loss
                 + plays("b", False, [0.5, 0.5]))
-    stats = steps.score({"a": level("S", solution=True), "b": level("T")}, episodes, {"S": 0.3})
+    stats = score({"a": level("S", solution=True), "b": level("T")}, episodes, {"S": 0.3})
     a, b = stats["a"], stats["b"]
     assert (a.plays, a.plays_hint, a.win_rate, a.win_rate_hint) == (4, 2, 0.25, 1.0)
     assert a.regret == pytest.approx(0.75) and a.oracle_regret == pytest.approx(0.75) and a.skill_ema == 0.3
@@ -45,7 +46,7 @@ def test_a_level_whose_every_play_infrastructure_lost_has_no_statistics_not_a_lo
     episodes = (plays("gone", False, [0.0, 0.0], failure="infra") + plays("gone", True, [0.0], failure="infra")
                 + plays("crashes", False, [0.0, 0.0], failure="exception")  # the level's own fault: it is played
                 + plays("fine", False, [1.0]))
-    stats = steps.score({e: level("S") for e in ("gone", "crashes", "fine")}, episodes, {})
+    stats = score({e: level("S") for e in ("gone", "crashes", "fine")}, episodes, {})
     assert set(stats) == {"crashes", "fine"} and stats["crashes"].win_rate == 0.0 and stats["fine"].win_rate == 1.0
 
 
@@ -85,7 +86,7 @@ def test_a_round_without_hinted_plays_has_no_hint_figures_not_zeros() -> None:
     episodes = plays("a", False, [1.0, 0.0]) + plays("b", False, [0.0, 0.0])
     levels = {e: level("S", solution=True) for e in ("a", "b")}
     record = RoundRecord(0, chosen=["a", "b"], episodes=episodes,
-                         stats=steps.score(levels, episodes, {}), rewards={"a": 0.1, "b": 0.0})
+                         stats=score(levels, episodes, {}), rewards={"a": 0.1, "b": 0.0})
     s = steps.summarize(record, skills={}, learner={}, heldout={"heldout_success": 0.5}, buffer={}, buffer_size=2,
                         seconds=1.0)
     assert s.win_rate == 0.25 and s.return_mean == 0.25

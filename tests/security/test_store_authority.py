@@ -21,9 +21,8 @@ import pytest
 
 from spadegym.level import Level
 from spadegym.loop import RunConfig
-from spadegym.loop.run import versions
 from spadegym.sandbox import probe
-from spadegym.store import RunStore
+from spadegym.store import RunStore, versions
 from spadegym_testing.fake_server import FakeOpenAIServer
 
 SECRET = "sk-spadegym-store-authority-secret-5656"
