@@ -34,4 +34,5 @@ def test_the_distribution_leaves_the_test_doubles_out() -> None:
     include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
     shipped = find_packages(str(ROOT), include=include)
     assert "spadegym" in shipped and "spadegym.llm" in shipped
+    assert "spadegym_verifiers" in shipped  # verifiers imports the environment by this name
     assert not [p for p in shipped if p.startswith("spadegym_testing")]
