@@ -54,7 +54,7 @@ def llm_share(sandbox) -> dict:
         cands = asyncio.run(designer.propose(DesignContext(skill="Mathematical Reasoning", count=len(BATCH))))
         seconds = time.perf_counter() - start
     n = len(cands)
-    return {"proposals": n, "valid_first_attempt": sum(c.meta["first_attempt_valid"] for c in cands) / n,
+    return {"proposals": n, "valid_first_attempt": sum(bool(c.notes.first_attempt_valid) for c in cands) / n,
             "valid_after_repair": sum(c.refusal is None for c in cands) / n,
             "refused": designer.stats.refused, "fixes": designer.stats.fixes,
             "repair_turns": designer.stats.repair_turns, "seconds": round(seconds, 2)}

@@ -69,6 +69,7 @@ from spadegym.designers.edit_mode import side
 from spadegym.designers.hf import HFDesigner
 from spadegym.designers.llm_config import LLMDesignerConfig
 from spadegym.designers.mutation import MutationDesigner
+from spadegym.designers.notes import EditNotes, MutationNotes
 from spadegym.envfile import normalized_code_hash
 from spadegym.families import get_family
 from spadegym.families.edits import edit_space
@@ -215,10 +216,10 @@ def sample_edits(designer: HFDesigner, parents: list[LevelSummary], edits: int) 
     return asyncio.run(designer.propose(context))
 
 
-def by_parent(candidates: list[Candidate], measures: list[Measure], key: str = "parent") -> dict[str, list[Measure]]:
+def by_parent(candidates: list[Candidate], measures: list[Measure]) -> dict[str, list[Measure]]:
     out: dict[str, list[Measure]] = {}
     for c, m in zip(candidates, measures):
-        out.setdefault(str(c.meta.get(key)), []).append(m)
+        out.setdefault(str(c.notes.parent if isinstance(c.notes, EditNotes) else None), []).append(m)
     return out
 
 
@@ -244,8 +245,9 @@ def edit_text(c: Candidate) -> str:
     """What one candidate did, in a line: its refusal, or its operator and changes (``level`` when it named one)."""
     if c.refusal:
         return c.refusal
-    return f"{c.lineage.operator} " + json.dumps(({"level": c.meta["level"]} if "level" in c.meta else {})
-                                                 | c.meta.get("edit", {}))
+    notes = c.notes if isinstance(c.notes, (EditNotes, MutationNotes)) else None
+    level, edit = (notes.level, notes.edit) if notes is not None else (None, None)
+    return f"{c.lineage.operator} " + json.dumps(({"level": level} if level is not None else {}) | (edit or {}))
 
 
 def top_edits(candidates: list[Candidate], n: int = 5) -> list[list[Any]]:

@@ -16,6 +16,7 @@ from ..families import SKILLS
 from ..level import Level, Lineage, Params
 from ..llm.client import ChatClient
 from ..validate.verdict import Verdict
+from .notes import Notes
 
 __all__ = ["SKILLS", "Abilities", "Candidate", "DesignContext", "Designer", "Feedback", "LearningDesigner", "Level", "LevelSummary",
            "Lineage", "ModelDesigner", "Params", "abilities"]
@@ -74,14 +75,15 @@ class Candidate:
     part: str | None = None
     #: The pool file it was read from (set by ``PoolDesigner``; stored in ``meta`` as ``file``). None: no pool's.
     pool_file: str | None = None
-    #: The designer's own notes on how it made the level (stored as the proposal's ``meta``, with ``pool_file``
-    #: and ``part``); only designers read them (a model designer its own notes): the loop, the composites and the
-    #: store read the typed fields above.
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: The designer's own notes on how it made the level (``designers.notes``; stored as the proposal's ``meta``,
+    #: with ``pool_file`` and ``part``); only designers read them: the loop, the composites and the store read
+    #: the typed fields above. None: the designer notes nothing.
+    notes: Notes | None = None
 
     def stored_meta(self) -> dict[str, Any]:
-        """``meta`` as stored: the designer's notes, then the pool file and the mix's part (keys as ever)."""
-        return {**self.meta, **({"file": self.pool_file} if self.pool_file is not None else {}),
+        """The proposal's ``meta`` as stored: the designer's notes, then the pool file and the mix's part."""
+        return {**(self.notes.to_dict() if self.notes is not None else {}),
+                **({"file": self.pool_file} if self.pool_file is not None else {}),
                 **({"source": self.part} if self.part is not None else {})}
 
     @property

@@ -37,6 +37,7 @@ from .base import Candidate, Level, Lineage
 from .edit_form import MALFORMED, NO_CHANGE, EditRefused
 from .edit_mode import Ask, Message, Parent, verdict
 from .llm_config import LLMDesignerConfig
+from .notes import EditNotes
 
 _LANG = re.compile(r"\w*")
 
@@ -77,20 +78,19 @@ class CodeEditWriter:
     async def propose(self, ask: Ask, parent: Parent, candidate: Candidate) -> Candidate:
         source = parent.source or get_family(parent.family).render(parent.knobs)
         messages = code_edit_messages(parent, source)
-        candidate.meta.update(mode="code_edit", parent=parent.key, group=parent.key, prompt=messages[-1]["content"])
+        candidate.notes = notes = EditNotes(mode="code_edit", parent=parent.key, group=parent.key,
+                                            prompt=messages[-1]["content"])
         reply = await ask(messages, None, None)
-        candidate.meta["completion"] = reply.text
-        if reply.trace_ref is not None:
-            candidate.meta["trace_ref"] = reply.trace_ref
+        notes.completion, notes.trace_ref = reply.text, reply.trace_ref
         edited = apply_reply(source, reply.text)
         if isinstance(edited, EditRefused):
             candidate.refusal = edited.kind
-            candidate.meta["refusal_reason"] = edited.reason
+            notes.refusal_reason = edited.reason
             return candidate
         candidate.level = Level(edited.source, skill=candidate.skill,  # no family's render any more
                                 lineage=Lineage(parents=[parent.env_id] if parent.env_id else [], operator="code_edit",
                                                 designer=candidate.lineage.designer, depth=parent.depth + 1))
-        candidate.meta["code_edit"] = edited.form
+        notes.code_edit = edited.form
         return candidate
 
 

@@ -30,6 +30,7 @@ from ..signals import bands
 from .base import Candidate, DesignContext, Level, LevelSummary, Lineage, Params
 from .edit_form import LEVEL, OPERATORS, EditForm, EditRefused
 from .llm_config import LLMDesignerConfig
+from .notes import EditNotes
 
 Message = dict[str, str]
 #: Asks the model once: (messages, the form its reply is held to or None, max tokens) -> the reply.
@@ -181,27 +182,23 @@ class EditWriter:
         return EditForm.of(self.space(parent.family), parent.knobs, self.config.max_changes, asked)
 
     async def propose(self, ask: Ask, parent: Parent, candidate: Candidate) -> Candidate:
-        """Fill ``candidate`` (its id and meta set) with the edit the model replies for ``parent``, or its refusal."""
+        """Fill ``candidate`` (its id set) with the edit the model replies for ``parent``, or its refusal."""
         space, form = self.space(parent.family), self.form(parent)
         messages = edit_messages(parent, space, form, example=not self.config.constrained,
                                  operators=operator_order(candidate.candidate_id))
-        candidate.meta.update(mode="edit", parent=parent.key, group=parent.key, prompt=messages[-1]["content"])
+        candidate.notes = notes = EditNotes(mode="edit", parent=parent.key, group=parent.key,
+                                            prompt=messages[-1]["content"])
         reply = await ask(messages, form if self.config.constrained else None, self.config.edit_max_tokens)
-        candidate.meta["completion"] = reply.text
-        if reply.trace_ref is not None:
-            candidate.meta["trace_ref"] = reply.trace_ref
+        notes.completion, notes.trace_ref = reply.text, reply.trace_ref
         edit = form.parse(reply.text)
         if isinstance(edit, EditRefused):
             candidate.refusal = edit.kind
-            candidate.meta["refusal_reason"] = edit.reason
+            notes.refusal_reason = edit.reason
             return candidate
         family = get_family(parent.family)
         candidate.level = Level(family.render(edit.knobs), skill=family.skill, params=Params(family.name, dict(edit.knobs)),
                                 lineage=Lineage(parents=[parent.env_id] if parent.env_id else [], operator=edit.operator,
                                                 designer=candidate.lineage.designer, depth=parent.depth + 1))
-        candidate.meta.update(edit=edit.changes, **{"from": {k: form.knobs[k] for k in edit.changes}})
-        if edit.level is not None:
-            candidate.meta["level"] = edit.level
-        if edit.named_operator:
-            candidate.meta["named_operator"] = edit.named_operator
+        notes.edit, notes.before = edit.changes, {k: form.knobs[k] for k in edit.changes}
+        notes.level, notes.named_operator = edit.level, edit.named_operator or None
         return candidate

@@ -31,6 +31,7 @@ from .edit_form import EditForm
 from .edit_grammar import EditDecoder, EditRow, Vocabulary
 from .edit_mode import Message
 from .llm import LLMDesigner, LLMDesignerConfig
+from .notes import EditNotes, ModelNotes
 
 
 class LocalChatClient:
@@ -129,10 +130,11 @@ class HFDesigner(LLMDesigner):
         candidates = await super().propose(context)
         traces = self._client.traces if self._client else {}
         for c in candidates:
-            trace = traces.get(c.meta.get("trace_ref", ""))
+            notes = c.notes
+            trace = traces.get(notes.trace_ref or "") if isinstance(notes, ModelNotes) else None
             if trace is not None and c.candidate_id:
                 # GRPO groups: the edits of one parent in the edit modes, a skill's files when writing
-                group = str(c.meta.get("group") or c.skill)
+                group = (notes.group if isinstance(notes, EditNotes) else "") or c.skill
                 self._traces[c.candidate_id] = Traced(trace, group,
                                                       gate_progress(c.verdict.to_dict() if c.verdict else None))
         return candidates

@@ -60,6 +60,7 @@ from .edit_mode import EditWriter, Message, Parent, plan_parents
 from .extraction import extract_code
 from .llm_config import LLMDesignerConfig
 from .memory import DesignerMemory, MemoryEntry, code_excerpt
+from .notes import EditNotes, ModelNotes, WriteNotes, notes_as
 
 #: Where the designer's files are validated (a run's executor): (code, hint or None, file name) -> the gate's verdict.
 Validator = Callable[[str, "str | None", str], Verdict]
@@ -232,32 +233,31 @@ class LLMDesigner:
         candidate = Candidate(
             Level("", skill=context.skill, lineage=Lineage(operator="llm", designer=self.name)),
             candidate_id=f"llm-{self.seed}-{key:05d}",
-            meta={"corpus_doc": document.doc_id if document else None, "round": context.round,
-                  "prompt": messages[-1]["content"], "memory_examples": [
-                      e.env_id for e in selection.frontier + selection.too_easy + selection.too_hard]})
+            notes=WriteNotes(corpus_doc=document.doc_id if document else None, round=context.round,
+                             prompt=messages[-1]["content"], memory_examples=[
+                                 e.env_id for e in selection.frontier + selection.too_easy + selection.too_hard]))
         self.stats.proposals += 1
         return candidate, messages
 
     async def _write(self, client: ChatClient, messages: list[dict[str, str]], candidate: Candidate,
                      started: float) -> Candidate:
         """The reply to the design request, repaired, validated and hinted."""
-        skill = candidate.skill
+        skill, notes = candidate.skill, notes_as(candidate.notes, WriteNotes)
         reply = await client.chat(messages)
-        candidate.meta["completion"] = reply.text
-        if reply.trace_ref is not None:  # the completion this candidate is rewarded for (a local model trains on it)
-            candidate.meta["trace_ref"] = reply.trace_ref
+        notes.completion = reply.text
+        notes.trace_ref = reply.trace_ref  # the completion this candidate is rewarded for (a local model trains on it)
         extraction = extract_code(reply.text)
         self._count_fixes(extraction.fixes)
         if extraction.code is None:
             return self._refuse(candidate, extraction.refusal or "no_code", None, started)
         code, verdict = extraction.code, await self._check(extraction.code, None)
-        candidate.meta["fixes"] = list(extraction.fixes)
+        notes.fixes = list(extraction.fixes)
         first_valid = bool(verdict.valid)
         if not first_valid:
             code, verdict = await self._repair(client, messages, reply, code, verdict, candidate)
         candidate.level = replace(candidate.level, source=code)
         repaired = candidate.attempts > 1 and bool(verdict.valid)
-        candidate.meta.update(first_attempt_valid=first_valid, repaired=repaired)
+        notes.first_attempt_valid, notes.repaired = first_valid, repaired
         candidate.reward_as_invalid = repaired and self.config.reward_first_attempt
         if not verdict.valid:
             return self._refuse(candidate, "invalid", verdict, started)
@@ -267,10 +267,10 @@ class LLMDesigner:
             return self._refuse(candidate, "hint_leak", verdict, started)
         candidate.level = replace(candidate.level, hint=hint or None)
         declared = inspect_source(code).skill
-        if declared != skill:
-            candidate.meta["declared_skill"] = declared  # the file's SKILL says otherwise
+        if declared != skill:  # the file's SKILL says otherwise
+            notes.declared_skill, notes.declares_other_skill = declared, True
         candidate.verdict = verdict
-        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
+        notes.attempts, notes.seconds = candidate.attempts, round(time.perf_counter() - started, 3)
         self.stats.valid += 1
         self.stats.valid_first_attempt += first_valid
         self.stats.repaired += candidate.attempts > 1
@@ -294,11 +294,11 @@ class LLMDesigner:
         except LLMReplyError as exc:
             return self._bad_reply(candidate, exc, started)
         if candidate.refusal is not None:
-            message = candidate.meta.get("refusal_reason", "")
+            message = notes_as(candidate.notes, EditNotes).refusal_reason or ""
             candidate.verdict = Verdict.from_dict(_refusal_verdict(candidate.refusal, message))
             return self._refuse(candidate, candidate.refusal, candidate.verdict, started)
         self.stats.edits += 1
-        candidate.meta.update(seconds=round(time.perf_counter() - started, 3))
+        notes_as(candidate.notes, EditNotes).seconds = round(time.perf_counter() - started, 3)
         return candidate
 
     async def _ask(self, client: ChatClient, messages: list[Message], form: EditForm | None,
@@ -330,7 +330,8 @@ class LLMDesigner:
             if fixed.code is None:
                 break  # the model gave up; keep the last code and its verdict
             code, verdict = fixed.code, await self._check(fixed.code, None)
-            candidate.meta["fixes"] += fixed.fixes
+            notes = notes_as(candidate.notes, WriteNotes)
+            notes.fixes = (notes.fixes or []) + fixed.fixes
         return code, verdict
 
     async def _hint(self, client: ChatClient, code: str, verdict: Verdict,
@@ -345,11 +346,11 @@ class LLMDesigner:
                 return "", verdict  # no hint: the loop falls back to the file's own hint()
             checked = await self._check(code, hint)
             if checked.valid:
-                candidate.meta["hint_rewrites"] = attempt
+                notes_as(candidate.notes, WriteNotes).hint_rewrites = attempt
                 return hint, checked
             if not is_hint_leak(checked):
                 return hint, verdict  # the code's own verdict stands; the hint was not the problem
-            candidate.meta["leaking_hint"] = hint
+            notes_as(candidate.notes, WriteNotes).leaking_hint = hint
             if attempt < cfg.hint_retries:
                 self.stats.hints_rewritten += 1
                 messages = messages + [{"role": "assistant", "content": hint},
@@ -386,9 +387,8 @@ class LLMDesigner:
     def _refuse(self, candidate: Candidate, reason: str, verdict: Verdict | None, started: float) -> Candidate:
         candidate.refusal = reason
         candidate.verdict = verdict if verdict is not None else Verdict.from_dict(_refusal_verdict(reason))
-        candidate.meta.update(attempts=candidate.attempts, seconds=round(time.perf_counter() - started, 3))
-        candidate.meta.setdefault("first_attempt_valid", False)
-        candidate.meta.setdefault("repaired", False)
+        notes = notes_as(candidate.notes, ModelNotes)
+        notes.attempts, notes.seconds = candidate.attempts, round(time.perf_counter() - started, 3)
         self.stats.refused[reason] = self.stats.refused.get(reason, 0) + 1
         return candidate
 

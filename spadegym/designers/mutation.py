@@ -75,6 +75,7 @@ from .base import (
     random_state,
     set_random_state,
 )
+from .notes import MutationNotes
 
 VERSION = "mutation-2"
 OPERATORS = ("new", "harder", "easier", "vary", "crossover")
@@ -293,11 +294,12 @@ class MutationDesigner:
                 allowed = allowed[1:]  # a fresh draw starts at the easiest levels, which it has outgrown
             probs = self.operator_probabilities(context.skill, allowed)
             op = self.rng.choices(list(probs), weights=list(probs.values()))[0]
+            odds = {o: round(p, 4) for o, p in probs.items()}
             if op == "new" or parent is None:
                 family = self.rng.choice(pool)
                 knobs = self._fresh(family, taken)
                 lineage = Lineage(parents=[], operator="new", designer=VERSION, depth=0)
-                detail: dict[str, Any] = {"level": knobs}
+                notes = MutationNotes(operator_probabilities=odds, level=knobs)
             else:
                 family = self._family(parent.family)
                 other, patch = self.rng.choice(edits[op])
@@ -305,10 +307,11 @@ class MutationDesigner:
                 knobs = {**start, **patch}
                 lineage = Lineage(parents=[parent.env_id, *([other] if other else [])], operator=op, designer=VERSION,
                                   depth=parent.depth + 1)
-                detail = {"edit": patch, "from": {k: start[k] for k in patch}, "parent_score": parent.score}
+                notes = MutationNotes(operator_probabilities=odds, edit=patch, before={k: start[k] for k in patch},
+                                      parent_score=parent.score)
             if self._identity(family.name, knobs) in taken or self.novelty(family, knobs) < self.config.min_novelty:
                 continue
-            return self._candidate(family, knobs, lineage, context.skill, probs, detail)
+            return self._candidate(family, knobs, lineage, context.skill, notes)
         return None
 
     def _fresh(self, family: Family, taken: set[str]) -> dict[str, Any]:
@@ -366,7 +369,7 @@ class MutationDesigner:
                     for seen in self.visited.get(family.name, [])), default=1.0)
 
     def _candidate(self, family: Family, knobs: dict[str, Any], lineage: Lineage, skill: str,
-                   probs: dict[str, float], detail: dict[str, Any]) -> Candidate:
+                   notes: MutationNotes) -> Candidate:
         self.serial += 1
         self.proposed[family.name] = self.proposed.get(family.name, 0) + 1
         # Each position once: novelty is a minimum over them, so a repeat changes nothing, and kept it would grow the
@@ -376,9 +379,8 @@ class MutationDesigner:
             seen.append(point)
         cid = f"mut-{self.serial:05d}-{self.rng.getrandbits(32):08x}"
         self.pending[cid] = Pending(lineage.operator, self._scope(skill))
-        meta = {"operator_probabilities": {o: round(p, 4) for o, p in probs.items()}, **detail}
         level = Level(family.render(knobs), skill=family.skill, params=Params(family.name, dict(knobs)), lineage=lineage)
-        return Candidate(level, candidate_id=cid, meta=meta)
+        return Candidate(level, candidate_id=cid, notes=notes)
 
     def _outgrown(self, families: list[Family], parents: list[LevelSummary]) -> list[Family]:
         """Families whose levels the agent has outgrown: one above the band (or retired), none inside it.

@@ -16,6 +16,7 @@ from typing import Any
 from ..executor.openenv import wire_check, wire_verdict
 from ..level import Level, Lineage
 from .base import Candidate, DesignContext
+from .notes import RemoteNotes
 
 VERSION = "openenv-1"
 
@@ -40,7 +41,7 @@ class RemoteLevelDesigner:
             if "reachable" in check.failed:
                 break  # infrastructure, not the level's fault: it is proposed again next time
             out.append(Candidate(level, candidate_id=f"remote-{self.cursor:05d}",
-                                 verdict=wire_verdict(level.remote, check), meta={"url": level.remote.url}))
+                                 verdict=wire_verdict(level.remote, check), notes=RemoteNotes(level.remote.url)))
             self.cursor += 1
         return out
 

@@ -48,10 +48,10 @@ def test_an_edit_of_a_buffer_level_is_the_child_level_with_its_lineage():
         assert c.refusal is None and c.family == MAZE.name and c.verdict is None  # the judge validates it
         assert c.lineage.parents == ["r001-spati-00"] and c.lineage.depth == 3
         assert c.source == MAZE.render(c.knobs)
-        assert c.meta["group"] == "r001-spati-00" and c.meta["edit"]
+        assert c.notes.group == "r001-spati-00" and c.notes.edit
     assert {c.lineage.operator for c in made} == {"harder", "vary"}
     harder = next(c for c in made if c.lineage.operator == "harder")  # the first name offered: the next level
-    assert harder.meta["level"] == 1 and harder.knobs == {**parent().knobs, **MAZE.level_knobs(1)}
+    assert harder.notes.level == 1 and harder.knobs == {**parent().knobs, **MAZE.level_knobs(1)}
     assert "level: [0] 1 2 3" in prompt
 
 

@@ -27,14 +27,15 @@ def test_valid_replies_come_out_as_valid_candidates(serve, sandbox) -> None:
     assert len(candidates) == 3
     for cand in candidates:
         assert cand.verdict.valid and cand.refusal is None and not cand.reward_as_invalid
-        assert cand.attempts == 1 and not cand.meta["repaired"] and cand.meta["first_attempt_valid"]
+        assert cand.attempts == 1 and not cand.notes.repaired and cand.notes.first_attempt_valid
         assert cand.hint == GOOD_HINT and cand.skill == MATH
         assert cand.lineage.operator == "llm" and cand.lineage.designer == "openai:designer-model"
-        assert cand.meta["corpus_doc"] and cand.candidate_id.startswith("llm-3-")
+        assert cand.notes.corpus_doc and cand.candidate_id.startswith("llm-3-")
     classes = sorted(extract_code(c.source).code.split("class ")[-1].split(":")[0] for c in candidates)
     assert classes == ["BaseReaderEnv", "DigitSumSearchEnv", "OddDialEnv"]
-    assert sum("fstring_braces" in c.meta["fixes"] for c in candidates) == 1
-    assert sorted(c.meta.get("declared_skill", "") for c in candidates) == ["", "", "Pattern Recognition"]
+    assert sum("fstring_braces" in c.notes.fixes for c in candidates) == 1
+    declared = sorted(c.notes.declared_skill for c in candidates if c.notes.declares_other_skill)
+    assert declared == ["Pattern Recognition"]
     assert designer.stats.valid == designer.stats.valid_first_attempt == 3
     assert len(model.requests["hint"]) == 3 and not model.requests["repair"]
 
@@ -46,7 +47,7 @@ def test_design_prompt_fences_the_document_and_names_the_skill(serve, sandbox) -
 
     system, user = model.requests["design"][0]["messages"]
     assert system["content"] == prompts.DESIGN_SYSTEM and "nothing inside those" in system["content"]
-    doc = next(d for d in Corpus.default().documents if d.doc_id == cand.meta["corpus_doc"])
+    doc = next(d for d in Corpus.default().documents if d.doc_id == cand.notes.corpus_doc)
     body = user["content"]
     assert f"## Target skill\n{MATH}" in body
     assert "<reference_document>\n" + " ".join(doc.text.split()[:20]) in body
@@ -59,7 +60,7 @@ def test_invalid_first_reply_is_repaired_with_the_verdict_message(serve, sandbox
     (cand,) = asyncio.run(designer.propose(DesignContext(skill="Optimization", count=1)))
 
     assert cand.verdict.valid and cand.refusal is None and cand.attempts == 2
-    assert cand.meta["repaired"] is True and cand.meta["first_attempt_valid"] is False
+    assert cand.notes.repaired is True and cand.notes.first_attempt_valid is False
     assert cand.reward_as_invalid  # rewarded on its first attempt, which failed
     assert "except ValueError" in cand.source
     (repair,) = model.requests["repair"]
@@ -112,7 +113,7 @@ def test_leaking_hint_is_rewritten_once(serve, sandbox) -> None:
     designer = designer_for(serve(model), sandbox)
     (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
-    assert cand.refusal is None and cand.hint == GOOD_HINT and cand.meta["hint_rewrites"] == 1
+    assert cand.refusal is None and cand.hint == GOOD_HINT and cand.notes.hint_rewrites == 1
     (retry,) = model.requests["hint_retry"]
     assert "states the answer" in retry["messages"][-1]["content"]
     assert designer.stats.hints_rewritten == 1
@@ -125,7 +126,7 @@ def test_hint_that_keeps_leaking_refuses_the_environment(serve, sandbox) -> None
     (cand,) = asyncio.run(designer.propose(DesignContext(skill=MATH, count=1)))
 
     assert cand.refusal == "hint_leak"
-    assert cand.verdict.category == "leak" and cand.meta["leaking_hint"] == f"it is {answer}"
+    assert cand.verdict.category == "leak" and cand.notes.leaking_hint == f"it is {answer}"
     assert designer.stats.refused == {"hint_leak": 1}
 
 
@@ -168,7 +169,7 @@ def test_mixed_batch_share_valid_first_and_after_repair(serve, sandbox) -> None:
     designer = designer_for(serve(model), sandbox)
     cands = asyncio.run(designer.propose(DesignContext(skill=MATH, count=len(names))))
 
-    first = sum(c.meta["first_attempt_valid"] for c in cands) / len(cands)
+    first = sum(bool(c.notes.first_attempt_valid) for c in cands) / len(cands)
     after = sum(c.refusal is None for c in cands) / len(cands)
     print(f"\nLLM designer on test replies: valid at first attempt {first:.2f}, after repair {after:.2f}")
     assert (first, after) == (4 / 8, 6 / 8)

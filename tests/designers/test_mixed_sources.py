@@ -205,15 +205,15 @@ def test_a_run_with_a_reasoning_gym_source_preloads_it_into_the_sandbox_and_one_
     assert RunConfig().sandbox.preload == []
 
 
-def test_outside_the_designers_no_module_reads_a_candidates_meta() -> None:
+def test_outside_the_designers_no_module_reads_a_candidates_notes() -> None:
     """The loop, the red team and the store read a candidate's typed fields (``part``, ``pool_file``, its level's
-    params); ``Candidate.meta`` holds a designer's own notes, read by designers alone (the store writes it whole,
-    through ``Candidate.stored_meta``)."""
+    params); ``Candidate.notes`` holds a designer's own notes, read by designers alone (the store writes them
+    whole, through ``Candidate.stored_meta``)."""
     import ast
 
     package = Path(__file__).parents[2] / "spadegym"
     found = [f"{path.relative_to(package)}:{node.lineno}" for path in sorted(package.rglob("*.py"))
              if path.parent.name != "designers"
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-             if isinstance(node, ast.Attribute) and node.attr == "meta"]
-    assert not found, f"Candidate.meta read outside the designers: {found}"
+             if isinstance(node, ast.Attribute) and node.attr in ("notes", "meta")]
+    assert not found, f"Candidate.notes read outside the designers: {found}"

@@ -52,7 +52,7 @@ def test_mutations_record_lineage_and_change_the_knobs_they_name(sandbox: Sandbo
         parent = by_id[c.lineage.parents[0]]
         assert c.lineage.depth == 1 and c.family == parent.family
         changed = {k for k in c.knobs if c.knobs[k] != parent.knobs[k]}
-        assert changed == set(c.meta["edit"]) and c.meta["from"] == {k: parent.knobs[k] for k in changed}
+        assert changed == set(c.notes.edit) and c.notes.before == {k: parent.knobs[k] for k in changed}
         family = get_family(c.family)
         steps = {k: family.level_index(c.knobs)[k] - family.level_index(parent.knobs)[k] for k in changed}
         if c.lineage.operator == "harder":
@@ -338,7 +338,7 @@ def test_a_fresh_draw_of_a_game_the_pool_holds_is_one_variation_of_it() -> None:
     edits = [c for _ in range(6) for c in asyncio.run(designer.propose(
         DesignContext(skill=SKILL, count=6, parents=_as_parents(first, [0.9, 0.5, 0.5]))))
         if c.lineage.operator == "vary"]
-    assert edits and all(set(c.meta["edit"]) != {"variant"} for c in edits)
+    assert edits and all(set(c.notes.edit) != {"variant"} for c in edits)
 
 
 def test_the_designer_keeps_each_proposed_position_once_however_many_rounds_propose_it() -> None:

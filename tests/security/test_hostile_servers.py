@@ -132,7 +132,7 @@ def write(server: FakeOpenAIServer, count: int = 1):
 def test_a_surrogate_in_a_written_file_is_replaced_not_fatal() -> None:
     with FakeOpenAIServer(default=CODE) as server:
         (made,), _ = write(server)
-    assert made.refusal is None and "\ufffd" in made.source and "\ud800" not in made.meta["completion"]
+    assert made.refusal is None and "\ufffd" in made.source and "\ud800" not in made.notes.completion
 
 
 def test_a_nested_reply_in_write_mode_refuses_that_proposal_only() -> None:
@@ -163,8 +163,8 @@ def test_a_deeply_nested_edit_is_a_malformed_edit() -> None:
 def test_a_surrogate_in_an_edit_reply_is_stored_safely(mode: str) -> None:
     with FakeOpenAIServer(default='\ud800 {"operator": "harder", "changes": {"size": 5}} \ud800') as server:
         (made,) = edit(server, mode)
-    made.meta["completion"].encode("utf-8")
-    assert "\ufffd" in made.meta["completion"]
+    made.notes.completion.encode("utf-8")
+    assert "\ufffd" in made.notes.completion
 
 
 def test_spadegym_design_survives_a_surrogate_in_a_written_file(tmp_path: Path) -> None:

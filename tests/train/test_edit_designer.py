@@ -50,7 +50,7 @@ def test_the_model_edits_every_parent_and_trains_only_on_its_choices_grouped_by_
     designer = HFDesigner(policy, config=LLMDesignerConfig(mode="edit", edits_per_parent=4), corpus=None)
     made = asyncio.run(designer.propose(DesignContext(skill=CODES.skill, count=8, parents=parents())))
     assert [c.refusal for c in made] == [None] * 8  # random weights, yet every reply is an edit
-    assert sorted(c.meta["group"] for c in made) == ["easy"] * 4 + ["hard"] * 4
+    assert sorted(c.notes.group for c in made) == ["easy"] * 4 + ["hard"] * 4
     traces = [designer._traces[c.candidate_id].trace for c in made]
     chosen = sum(t.sampled_tokens for t in traces)
     assert 0 < chosen < sum(len(t.completion) for t in traces)  # forced punctuation carries no loss
@@ -59,7 +59,7 @@ def test_the_model_edits_every_parent_and_trains_only_on_its_choices_grouped_by_
     seen = {"easy": 0, "hard": 0}
     feedback = []
     for c in made:
-        group = c.meta["group"]
+        group = c.notes.group
         feedback.append(Feedback(c.candidate_id, rewards[group][seen[group]], True, c.lineage.operator))
         seen[group] += 1
     before = [p.detach().clone() for p in policy.model.parameters()]
