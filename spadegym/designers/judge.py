@@ -23,7 +23,7 @@ class Proposal:
 
     candidate: Candidate
     name: str  # the name it was validated under (an env id in a run, a file stem in a pool)
-    verdict: Verdict | None  # None: refused before the gate was asked (``Judge.before_gate``)
+    verdict: Verdict | None  # None: refused before the gate was asked (a duplicate, see ``Judge``)
     code_hash: str
     refusal: str | None = None  # None: usable; else why not (a verdict category, a designer refusal, "duplicate")
 
@@ -47,10 +47,10 @@ def refusal(candidate: Candidate, verdict: Verdict) -> str | None:
 
 
 class Judge:
-    """Judges candidates in order; a valid file whose code was seen before is refused as a duplicate.
+    """Judges candidates in order; a file whose code was seen before is refused as a duplicate (``_duplicate``).
 
-    A caller that pays for each gate call (the red team, whose gate counts toward a search's cost) asks
-    ``before_gate`` first: a candidate with no code, or with code judged before, is refused without one.
+    A caller that pays for each gate call (the red team, whose gate counts toward a search's cost) passes its
+    ``gate``: a candidate with no code, or with code judged before, is then refused without a call.
     """
 
     def __init__(self, sandbox: Any = None, validation: Any = None, known: Callable[[str], Any] | None = None):
@@ -59,12 +59,18 @@ class Judge:
         self.accepted: set[str] = set()  # codes accepted in this batch
         self.judged: set[str] = set()  # codes judged in this batch, valid or not (files with code only)
 
-    def __call__(self, candidate: Candidate, name: str, verdict: Verdict | None = None) -> Proposal:
-        """Judge one candidate: by ``verdict`` when the caller validated it already, else by its own, else the gate's."""
-        verdict = verdict or candidate.verdict or self.validate(candidate, name)
+    def __call__(self, candidate: Candidate, name: str, verdict: Verdict | None = None, *,
+                 gate: Callable[[Candidate, str], Verdict] | None = None) -> Proposal:
+        """Judge one candidate: by ``verdict`` when the caller validated it already, else by its own, else by
+        ``gate`` (refusing first what needs no gate call), else by the sandbox's gate."""
         code_hash = candidate.level.code_hash
+        if gate is not None and verdict is None:
+            early = self._before_gate(candidate, name, code_hash)
+            if early is not None:
+                return early
+        verdict = verdict or candidate.verdict or (gate or self.validate)(candidate, name)
         reason = refusal(candidate, verdict)
-        if reason is None and (code_hash in self.accepted or self.known(code_hash)):
+        if reason is None and self._duplicate(code_hash, gated=True):
             reason = DUPLICATE
         if reason is None:
             self.accepted.add(code_hash)
@@ -72,13 +78,18 @@ class Judge:
             self.judged.add(code_hash)
         return Proposal(candidate, name, verdict, code_hash, reason)
 
-    def before_gate(self, candidate: Candidate, name: str) -> Proposal | None:
+    def _duplicate(self, code_hash: str, gated: bool) -> bool:
+        """The one duplicate rule: the code is in the pool, or earlier in the batch. Once a verdict is in
+        (``gated``), only the codes accepted earlier count (the same code may pass with another hint); before
+        the gate, any code judged earlier does, since its gate call would be paid again."""
+        return code_hash in (self.accepted if gated else self.judged) or bool(self.known(code_hash))
+
+    def _before_gate(self, candidate: Candidate, name: str, code_hash: str) -> Proposal | None:
         """The refusal that needs no gate call, if any: a candidate with no code (the designer's refusal), or
-        a file whose code is in the pool or was judged earlier in the batch, valid or not (a duplicate)."""
-        code_hash = candidate.level.code_hash
+        a duplicate."""
         if not candidate.source:
             return Proposal(candidate, name, candidate.verdict, code_hash, candidate.refusal or "no_code")
-        if code_hash in self.judged or self.known(code_hash):
+        if self._duplicate(code_hash, gated=False):
             return Proposal(candidate, name, None, code_hash, DUPLICATE)
         return None
 

@@ -28,7 +28,7 @@ from .config import RedTeamConfig
 from .flakiness import Confirmation, confirm
 from .minimise import Minimal, code_size, level_size, one_step_simpler, shrink_level, simplify_file
 from .probe import Probe, Prober
-from .suite import Case
+from .suite import Case, FoundCase
 
 TRANSCRIPT_CHARS = 1200
 
@@ -38,7 +38,7 @@ class Confirmer:
 
     def __init__(self, config: RedTeamConfig, prober: Prober, memory: ClusterMemory, designer: Designer | None):
         self.config, self.prober, self.memory, self.designer = config, prober, memory, designer
-        self.cases: list[tuple[Case, str, str]] = []  # (case, its minimal file, the file first found)
+        self.cases: list[FoundCase] = []
         self.refused: set[str] = set()  # clusters whose forms failed their fresh seeds only by chance
         self.won_replayed: dict[str, bool] = {}  # won levels replayed on fresh seeds -> won there too
 
@@ -144,7 +144,7 @@ class Confirmer:
             transcript=transcript(minimal.probe), hint=cand.hint,
             minimise_steps=len(minimal.steps), shrink_steps=list(minimal.steps),
         )
-        self.cases.append((case, minimal.source, cand.source))
+        self.cases.append(FoundCase(case, minimal.source, cand.source))
         return minimal
 
     async def replay(self, source: str, hint: str | None, key: str, params: Params | None = None) -> Confirmation:

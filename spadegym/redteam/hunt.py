@@ -100,7 +100,7 @@ async def redteam_async(config: RedTeamConfig, out: str | Path,
             await target.aclose()
             if isinstance(designer, ModelDesigner):
                 designer.close()
-    return RedTeamResult(out, len(team.cases), len({c.cluster for c, _, _ in team.cases}), team.proposals,
+    return RedTeamResult(out, len(team.cases), len({found.case.cluster for found in team.cases}), team.proposals,
                          team.failures, summaries)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,11 +37,19 @@ def features(family: str, knobs: dict[str, Any]) -> np.ndarray:
     return np.array(place + [float(varied.get(name) == choice) for name, choice in _CHOICES] + [1.0])
 
 
+class Played(NamedTuple):
+    """One level's plays: where it sits (``features``), and the target's wins of its plays."""
+
+    features: np.ndarray
+    wins: float
+    plays: int
+
+
 @dataclass
 class PlayModel:
-    """Per family: the levels played (features, wins, plays) and the logistic fit of a play's win."""
+    """Per family: the levels played and the logistic fit of a play's win."""
 
-    played: dict[str, list[tuple[np.ndarray, float, int]]] = field(default_factory=dict)
+    played: dict[str, list[Played]] = field(default_factory=dict)
     _fits: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # per family, until its next play
 
     def observe(self, family: str, knobs: dict[str, Any], wins: float, plays: int) -> None:
@@ -51,7 +59,7 @@ class PlayModel:
             x = features(family, knobs)
         except FamilyError:
             return  # a level of an older family version: nothing the search will propose
-        self.played.setdefault(family, []).append((x, float(wins), int(plays)))
+        self.played.setdefault(family, []).append(Played(x, float(wins), int(plays)))
         self._fits.pop(family, None)
 
     def win_chance(self, family: str, knobs: dict[str, Any]) -> float | None:
@@ -103,11 +111,11 @@ def _at_least(k: int, n: int, p: float) -> float:
     return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(max(0, k), n + 1))
 
 
-def _fit(rows: list[tuple[np.ndarray, float, int]]) -> np.ndarray:
+def _fit(rows: list[Played]) -> np.ndarray:
     """Maximum a posteriori logistic regression on binomial counts (Newton's method)."""
-    x = np.stack([r[0] for r in rows])
-    wins = np.array([r[1] for r in rows])
-    plays = np.array([r[2] for r in rows], dtype=float)
+    x = np.stack([r.features for r in rows])
+    wins = np.array([r.wins for r in rows])
+    plays = np.array([r.plays for r in rows], dtype=float)
     beta = np.zeros(x.shape[1])
     for _ in range(NEWTON_STEPS):
         p = 1.0 / (1.0 + np.exp(-x @ beta))

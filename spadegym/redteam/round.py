@@ -59,9 +59,9 @@ from .allocate import PARTIAL_YIELD, YieldAllocator
 from .clusters import ClusterMemory
 from .config import RedTeamConfig
 from .confirmation import Confirmer
-from .predict import PlayModel
+from .predict import Played, PlayModel
 from .probe import Probe, Prober
-from .suite import Case, case_of
+from .suite import FoundCase, case_of
 
 
 @dataclass
@@ -143,8 +143,8 @@ class RedTeam:
         self.allocator = YieldAllocator(config.skills, seed=config.seed) if adaptive else None
 
     @property
-    def cases(self) -> list[tuple[Case, str, str]]:
-        """The cases confirmed so far: (case, its minimal file, the file first found)."""
+    def cases(self) -> list[FoundCase]:
+        """The cases confirmed so far, with their files."""
         return self.confirmer.cases
 
     def played(self, level: Level, stats: EnvStats) -> None:
@@ -228,9 +228,7 @@ class RedTeam:
 
     async def judge(self, judge: Judge, name: str, cand: Candidate) -> Trial:
         """The loop's judge (the gate asked only for a file with code not judged before), then the target's plays."""
-        p = judge.before_gate(cand, name)
-        if p is None:
-            p = judge(cand, name, cand.verdict or self.prober.gate(cand.source, cand.hint))
+        p = judge(cand, name, gate=lambda c, _name: self.prober.gate(c.source, c.hint))
         verdict = None if p.verdict is None else p.verdict.to_dict()
         if not p.valid:
             return Trial(p, Probe(cand.source, False, verdict, p.refusal))
@@ -309,8 +307,8 @@ class RedTeam:
             "won_replayed": dict(confirmer.won_replayed), "clusters": dict(memory.counts),
             "memory": {"minimal": {k: [f, knobs] for k, (f, knobs) in memory.minimal.items()},
                        "written": dict(memory.written), "passes": [[f, knobs] for f, knobs in memory.passes]},
-            "model": {f: [[x.tolist(), wins, plays] for x, wins, plays in rows] for f, rows in self.model.played.items()},
-            "cases": [[case.to_dict(), minimal, original] for case, minimal, original in self.cases],
+            "model": {f: [[r.features.tolist(), r.wins, r.plays] for r in rows] for f, rows in self.model.played.items()},
+            "cases": [[c.case.to_dict(), c.minimal, c.original] for c in self.cases],
             "allocator": None if allocator is None else {
                 "counts": allocator.state(), "exhausted": sorted(allocator.exhausted),
                 "rng": random_state(allocator.rng)},
@@ -331,8 +329,9 @@ class RedTeam:
         self.memory.written.update(memory.get("written", {}))
         self.memory.passes.extend((f, dict(knobs)) for f, knobs in memory.get("passes", []))
         for family, rows in state.get("model", {}).items():
-            self.model.played[family] = [(np.array(x, dtype=float), float(wins), int(plays)) for x, wins, plays in rows]
-        confirmer.cases[:] = [(case_of(case), minimal, original) for case, minimal, original in state.get("cases", [])]
+            self.model.played[family] = [Played(np.array(x, dtype=float), float(wins), int(plays)) for x, wins, plays in rows]
+        confirmer.cases[:] = [FoundCase(case_of(case), minimal, original)
+                              for case, minimal, original in state.get("cases", [])]
         if self.allocator is not None and state.get("allocator"):
             self.allocator.load(state["allocator"]["counts"])
             self.allocator.exhausted = set(state["allocator"]["exhausted"])

@@ -20,7 +20,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -106,6 +106,14 @@ def _safe(value: Any, key: str = "") -> Any:
     return value
 
 
+class FoundCase(NamedTuple):
+    """A case a search confirmed, with the files it writes: the minimal one and the one first found."""
+
+    case: Case
+    minimal: str  # the minimal failing source (the case's file)
+    original: str  # the source first found (kept beside it when it differs)
+
+
 def _first_error(exc: Exception) -> str:
     """What is wrong, in a few words: a validation error's first field and message, else the error's text."""
     if isinstance(exc, ValidationError) and exc.errors():
@@ -154,14 +162,15 @@ def check_cases_folder(path: Path, own_cases: bool = False) -> None:
                          "folder of its own, so choose a new --out.")
 
 
-def write_suite(path: Path, cases: list[tuple[Case, str, str]], info: dict[str, Any], own_cases: bool = False) -> Path:
-    """Write a suite: ``cases`` are (case, minimal source, original source); ``info`` goes into the manifest.
+def write_suite(path: Path, cases: list[FoundCase], info: dict[str, Any], own_cases: bool = False) -> Path:
+    """Write a suite: ``cases`` with their files; ``info`` goes into the manifest.
     Every file is written inside ``path`` without following a link, and the checksums list exactly these files.
     ``own_cases``: rewrite the case files of a search's earlier writes (``check_cases_folder``)."""
     check_cases_folder(path, own_cases)
     make_folder(path / CASES, path)
     entries, written = [], []
-    for case, minimal, original in cases:
+    for found in cases:
+        case, minimal, original = found.case, found.minimal, found.original
         case.file = f"{CASES}/{case.id}.py"
         write_text(path / case.file, minimal, path)
         written.append(case.file)

@@ -67,3 +67,31 @@ def test_one_judge_names_refusals_and_drops_duplicates(sandbox) -> None:
     assert refusal(Candidate(Level("", "s"), refusal="hint_leak"), leak) == "hint_leak"
     assert refusal(Candidate(Level("", "s"), refusal="invalid"), leak) == "leak"
     assert refusal(Candidate(Level("", "s")), Verdict("x.py", True, None)) is None
+
+
+def test_a_caller_that_pays_for_the_gate_is_spared_the_calls_one_rule_refuses_anyway() -> None:
+    """The loop, whose gate ran on the whole batch, refuses only codes accepted before; a caller that passes its
+    gate (the red team) is spared the call for a file with no code or with code judged before, valid or not."""
+    from spadegym.designers.base import Candidate
+    from spadegym.designers.judge import Judge
+    from spadegym.validate.verdict import Verdict
+
+    leak, fine = Verdict("x.py", False, "leak"), Verdict("x.py", True, None)
+    loop = Judge(known=lambda code_hash: False)
+    assert loop(Candidate(Level("code", "s")), "a", leak).refusal == "leak"
+    assert loop(Candidate(Level("code", "s")), "b", fine).valid  # another hint may pass where one leaked
+    assert loop(Candidate(Level("code", "s")), "c", fine).refusal == "duplicate"
+
+    asked: list[str] = []
+
+    def gate(candidate: Candidate, name: str) -> Verdict:
+        asked.append(name)
+        return leak
+
+    paying = Judge(known=lambda code_hash: code_hash == Level("pooled", "s").code_hash)
+    assert paying(Candidate(Level("code", "s")), "a", gate=gate).refusal == "leak"
+    again = paying(Candidate(Level("code", "s")), "b", gate=gate)
+    pooled = paying(Candidate(Level("pooled", "s")), "c", gate=gate)
+    empty = paying(Candidate(Level("", "s"), refusal="declined"), "d", gate=gate)
+    assert (again.refusal, pooled.refusal, empty.refusal) == ("duplicate", "duplicate", "declined")
+    assert again.verdict is None and asked == ["a"]

@@ -17,7 +17,7 @@ from spadegym.redteam.config import load_redteam_config
 from spadegym.redteam.flakiness import wilson_interval
 from spadegym.redteam.minimise import Minimal, code_size, level_size, shrink_level, simplify_file
 from spadegym.redteam.probe import Probe
-from spadegym.redteam.suite import export_suite, write_suite
+from spadegym.redteam.suite import FoundCase, export_suite, write_suite
 from spadegym.signals import EnvStats, get_designer_reward
 from spadegym.validate import ValidationConfig
 from spadegym_testing.fake_server import FakeOpenAIServer
@@ -135,7 +135,7 @@ def make_suite(tmp_path: Path) -> Path:
                 original_knobs=family.level_knobs(3), size=2, original_size=9, cluster="take_away:piles=3",
                 failure_pattern="lost", failure_rate=0.9, failure_interval=[0.6, 0.98], failure_plays=12,
                 solution_return=1.0)
-    return write_suite(tmp_path / "suite", [(case, family.render(knobs), family.render(family.level_knobs(3)))],
+    return write_suite(tmp_path / "suite", [FoundCase(case, family.render(knobs), family.render(family.level_knobs(3)))],
                        {"target": "openai:weak", "designer": "mutation", "seed": 0, "pass_at": 0.5, "search": {}})
 
 

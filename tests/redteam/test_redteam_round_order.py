@@ -113,7 +113,7 @@ def test_every_play_of_a_family_level_reaches_the_model_of_the_target() -> None:
 
     team = _with_team(one_round, designer, per_round=2, budget=2)
     played = team.model.played["take_away"]
-    assert sum(plays for _, _, plays in played) == team.prober.episodes  # every play (none hinted: solution())
+    assert sum(p.plays for p in played) == team.prober.episodes  # every play (none hinted: solution())
     assert len(played) > 2  # more than the two proposals: shrink steps and replays too
     chance = team.model.lost_chance
     assert chance("take_away", THREE_PILES, 4, 0.5) > 0.5 > chance("take_away", TWO_PILES, 4, 0.5)

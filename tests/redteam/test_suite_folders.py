@@ -16,14 +16,14 @@ import pytest
 from spadegym.envfile.folder import ENV_FILE_BYTES
 from spadegym.families import get_family
 from spadegym.redteam import Case, SuiteError, load_suite
-from spadegym.redteam.suite import MANIFEST, SUMS, export_suite, write_suite
+from spadegym.redteam.suite import MANIFEST, SUMS, FoundCase, export_suite, write_suite
 
 SOURCE = get_family("take_away").render(get_family("take_away").level_knobs(0))
 
 
 def suite(tmp_path: Path) -> Path:
     case = Case(id="c1", file="", skill="Mathematical Reasoning", seeds=[1], family="take_away")
-    return write_suite(tmp_path / "suite", [(case, SOURCE, SOURCE)], {"target": "random", "seed": 0, "search": {}})
+    return write_suite(tmp_path / "suite", [FoundCase(case, SOURCE, SOURCE)], {"target": "random", "seed": 0, "search": {}})
 
 
 def retarget(path: Path, file: str, sums: bool = False) -> None:

@@ -12,7 +12,7 @@ import pytest
 from spadegym.cli.eval_cmd import _print
 from spadegym.families import get_family
 from spadegym.redteam import Case, evaluate_suite, write_junit, write_scorecard
-from spadegym.redteam.suite import MANIFEST, SUMS, export_suite, write_suite
+from spadegym.redteam.suite import MANIFEST, SUMS, FoundCase, export_suite, write_suite
 
 SOURCE = get_family("take_away").render(get_family("take_away").level_knobs(0))
 NAME = "suite\x1b]52;c;cGF3bmVk\x07\x1b[2J[blink]name[/blink]"
@@ -24,8 +24,8 @@ MARKED = SOURCE + '\nOPENENV = {"url": "http://127.0.0.1:9", "bogus": 1}\n\n\ncl
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("hostile")
-    cases = [(Case(id="c1", file="", skill="s", seeds=[1], family="take_away"), SOURCE, SOURCE),
-             (Case(id="c2\x1b[1A", file="", skill="s", seeds=[2]), MARKED, MARKED)]
+    cases = [FoundCase(Case(id="c1", file="", skill="s", seeds=[1], family="take_away"), SOURCE, SOURCE),
+             FoundCase(Case(id="c2\x1b[1A", file="", skill="s", seeds=[2]), MARKED, MARKED)]
     path = write_suite(folder / "suite", cases, {"target": "random", "seed": 0, "search": {}})
     manifest = json.loads((path / MANIFEST).read_text())
     manifest["name"] = NAME
