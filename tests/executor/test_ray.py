@@ -29,8 +29,9 @@ from spadegym.rollout import Play, run_episodes  # noqa: E402
 from spadegym.store import RunStore  # noqa: E402
 
 ENVS = Path(__file__).parents[1] / "fixtures" / "envs"
-TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
-        "heldout": {"every": 0, "levels": "ends", "seeds": 1}, "tensorboard": False}
+# Held out: two families' ends, enough to compare the held-out episodes of the two runs (the suites have their own tests).
+TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4, "tensorboard": False,
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1, "families": ["take_away", "code_breaker"]}}
 RAY = RayConfig(actors=2, cpus_per_actor=0.5, retries=2)
 
 
