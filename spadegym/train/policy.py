@@ -19,6 +19,7 @@ import math
 import os
 import random
 import time
+import warnings
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -604,7 +605,9 @@ def _with_lora(model: Any, config: TrainConfig) -> Any:
 
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear",
                       task_type="CAUSAL_LM", lora_dropout=0.0)
-    return get_peft_model(model, lora)
+    with warnings.catch_warnings():  # peft still reads the name transformers 5 deprecated; nothing for a user to do
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
+        return get_peft_model(model, lora)
 
 
 def _no_hub_telemetry() -> None:
