@@ -14,8 +14,9 @@ from spadegym.store import RunStore
 pytest.importorskip("tensorboard")
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
+# Held out: two families' ends (in_distribution alone), enough for the heldout scalars; the suites have their own tests.
 DEFAULTS = {"envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2, "skills_per_round": 2,
-            "heldout": {"every": 0, "levels": "ends", "seeds": 1}}
+            "heldout": {"every": 0, "levels": "ends", "seeds": 1, "families": ["take_away", "code_breaker"]}}
 TINY = {**DEFAULTS, "report_to": ["tensorboard"]}
 
 
