@@ -20,12 +20,15 @@ from spadegym.errors import UserError
 from spadegym.loop import RunConfig, run
 from spadegym.store import RunStore
 
-# The in-distribution suite alone: the other suites have tests of their own (tests/loop/test_heldout_suites.py).
+# The in-distribution suite alone, on four families (one the tiny learner wins at times): the other suites and the
+# whole set of families have tests of their own (tests/loop/test_heldout_suites.py, tests/families/).
+HELD_FAMILIES = ["take_away", "lamp_wiring", "hidden_order", "garden_causes"]
 TINY = ["--set", "envs_per_round=4", "--set", "plays=4", "--set", "hint_plays=4", "--set", "group_size=4",
         "--set", "heldout.levels=ends", "--set", "heldout.seeds=1", "--set", "heldout.every=0",
-        "--set", 'heldout.suites=["in_distribution"]']
+        "--set", 'heldout.suites=["in_distribution"]', "--set", f"heldout.families={json.dumps(HELD_FAMILIES)}"]
 TINY_CONFIG = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
-               "heldout": {"every": 0, "levels": "ends", "seeds": 1, "suites": ["in_distribution"]}}
+               "heldout": {"every": 0, "levels": "ends", "seeds": 1, "suites": ["in_distribution"],
+                           "families": HELD_FAMILIES}}
 
 
 def spadegym(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -207,7 +210,8 @@ def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
         config = RunConfig(rounds=1, designer=f"openai:designer@{server.url}",
                            agent=f"openai:agent@{server.url}", skills=["Logical Deduction"], skills_per_round=1,
                            envs_per_round=2, plays=2, hint_plays=2, group_size=2,
-                           heldout={"every": 0, "levels": "ends", "seeds": 1, "hint": False},
+                           heldout={"every": 0, "levels": "ends", "seeds": 1, "hint": False,
+                                    "families": ["hidden_order"]},
                            llm={"concurrency": 8, "max_tokens": 512})
         result = run(config, tmp_path / "llm", console=quiet(), report=False)
     summary = result.summaries[0]
