@@ -23,8 +23,9 @@ from spadegym.store import RunStore
 from spadegym.store.export import export_run
 
 REFERENCE = Path(__file__).parents[1] / "fixtures" / "reference"
-TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4,
-        "heldout": {"every": 0, "levels": "ends", "seeds": 1, "suites": ["in_distribution"]}, "tensorboard": False}
+# Held out: two families' ends (in_distribution alone); the suites have their own tests.
+TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4, "tensorboard": False,
+        "heldout": {"every": 0, "levels": "ends", "seeds": 1, "families": ["take_away", "code_breaker"]}}
 
 
 def spadegym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -138,7 +139,7 @@ def test_run_pool_on_the_command_line(tmp_path):
     proc = spadegym("run", "--pool", str(pool), "--agent", "random", "--rounds", "1", "--out", str(tmp_path / "r"),
                     "--no-report", "--set", "envs_per_round=1", "--set", "plays=2", "--set", "hint_plays=2",
                     "--set", "group_size=2", "--set", "heldout.every=0", "--set", "heldout.levels=ends",
-                    "--set", "heldout.seeds=1", "--set", "tensorboard=false")
+                    "--set", "heldout.seeds=1", "--set", 'heldout.families=["take_away"]', "--set", "tensorboard=false")
     assert proc.returncode == 0, proc.stderr
     with RunStore.open(tmp_path / "r") as store:
         assert store.config["designer"] == "pool" and store.config["pool"] == {"path": str(pool)}
