@@ -52,7 +52,7 @@ def test_selfplay_survives_a_designer_that_proposes_every_hostile_fixture(tmp_pa
     # Tight budgets keep the run short; every bound is the one the defaults apply, only smaller.
     config = RunConfig(
         seed=3, rounds=2, agent="random", envs_per_round=len(FIXTURES), skills_per_round=1,
-        plays=2, hint_plays=1, group_size=1, heldout={"every": 0, "levels": "ends", "seeds": 1, "hint": False},
+        plays=2, hint_plays=1, group_size=1, heldout={"every": 0, "levels": "ends", "seeds": 1, "hint": False, "families": ["take_away", "code_breaker"]},
         sandbox={"step_timeout_s": 0.5, "load_timeout_s": 1.0, "episode_budget_s": 1.0, "max_episode_turns": 50,
                  "memory_mb": 512, "file_size_mb": 4, "scratch_mb": 16},
         validation={"verdict_budget_s": 2.0, "random_episodes": 4, "repeat_steps": 5},
