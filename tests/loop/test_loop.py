@@ -36,6 +36,20 @@ def spadegym(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
+def spadegym_here(*args: str) -> subprocess.CompletedProcess:
+    """The same command line run in this process (typer's runner): its exit status, stdout and stderr, without
+    a fresh interpreter's imports for each refusal."""
+    from typer.testing import CliRunner
+
+    from spadegym.cli import _register, app
+
+    _register()
+    result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # what a process would print as a traceback
+    return subprocess.CompletedProcess(["spadegym", *args], result.exit_code, result.stdout, result.stderr)
+
+
 def quiet() -> Console:
     return Console(file=open(os.devnull, "w"))  # noqa: SIM115
 
@@ -136,34 +150,34 @@ def test_kill_minus_nine_loses_at_most_the_round_in_progress(tmp_path):
 
 
 def test_config_errors_are_one_sentence(tmp_path):
-    bad = spadegym("run", "--set", "buffer.capcity=3", "--print-config")
+    bad = spadegym("run", "--set", "buffer.capcity=3", "--print-config")  # one as a process; the rest in this one
     assert bad.returncode == 2
     assert "'buffer.capcity' is not a known setting; did you mean 'buffer.capacity'?" in bad.stderr
     assert "Traceback" not in bad.stderr
     toml = tmp_path / "run.toml"
     toml.write_text('designer_reward = "regrets"\n')
-    wrong = spadegym("run", "--config", str(toml), "--print-config")
+    wrong = spadegym_here("run", "--config", str(toml), "--print-config")
     assert wrong.returncode == 2 and "did you mean 'regret'" in wrong.stderr
     toml.write_text("rounds = = 3\n")
-    assert "does not parse" in spadegym("run", "--config", str(toml)).stderr
-    ok = spadegym("run", "--set", "buffer.capacity=128", "--set", "designer=uniform", "--print-config")
+    assert "does not parse" in spadegym_here("run", "--config", str(toml)).stderr
+    ok = spadegym_here("run", "--set", "buffer.capacity=128", "--set", "designer=uniform", "--print-config")
     assert ok.returncode == 0
     config = json.loads(ok.stdout)
     assert config["buffer"]["capacity"] == 128 and config["designer"] == "uniform"
     assert config["buffer"]["replay_fraction"] == 0.0  # a baseline gets the buffer it is played with
-    pool = json.loads(spadegym("run", "--set", "designer=fixed:easy", "--set", "buffer.retire_after=2",
-                               "--print-config").stdout)["buffer"]
+    pool = json.loads(spadegym_here("run", "--set", "designer=fixed:easy", "--set", "buffer.retire_after=2",
+                                    "--print-config").stdout)["buffer"]
     assert pool["replay_fraction"] == 1.0 and pool["balance"] == "none" and pool["retire_after"] == 2  # by hand wins
-    typo = spadegym("run", "--set", "mutation.directd=false", "--print-config")
+    typo = spadegym_here("run", "--set", "mutation.directd=false", "--print-config")
     assert typo.returncode == 2 and "'mutation.directd' is not a known setting" in typo.stderr
     assert "did you mean 'mutation.directed'" in typo.stderr and "Traceback" not in typo.stderr
     for bad in ("validation.random_episode=3", "llm_designer.repair_turn=1", "learner.hiden=8"):
-        refused = spadegym("run", "--set", bad, "--print-config")
+        refused = spadegym_here("run", "--set", bad, "--print-config")
         assert refused.returncode == 2 and "is not a known setting; did you mean" in refused.stderr, bad
-    family = spadegym("run", "--set", 'mutation.families=["take_awy"]', "--out", str(tmp_path / "typo"))
+    family = spadegym_here("run", "--set", 'mutation.families=["take_awy"]', "--out", str(tmp_path / "typo"))
     assert family.returncode == 2 and "unknown family 'take_awy'; did you mean 'take_away'" in family.stderr
     assert not (tmp_path / "typo").exists()
-    missing = spadegym("run", "--resume", str(tmp_path / "nothing"))
+    missing = spadegym_here("run", "--resume", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "holds no run" in missing.stderr
 
 
