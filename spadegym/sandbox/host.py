@@ -265,6 +265,13 @@ class Sandbox:
                 self._tenancy.pop(worker, None)
                 worker.kill()
                 self._workers.discard(worker)
+                if tenancy is not None:  # an ended worker leaves its file's list, and a file with none leaves too:
+                    # kept, each level ever played held a dead worker and its source for the rest of the run
+                    left = [w for w in self._sharing.get(tenancy.key, []) if w is not worker]
+                    if left:
+                        self._sharing[tenancy.key] = left
+                    else:
+                        self._sharing.pop(tenancy.key, None)
 
     def gather(self, pendings: list[Request]) -> list[protocol.Outcome]:
         """``gather`` for this sandbox's handles (the method every environment host has)."""

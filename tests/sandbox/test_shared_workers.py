@@ -95,6 +95,21 @@ def test_episodes_sharing_a_worker_play_what_workers_of_their_own_would(sandbox:
             h.close()
 
 
+
+def test_a_file_whose_shared_workers_ended_leaves_the_sandbox(sandbox: Sandbox) -> None:
+    """A long run plays new levels every round: the sandbox keeps no dead worker, nor its file, for a level
+    it no longer plays."""
+    for variant in range(3):
+        source = DICE + f"\n# variant {variant}\n"  # one new file a round
+        with sharing.vouched(lambda text, source=source: text == source):
+            handles = [sandbox.open(source, "dice.py", share=2) for _ in range(3)]  # two workers: 2 slots, then 1
+        assert all(h.loaded.ok for h in handles) and len({h.worker.pid for h in handles}) == 2
+        workers = {h.worker for h in handles}
+        for h in handles:
+            h.close()
+        assert not any(key[0] == source for key in sandbox._sharing)
+        assert not workers & (set(sandbox._tenancy) | sandbox._workers)
+
 def test_each_request_has_its_own_time_limit_from_when_the_worker_starts_on_it(vouched: None) -> None:
     with Sandbox(SandboxConfig(step_timeout_s=1.0)) as box:
         handles = [box.open(DICE, "dice.py", share=5) for _ in range(5)]
