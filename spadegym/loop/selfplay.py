@@ -167,6 +167,7 @@ class SelfPlay:
         if designer:
             self.designer.load_state_dict(designer)
         self.watch.load_state_dict(self.store.load_state("watch") or {})
+        self.watch.resume_trends(self.store.rounds())
         checkpoint = self.store.learner_checkpoint()
         if checkpoint is not None:  # parts that train continue from the last committed round (a shared policy once)
             for part in self.checkpointed:
@@ -263,7 +264,7 @@ class SelfPlay:
         record.summary.timings = clock.seconds
         record.summary.infrastructure = self._infrastructure_events()
         # Is the designer gaming its reward? Its levels' findings, and its trend against held-out success and diversity.
-        record.summary.designer_watch = self.watch.assess(n, [*self.store.rounds(), record.summary.to_dict()])
+        record.summary.designer_watch = self.watch.assess(n, record.summary.to_dict())
         self.watch.keep(set(kept), n)
         self.write(record)
         return record.summary

@@ -26,15 +26,13 @@ RISE = 0.02
 FALLS = {"heldout_success": 0.05, "diversity": 0.02}
 
 
-def _series(summaries: Sequence[dict[str, Any]], key: str) -> list[float]:
-    out = []
-    for s in summaries:
-        value: Any = s
-        for part in key.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(float(value))
-    return out
+def _value(summary: dict[str, Any], key: str) -> float | None:
+    value: Any = summary
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def _trend(values: list[float], window: int) -> float | None:
@@ -45,17 +43,54 @@ def _trend(values: list[float], window: int) -> float | None:
     return float(np.mean(values[-w:]) - np.mean(values[-2 * w:-w]))
 
 
+class Trends:
+    """The series the check reads, fed one round summary at a time and kept no longer than it reads them.
+
+    A trend reads the last ``2 * window`` values of a series (held-out success: the last two), so that much of
+    each is kept, with the number of rounds and of rounds that measured behaviour diversity: the check of
+    round 1,000 costs what the check of round 10 does, and equals the check over every summary.
+    """
+
+    def __init__(self, window: int = 3):
+        self.window = window
+        self.series: dict[str, list[float]] = {key: [] for key in SERIES}
+        self.rounds = 0
+        self.behaviour_rounds = 0  # rounds whose summary has a behaviour diversity
+
+    def add(self, summary: dict[str, Any]) -> None:
+        self.rounds += 1
+        for key, kept in self.series.items():
+            value = _value(summary, key)
+            if value is None:
+                continue
+            kept.append(value)
+            del kept[: -(2 if key == "heldout_success" else 2 * self.window)]
+            if key == "diversity.new_behaviour":
+                self.behaviour_rounds += 1
+
+    def check(self) -> dict[str, Any]:
+        """The trends of designer reward, held-out success and new-level diversity, and the flag."""
+        reward = _trend(self.series["designer_reward_mean"], self.window)
+        heldout = _trend(self.series["heldout_success"], 1)
+        # Diversity of behaviour where the run measures it (rewording raises the diversity of code, not this).
+        behaviour = self.behaviour_rounds == self.rounds
+        diversity = _trend(self.series["diversity.new_behaviour" if behaviour else "diversity.new_code"],
+                           self.window)
+        trends = {"designer_reward": reward, "heldout_success": heldout, "diversity": diversity}
+        missing = [k for k, v in trends.items() if v is None]
+        flagged = bool(not missing and reward > RISE and heldout < -FALLS["heldout_success"]  # type: ignore[operator]
+                       and diversity < -FALLS["diversity"])  # type: ignore[operator]
+        return {"flag": flagged, **{f"trend_{k}": (None if v is None else round(v, 4)) for k, v in trends.items()},
+                "missing": missing}
+
+
+#: The summary figures the check reads.
+SERIES = ("designer_reward_mean", "heldout_success", "diversity.new_behaviour", "diversity.new_code")
+
+
 def reward_hacking(summaries: Sequence[dict[str, Any]], window: int = 3) -> dict[str, Any]:
-    """The trends of designer reward, held-out success and new-level diversity, and the flag."""
-    reward = _trend(_series(summaries, "designer_reward_mean"), window)
-    heldout = _trend(_series(summaries, "heldout_success"), 1)
-    # Diversity of behaviour where the run measures it (rewording raises the diversity of code, not this).
-    behaviour = _series(summaries, "diversity.new_behaviour")
-    diversity = _trend(behaviour if len(behaviour) == len(summaries) else _series(summaries, "diversity.new_code"),
-                       window)
-    trends = {"designer_reward": reward, "heldout_success": heldout, "diversity": diversity}
-    missing = [k for k, v in trends.items() if v is None]
-    flagged = bool(not missing and reward > RISE and heldout < -FALLS["heldout_success"]  # type: ignore[operator]
-                   and diversity < -FALLS["diversity"])  # type: ignore[operator]
-    return {"flag": flagged, **{f"trend_{k}": (None if v is None else round(v, 4)) for k, v in trends.items()},
-            "missing": missing}
+    """The trends of designer reward, held-out success and new-level diversity over ``summaries``, and the flag."""
+    trends = Trends(window)
+    for summary in summaries:
+        trends.add(summary)
+    return trends.check()

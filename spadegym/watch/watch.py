@@ -5,10 +5,12 @@ The loop calls it once per round, in the order of the round::
     probes = await watch.probe(host, levels, new, episodes)  # after the plays: probe plays
     watch.observe(n, episodes, probes, designers, sources, stats)
     shares = watch.prices(stats)                             # what each level's reward keeps (0 or 1)
-    watch.assess(n, summaries)                               # the round's ``designer_watch`` record
+    watch.assess(n, summary)                                 # the round's ``designer_watch`` record
 
 Its state is plain JSON (``state_dict``), saved with every round, so a resumed
-run flags and prices as an uninterrupted one does.
+run flags and prices as an uninterrupted one does; the trend check's series are
+the round summaries' own figures, given back to a resumed watch from the store
+(``resume_trends``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..curriculum.diversity import per_item
 from ..level import Level
 from ..rollout import Episode, RolloutConfig, derive_seed
 from ..signals import EnvStats
-from ..signals.hacking import reward_hacking
+from ..signals.hacking import Trends
 from . import behaviour
 from .evidence import COSMETIC_BEHAVIOUR, PROBE_GROUP, LevelEvidence, Outcome
 from .rules import designer_counts, flagged_kinds, price
@@ -56,6 +58,7 @@ class Watch:
         self.levels: dict[str, LevelEvidence] = {}
         self.behaviour: dict[str, list[list[str]]] = {}  # env id -> its probe plays' tokens (pool levels)
         self.caught: dict[str, dict[str, int]] = {}  # designer -> finding -> the round it was first flagged
+        self.trends = Trends()  # the tails of the summaries' series the trend check reads (bounded)
 
     # -- one round ---------------------------------------------------------------------------------
     async def probe(self, host: object, levels: Mapping[str, Level], new: Sequence[str], episodes: Sequence[Episode],
@@ -136,8 +139,9 @@ class Watch:
             out[env_id] = 1.0 if ev is None else price(ev, self.caught.get(ev.designer, {}))
         return out
 
-    def assess(self, round_: int, summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """The round's watch record: each designer's counts and flagged findings, the trend check, the flag."""
+    def assess(self, round_: int, summary: dict[str, Any]) -> dict[str, Any]:
+        """The round's watch record: each designer's counts and flagged findings, the trend check over the
+        summaries so far and this round's ``summary``, the flag."""
         c = self.config
         designers = {}
         for designer, counts in sorted(designer_counts(self.levels.values(), round_, c.window).items()):
@@ -145,7 +149,8 @@ class Watch:
             for kind in kinds:
                 self.caught.setdefault(designer, {}).setdefault(kind, round_)
             designers[designer] = {"kinds": kinds, "levels": {k: v for k, v in counts.items() if v[1]}}
-        trend = reward_hacking(summaries)
+        self.trends.add(summary)
+        trend = self.trends.check()
         kinds = sorted({k for d in designers.values() for k in d["kinds"]} | ({"trend"} if trend["flag"] else set()))
         return {**trend, "flag": bool(kinds), "kinds": kinds, "designers": designers,
                 "caught": {d: dict(k) for d, k in self.caught.items()}}
@@ -154,6 +159,12 @@ class Watch:
     def state_dict(self) -> dict[str, Any]:
         return {"levels": {k: v.to_dict() for k, v in self.levels.items()}, "behaviour": self.behaviour,
                 "caught": self.caught}
+
+    def resume_trends(self, summaries: Sequence[dict[str, Any]]) -> None:
+        """The trend check's series of a resumed run: its stored round summaries, in order (read once)."""
+        self.trends = Trends()
+        for summary in summaries:
+            self.trends.add(summary)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.levels = {k: LevelEvidence.from_dict(v) for k, v in state.get("levels", {}).items()}
