@@ -163,7 +163,8 @@ def test_the_mixed_sources_example_runs(checkout: Path) -> None:
     pytest.importorskip("reasoning_gym")
     from spadegym.store import RunStore
 
-    run(f"spadegym run --config examples/configs/mixed.toml --rounds 2 --out runs/mixed {TINY_RUN}"
+    # One round: its six new levels come from every source.
+    run(f"spadegym run --config examples/configs/mixed.toml --rounds 1 --out runs/mixed {TINY_RUN}"
         " --set envs_per_round=6", checkout)
     with RunStore.open(checkout / "runs" / "mixed") as store:
         sources = {row["meta"].get("source") for row in store.environments(valid_only=True)}
@@ -180,7 +181,7 @@ def test_the_remote_source_example_plays_an_openenv_server_in_a_run(checkout: Pa
     with spadegym_serve("examples/pool/", cwd=checkout) as url:
         config.write_text(config.read_text().replace("http://127.0.0.1:8001", url))
         # The example end to end, its report included (a remote level has no source to show).
-        run(f"spadegym run --config examples/configs/remote.toml --rounds 2 --out runs/remote "
+        run(f"spadegym run --config examples/configs/remote.toml --rounds 1 --out runs/remote "
             f"{TINY_RUN.removesuffix(' --no-report')} --set skills='[\"Logical Deduction\"]' --set skills_per_round=1",
             checkout)
     with RunStore.open(checkout / "runs" / "remote") as store:
