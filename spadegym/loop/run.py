@@ -202,12 +202,14 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                     note(cost)
             for n in range(first, config.rounds):
                 summary = loop.round(n)
-                summaries.append(summary)
                 for hook in hooks:  # after the round is committed, so nothing shown runs ahead of the store
                     hook.on_round(summary)
                 if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
                     note(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
                     break
+            # The caller's summaries are read back from the store once, at the end: held round by round, a long run's
+            # memory grew with the rounds played (9 KB a round at round 90 of benchmarks/long_run.py).
+            summaries = [RoundSummary.from_dict(s) for s in store.rounds() if s["round"] >= first]
         ended = True
     except LLMError as exc:  # a model server that is down or refuses: stop cleanly, keep the rounds
         if footprint is not None and store.last_complete_round() is None:

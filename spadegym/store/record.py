@@ -7,7 +7,7 @@ the report and ``RunResult`` read them; it is stored as the ``rounds.summary`` J
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -64,6 +64,14 @@ class RoundSummary:
         watch = data.pop("designer_watch")
         return {**data, **heldout, "timings": timings, **({"infrastructure": infrastructure} if infrastructure else {}),
                 "designer_watch": watch}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundSummary:
+        """A summary back from its stored form (``to_dict``; the store's ``rounds``): the keys that are no field of
+        its own are its held-out figures."""
+        names = {f.name for f in fields(cls)} - {"heldout"}
+        return cls(**{k: v for k, v in data.items() if k in names},
+                   heldout={k: v for k, v in data.items() if k not in names})
 
 
 @dataclass
