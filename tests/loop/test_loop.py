@@ -257,7 +257,8 @@ def test_designer_reward_is_chosen_by_name(tmp_path, reward):
 
 
 def test_mutation_settings_reach_the_designer(tmp_path):
-    config = RunConfig(rounds=1, seed=3, mutation={"directed": False, "new_max_level": 3}, **TINY_CONFIG)
+    config = RunConfig(rounds=1, seed=3, mutation={"directed": False, "new_max_level": 3},
+                       **{**TINY_CONFIG, "envs_per_round": 2, "plays": 2, "hint_plays": 2, "group_size": 2})
     run(config, tmp_path / "run", console=quiet(), report=False)
     with RunStore.open(tmp_path / "run") as store:
         saved = store.load_state("designer")["config"]
@@ -309,7 +310,9 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
     def heldout_seeds(seed: int, heldout_seed: int | None) -> tuple[list[tuple[str, int]], dict]:
         # One set of unseen families for both run seeds, so that both hold the same suites.
         held = {**TINY_CONFIG["heldout"], "hint": False, "seed": heldout_seed, "unseen_families": ["knapsack"]}
-        config = RunConfig(rounds=1, seed=seed, **{**TINY_CONFIG, "heldout": held})
+        # Two levels of two plays to train on: the held-out suite is what this test is about.
+        config = RunConfig(rounds=1, seed=seed, **{**TINY_CONFIG, "envs_per_round": 2, "plays": 2, "hint_plays": 2,
+                                                   "group_size": 2, "heldout": held})
         result = run(config, tmp_path / f"run-{seed}-{heldout_seed}", console=quiet(), report=False)
         with RunStore.open(tmp_path / f"run-{seed}-{heldout_seed}") as store:
             episodes = store.episodes(split="heldout")
