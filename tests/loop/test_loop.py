@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -17,7 +19,7 @@ from rich.console import Console
 
 from spadegym.curriculum.diversity import PoolDiversity, transcript_text
 from spadegym.errors import UserError
-from spadegym.loop import RunConfig, run
+from spadegym.loop import RunCallback, RunConfig, run
 from spadegym.store import RunStore
 
 # The in-distribution suite alone, on four families (one the tiny learner wins at times): the other suites and the
@@ -78,8 +80,41 @@ def test_run_command_writes_rounds_store_and_report(tmp_path):
     assert (out / "report.html").stat().st_size > 10_000
 
 
-def test_resume_continues_exactly(tmp_path):
-    straight = run(RunConfig(rounds=2, **TINY_CONFIG), tmp_path / "a", console=quiet(), report=False)
+class Record(RunCallback):
+    """Every call a run makes to its callbacks, in order, and its progress reports."""
+
+    def __init__(self):
+        self.calls, self.progress = [], []
+
+    def on_start(self, start):
+        self.calls.append(("start", start.first_round, start.rounds))
+
+    def on_round(self, summary):
+        self.calls.append(("round", summary.round))
+
+    def on_note(self, message):
+        self.calls.append(("note", message.split()[0]))
+
+    def on_end(self):
+        self.calls.append(("end",))
+
+    def on_progress(self, progress):
+        self.progress.append((progress.round, progress.phase, progress.done, progress.total))
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """Two rounds straight, as the library runs them by default: the result, what the callback saw and what was
+    printed (one run for the tests of resume and of callbacks)."""
+    hook, printed = Record(), io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = run(RunConfig(rounds=2, **{**TINY_CONFIG, "tensorboard": False}), tmp_path_factory.mktemp("straight"),
+                     callbacks=[hook], report=False)
+    return result, hook, printed.getvalue()
+
+
+def test_resume_continues_exactly(tmp_path, straight):
+    straight, _, _ = straight
     run(RunConfig(rounds=1, **TINY_CONFIG), tmp_path / "b", console=quiet(), report=False)
     resumed = run(resume=tmp_path / "b", rounds=2, console=quiet(), report=False)
     assert [s.round for s in resumed.summaries] == [1]
@@ -327,33 +362,9 @@ def test_heldout_seed_scores_runs_of_different_seeds_on_the_same_instances(tmp_p
     assert "0" in summary["heldout_by_level"] and len(summary["heldout_by_level"]) >= 2
 
 
-def test_run_prints_nothing_and_calls_back_in_order(tmp_path, capsys):
-    from spadegym.loop import RunCallback
-
-    class Record(RunCallback):
-        def __init__(self):
-            self.calls = []
-
-        def on_start(self, start):
-            self.calls.append(("start", start.first_round, start.rounds))
-
-        def on_round(self, summary):
-            self.calls.append(("round", summary.round))
-
-        def on_note(self, message):
-            self.calls.append(("note", message.split()[0]))
-
-        def on_end(self):
-            self.calls.append(("end",))
-
-        def on_progress(self, progress):
-            self.progress.append((progress.round, progress.phase, progress.done, progress.total))
-
-    hook = Record()
-    hook.progress = []
-    config = RunConfig(rounds=2, **{**TINY_CONFIG, "tensorboard": False})
-    run(config, tmp_path / "run", callbacks=[hook], report=False)
-    assert capsys.readouterr().out == ""  # the library loop prints nothing by itself
+def test_run_prints_nothing_and_calls_back_in_order(straight):
+    _, hook, printed = straight
+    assert printed == ""  # the library loop prints nothing by itself
     assert hook.calls == [("start", 0, 2), ("round", 0), ("round", 1), ("end",), ("note", "Run")]
     # Every episode of a round reports as it ends: the plays, then the last round's held-out evaluation.
     assert [p[2] for p in hook.progress if p[:2] == (0, "play")] == list(range(1, 33))
