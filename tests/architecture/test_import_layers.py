@@ -8,6 +8,7 @@ without the ones above it. Lazy imports inside functions count too.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -72,7 +73,13 @@ def _dynamic_target(node: ast.Call, package: str) -> str | None:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the spadegym modules it imports (submodules named in ``from . import x`` included, and modules
-    imported by name through ``importlib.import_module``)."""
+    imported by name through ``importlib.import_module``); a copy of the one graph the module's tests share."""
+    return defaultdict(set, {name: set(targets) for name, targets in _parsed_graph().items()})
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, set[str]]:
+    """The import graph, parsed from the package's files once per test process."""
     modules = _modules()
     graph: dict[str, set[str]] = defaultdict(set)
     for name, path in modules.items():
