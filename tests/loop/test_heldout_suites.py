@@ -16,7 +16,8 @@ from spadegym.loop.config import validate_config
 from spadegym.loop.heldout import BUILT_IN_SUITES, build_suites, due_suites, unseen_families
 from spadegym.store import RunStore
 
-TINY = {"envs_per_round": 4, "plays": 4, "hint_plays": 4, "group_size": 4}
+# Four levels a round of two plays each arm: the suites, not the training, are what these runs are for.
+TINY = {"envs_per_round": 4, "plays": 2, "hint_plays": 2, "group_size": 2}
 
 
 def _knobs(source: str) -> dict:
