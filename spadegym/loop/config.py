@@ -112,6 +112,8 @@ class LLMRoleConfig(BaseModel):
     max_tokens: int = Field(2048, ge=1, description="Largest completion per call.")
     concurrency: int = Field(32, ge=1, description="Requests in flight at once.")
     timeout_s: float = Field(120.0, gt=0, description="Deadline for one call.")
+    retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and connection errors.")
+    backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each retry (with jitter).")
 
 
 def _spec_type(parse: Any) -> Any:

@@ -229,13 +229,27 @@ def test_a_run_that_fails_to_build_leaves_an_existing_directory_exactly_as_it_wa
 
 def test_a_run_whose_server_is_unreachable_before_its_first_round_leaves_nothing_behind(tmp_path):
     new = tmp_path / "runs" / "deep" / "run"  # the parents too are the run's to make, and to take back
-    config = RunConfig(rounds=1, designer="openai:m@http://127.0.0.1:9/v1", report_to=["tensorboard"], **TINY_CONFIG)
+    # One quick retry (the run's ``llm`` settings reach the client): the default waits out 4, 7.5 s in all.
+    config = RunConfig(rounds=1, designer="openai:m@http://127.0.0.1:9/v1", report_to=["tensorboard"],
+                       llm={"retries": 1, "backoff_s": 0.05}, **TINY_CONFIG)
     with pytest.raises(UserError) as stopped:
         run(config, new, console=quiet(), report=False)
     said = str(stopped.value)
     assert said.startswith("cannot get a reply from the model server at http://127.0.0.1:9/v1")
     assert said.endswith("No round finished, so nothing of the run is kept.") and "--resume" not in said
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_runs_llm_settings_reach_both_roles_clients():
+    from spadegym.designers.registry import DESIGNERS, make_designer
+    from spadegym.loop.agent import build_agent
+
+    config = RunConfig(agent="openai:m@http://127.0.0.1:9/v1", designer="openai:m@http://127.0.0.1:9/v1",
+                       llm={"retries": 1, "backoff_s": 0.25, "timeout_s": 9.0})
+    agent = build_agent(config.agent, seed=0, config=config)
+    designer = make_designer(config.designer, seed=0, **DESIGNERS.kind(config.designer).from_config(config))
+    for endpoint in (agent.endpoint, designer.endpoint):
+        assert (endpoint.retries, endpoint.backoff_s, endpoint.timeout_s) == (1, 0.25, 9.0)
 
 
 def test_llm_roles_against_a_local_openai_server(tmp_path, fixtures_dir):
