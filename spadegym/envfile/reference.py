@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .contract import ACTION_FORMATS, BOXED, PLAIN, TOOL_CALL, ToolCall, extract_action, strip_thinking
-from .static import env_class, parse
+from .static import env_class, parse, statements
 
 #: Bases whose subclasses speak the reference's tool-use protocol (``<tool_call>`` / ``<answer>``).
 TOOL_USE_BASES = ("ToolUseBaseEnv",)
@@ -100,7 +100,7 @@ def _provided_names(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
     """Local names bound to a provided base class (``alias -> class``), and local names of its module."""
     names = {name: name for name in TOOL_USE_BASES}
     modules: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):  # imports are statements: no expression need be read
         if isinstance(node, ast.ImportFrom) and node.module == TOOL_USE_MODULE:
             names.update({a.asname or a.name: a.name for a in node.names if a.name in TOOL_USE_BASES})
         elif isinstance(node, ast.Import):

@@ -45,6 +45,47 @@ def parse(source: str, filename: str = "<env>") -> ast.Module:
         raise SourceError(f"The code cannot be parsed ({exc}); remove the offending characters.") from None
 
 
+def walk_nodes(root: ast.AST) -> list[ast.AST]:
+    """Every node under ``root`` (itself first) in ``ast.walk``'s order, as one list.
+
+    One pass instead of a generator per child: a check that reads the same tree several times
+    (imports, names, calls) reads this list instead of walking again (``ast.walk`` over a 10 kB
+    file costs a few milliseconds).
+    """
+    found = [root]
+    i = 0
+    while i < len(found):
+        node = found[i]
+        i += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, ast.AST))
+    return found
+
+
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements(root: ast.AST) -> list[ast.AST]:
+    """The statements under ``root`` at any depth (with ``except`` handlers and ``case`` clauses), in no
+    set order: what imports and definitions are sought among, skipping every expression (statements
+    never sit inside an expression), a tenth of a file's nodes."""
+    found: list[ast.AST] = []
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                blocks = [item for item in value if isinstance(item, _BLOCKS)]
+                found += blocks
+                pending += blocks
+    return found
+
+
 def env_class_nodes(tree: ast.Module) -> list[ast.ClassDef]:
     return [
         node for node in tree.body

@@ -34,6 +34,7 @@ observations list (``probes.menu_of``), when they list any.
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -292,10 +293,15 @@ def _open_handles(sandbox: Sandbox, source: str, filename: str, count: int, dead
     return [sandbox.open(source, filename, deadline=deadline) for _ in range(count)]
 
 
-def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig) -> Evidence:
-    """Load the environment and run every probe; infrastructure failures end up in the traces."""
+def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: ValidationConfig,
+                    tree: ast.Module | None = None) -> Evidence:
+    """Load the environment and run every probe; infrastructure failures end up in the traces.
+
+    ``tree``: the file as the static section parsed it (read, never changed), else parsed here.
+    """
     evidence = Evidence(Seeds(config.seed), load=Outcome("ok"))
-    tree = parse(source, filename)  # the static section parsed it already: this cannot fail
+    if tree is None:
+        tree = parse(source, filename)  # the static section parsed it already: this cannot fail
     evidence.tool_methods = tool_methods(tree, env_class(tree))
     sandbox.start()  # the zygote's own start is not the environment's time
     sandbox.warm(source)  # nor are the slow trusted modules the file imports (imported once, by the zygote)

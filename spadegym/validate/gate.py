@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import ast
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -21,7 +22,7 @@ from .config import ValidationConfig
 from .evidence import gather_evidence
 from .quality_checks import degeneracy_checks, feasibility_checks
 from .runtime_checks import runtime_checks
-from .static_checks import static_checks
+from .static_checks import static_section
 from .verdict import STATIC, Check, Verdict, failed
 
 # Runtime checks without which the later sections have nothing to read.
@@ -37,16 +38,16 @@ def validate_source(source: str, filename: str = "<env>", *, hint: str | None = 
     """
     config = config or ValidationConfig()
     start = time.perf_counter()
-    checks = static_checks(source, filename, config)
+    checks, tree = static_section(source, filename, config)
     if not any(c.blocking for c in checks):
         with sandbox_or_own(sandbox, config.sandbox) as box:
-            checks += _runtime_sections(box, source, filename, hint, config)
+            checks += _runtime_sections(box, source, filename, hint, config, tree)
     return Verdict.from_checks(filename, checks, time.perf_counter() - start)
 
 
 def _runtime_sections(box: Sandbox, source: str, filename: str, hint: str | None,
-                      config: ValidationConfig) -> list[Check]:
-    evidence = gather_evidence(box, source, filename, config)
+                      config: ValidationConfig, tree: ast.Module | None = None) -> list[Check]:
+    evidence = gather_evidence(box, source, filename, config, tree)
     checks = runtime_checks(evidence, config)
     if any(c.blocking and c.name in _GATING for c in checks):
         return checks

@@ -21,7 +21,7 @@ from ..envfile.reference import (
     class_bases,
     declared_action_format,
 )
-from ..envfile.static import SourceError, env_class, env_class_nodes, parse
+from ..envfile.static import SourceError, env_class, env_class_nodes, parse, walk_nodes
 from .config import ValidationConfig
 from .eval_taint import eval_of_action
 from .verdict import STATIC, Check, failed, passed
@@ -36,17 +36,27 @@ FORBIDDEN_ATTRIBUTES = frozenset({"__subclasses__", "__globals__", "__builtins__
 
 def static_checks(source: str, filename: str, config: ValidationConfig) -> list[Check]:
     """Run the static section; stops at the first check that makes the rest meaningless."""
+    return static_section(source, filename, config)[0]
+
+
+def static_section(source: str, filename: str, config: ValidationConfig) -> tuple[list[Check], ast.Module | None]:
+    """``static_checks``, and the parsed file (None when it does not parse) for the probes to read."""
     checks: list[Check] = []
     size = len(source.encode("utf-8", errors="replace"))
     if size > config.max_source_bytes:
         return [failed("source_size", f"The file is {size} bytes, above the {config.max_source_bytes}-byte "
-                       "limit: shorten it (remove unused code, long tables and comments).", STATIC)]
+                       "limit: shorten it (remove unused code, long tables and comments).", STATIC)], None
     checks.append(passed("source_size"))
     try:
         tree = parse(source, filename)
     except SourceError as exc:
-        return [*checks, failed("parses", str(exc), STATIC)]
+        return [*checks, failed("parses", str(exc), STATIC)], None
     checks.append(passed("parses"))
+    return _class_checks(checks, source, filename, tree, config), tree
+
+
+def _class_checks(checks: list[Check], source: str, filename: str, tree: ast.Module,
+                  config: ValidationConfig) -> list[Check]:
     try:
         cls = env_class(tree)
     except SourceError as exc:
@@ -67,8 +77,9 @@ def static_checks(source: str, filename: str, config: ValidationConfig) -> list[
     if "step" in methods:
         checks.append(_step_takes_action(methods["step"]))
     live = live_code(tree)
-    checks.append(_imports_allowed(live, config.allowed_imports))
-    checks.append(_no_forbidden_names(live))
+    nodes = walk_nodes(live)  # read by both lints below, in ast.walk's order (the first offence is reported)
+    checks.append(_imports_allowed(nodes, config.allowed_imports))
+    checks.append(_no_forbidden_names(live, nodes))
     checks.append(_action_format_known(declared, fmt))
     return checks
 
@@ -158,8 +169,8 @@ def live_code(tree: ast.Module) -> ast.Module:
     return ast.Module(body=body, type_ignores=[])
 
 
-def _imported_modules(tree: ast.Module) -> Iterator[tuple[str, int]]:
-    for node in ast.walk(tree):
+def _imported_modules(nodes: list[ast.AST]) -> Iterator[tuple[str, int]]:
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -170,19 +181,20 @@ def _imported_modules(tree: ast.Module) -> Iterator[tuple[str, int]]:
                 yield node.module, node.lineno
 
 
-def _numpy_names(tree: ast.Module) -> Iterator[tuple[str, int]]:
+def _numpy_names(nodes: list[ast.AST]) -> Iterator[tuple[str, int]]:
     """``np`` / ``numpy`` used without import: the reference injects them, so they count as importing numpy."""
-    bound = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+    bound = {alias.asname or alias.name.split(".")[0] for node in nodes
              if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and node.id in ("np", "numpy") and node.id not in bound:
             yield "numpy", node.lineno
             return
 
 
-def _imports_allowed(tree: ast.Module, allowed: list[str]) -> Check:
+def _imports_allowed(nodes: list[ast.AST], allowed: list[str]) -> Check:
+    """``nodes``: the live code's nodes (``walk_nodes``)."""
     allow = set(allowed) | set(PROVIDED_MODULES)
-    for module, line in [*_imported_modules(tree), *_numpy_names(tree)]:
+    for module, line in [*_imported_modules(nodes), *_numpy_names(nodes)]:
         if module == "numpy" and module not in allow:
             return failed("imports_allowed", f"Line {line} uses numpy, which is not an allowed import here: "
                           "use the standard library (math, statistics, random), or allow it with "
@@ -195,17 +207,20 @@ def _imports_allowed(tree: ast.Module, allowed: list[str]) -> Check:
     return passed("imports_allowed")
 
 
-def _no_forbidden_names(tree: ast.Module) -> Check:
+def _no_forbidden_names(tree: ast.Module, nodes: list[ast.AST]) -> Check:
     """Forbidden builtins and internals; ``eval(...)`` is allowed except on the agent's action
-    (``eval_taint``: the sandbox contains the file, but a reply run as code can read the answer)."""
-    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    (``eval_taint``: the sandbox contains the file, but a reply run as code can read the answer).
+    ``nodes``: ``tree``'s nodes (``walk_nodes``)."""
+    calls = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
              and n.func.id == "eval"}
-    line = eval_of_action(tree)
+    # Without a call of eval there is none of the action (eval_of_action finds only calls of eval, or
+    # of a helper that calls it): the taint analysis, which walks every function, is skipped.
+    line = eval_of_action(tree) if calls else None
     if line is not None:
         return failed("no_forbidden_names", f"Line {line} evaluates the agent's action with `eval`, so a reply runs "
                       "as code with the environment's state in scope (it can read the answer): parse the reply "
                       "instead (int(), float(), a small arithmetic parser over ast).", STATIC)
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and id(node) not in calls:
             return failed("no_forbidden_names", f"Line {node.lineno} uses `{node.id}`, which environments may "
                           "not use (no dynamic code, files or console input): keep all logic and state in "
