@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import hashlib
 import re
 import threading
@@ -27,9 +28,20 @@ _PARSE_LOCK = threading.Lock()
 
 
 def parse_ast(source: str, filename: str = "<env>", mode: str = "exec") -> ast.AST:
-    """``ast.parse`` under the process-wide parse lock; raises what ``ast.parse`` raises."""
+    """``ast.parse`` under the process-wide parse lock; raises what ``ast.parse`` raises.
+
+    The cyclic collector is paused meanwhile: a syntax tree holds no reference cycles, and the
+    collections its tens of thousands of new nodes would set off (each one re-walking the young
+    objects, and now and then the whole heap) cost more than the parse itself in a large process.
+    """
     with _PARSE_LOCK:
-        return ast.parse(source, filename, mode)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return ast.parse(source, filename, mode)
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def parse(source: str, filename: str = "<env>") -> ast.Module:

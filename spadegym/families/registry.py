@@ -222,7 +222,8 @@ def _same_number(value: Any, text: str) -> bool:
         return False
 
 
-def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
+@functools.cache  # read once per class: every family's merged source reads the cores' statements again
+def _statements(cls: type) -> tuple[str, tuple[tuple[str | None, str], ...]]:
     """A class's docstring and its body statements as (defined name, source text with leading comments)."""
     lines = textwrap.dedent(inspect.getsource(cls)).splitlines()
     node = ast.parse("\n".join(lines)).body[0]
@@ -243,7 +244,7 @@ def _statements(cls: type) -> tuple[str, list[tuple[str | None, str]]]:
             name = stmt.targets[0].id
         out.append((name, "\n".join(lines[start: stmt.end_lineno])))
         start = stmt.end_lineno
-    return doc, out
+    return doc, tuple(out)
 
 
 @functools.cache  # a class's source never changes while the process runs, and reading it (inspect) is slow

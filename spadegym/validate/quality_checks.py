@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..envfile import is_success, parse_tool_call, tool_name
@@ -13,6 +14,11 @@ from .runtime_checks import explain, short
 from .verdict import CONTRACT, DEGENERATE, INFEASIBLE, LEAK, WARNING, Check, failed, passed
 
 _DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=256)  # the same malformed actions for every file, one of them 100,000 characters
+def _has_digit(action: str) -> bool:
+    return _DIGIT.search(action) is not None
 
 
 def feasibility_checks(evidence: Evidence) -> list[Check]:
@@ -105,7 +111,7 @@ def degeneracy_checks(evidence: Evidence, config: ValidationConfig, hint: str | 
 
 def _not_won_without_trying(evidence: Evidence) -> Check:
     for trace in [*evidence.garbage, evidence.repeated]:
-        if trace is None or not trace.actions or _DIGIT.search(trace.actions[-1]):
+        if trace is None or not trace.actions or _has_digit(trace.actions[-1]):
             continue  # a malformed reply holding a number may be a leniently parsed right answer
         if trace.failure is None and trace.ended and is_success(trace.ret):
             return failed("not_won_without_trying", f"The meaningless action {short(trace.actions[-1])} won "
