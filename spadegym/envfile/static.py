@@ -57,27 +57,6 @@ def parse(source: str, filename: str = "<env>") -> ast.Module:
         raise SourceError(f"The code cannot be parsed ({exc}); remove the offending characters.") from None
 
 
-def walk_nodes(root: ast.AST) -> list[ast.AST]:
-    """Every node under ``root`` (itself first) in ``ast.walk``'s order, as one list.
-
-    One pass instead of a generator per child: a check that reads the same tree several times
-    (imports, names, calls) reads this list instead of walking again (``ast.walk`` over a 10 kB
-    file costs a few milliseconds).
-    """
-    found = [root]
-    i = 0
-    while i < len(found):
-        node = found[i]
-        i += 1
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                found.append(value)
-            elif isinstance(value, list):
-                found.extend(item for item in value if isinstance(item, ast.AST))
-    return found
-
-
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 

@@ -207,8 +207,8 @@ def run(config: RunConfig | None = None, out: str | Path | None = None, *, resum
                 if config.time_limit_s and loop.state.elapsed_s >= config.time_limit_s:
                     note(f"time limit of {config.time_limit_s:.0f}s reached after round {n}.")
                     break
-            # The caller's summaries are read back from the store once, at the end: held round by round, a long run's
-            # memory grew with the rounds played (9 KB a round at round 90 of benchmarks/long_run.py).
+            # The caller's summaries are read back from the store once, at the end: held round by round, they would
+            # grow a long run's memory with every round played.
             summaries = [RoundSummary.from_dict(s) for s in store.rounds() if s["round"] >= first]
         ended = True
     except LLMError as exc:  # a model server that is down or refuses: stop cleanly, keep the rounds

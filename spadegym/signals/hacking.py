@@ -43,6 +43,10 @@ def _trend(values: list[float], window: int) -> float | None:
     return float(np.mean(values[-w:]) - np.mean(values[-2 * w:-w]))
 
 
+#: The summary figures the check reads.
+SERIES = ("designer_reward_mean", "heldout_success", "diversity.new_behaviour", "diversity.new_code")
+
+
 class Trends:
     """The series the check reads, fed one round summary at a time and kept no longer than it reads them.
 
@@ -56,6 +60,14 @@ class Trends:
         self.series: dict[str, list[float]] = {key: [] for key in SERIES}
         self.rounds = 0
         self.behaviour_rounds = 0  # rounds whose summary has a behaviour diversity
+
+    @classmethod
+    def over(cls, summaries: Sequence[dict[str, Any]], window: int = 3) -> Trends:
+        """The series of ``summaries``, in order."""
+        trends = cls(window)
+        for summary in summaries:
+            trends.add(summary)
+        return trends
 
     def add(self, summary: dict[str, Any]) -> None:
         self.rounds += 1
@@ -84,13 +96,7 @@ class Trends:
                 "missing": missing}
 
 
-#: The summary figures the check reads.
-SERIES = ("designer_reward_mean", "heldout_success", "diversity.new_behaviour", "diversity.new_code")
-
 
 def reward_hacking(summaries: Sequence[dict[str, Any]], window: int = 3) -> dict[str, Any]:
     """The trends of designer reward, held-out success and new-level diversity over ``summaries``, and the flag."""
-    trends = Trends(window)
-    for summary in summaries:
-        trends.add(summary)
-    return trends.check()
+    return Trends.over(summaries, window).check()

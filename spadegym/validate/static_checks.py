@@ -21,7 +21,7 @@ from ..envfile.reference import (
     class_bases,
     declared_action_format,
 )
-from ..envfile.static import SourceError, env_class, env_class_nodes, parse, walk_nodes
+from ..envfile.static import SourceError, env_class, env_class_nodes, parse
 from .config import ValidationConfig
 from .eval_taint import eval_of_action
 from .verdict import STATIC, Check, failed, passed
@@ -77,7 +77,7 @@ def _class_checks(checks: list[Check], source: str, filename: str, tree: ast.Mod
     if "step" in methods:
         checks.append(_step_takes_action(methods["step"]))
     live = live_code(tree)
-    nodes = walk_nodes(live)  # read by both lints below, in ast.walk's order (the first offence is reported)
+    nodes = list(ast.walk(live))  # walked once, read by both lints below (in order: the first offence is reported)
     checks.append(_imports_allowed(nodes, config.allowed_imports))
     checks.append(_no_forbidden_names(live, nodes))
     checks.append(_action_format_known(declared, fmt))
@@ -192,7 +192,7 @@ def _numpy_names(nodes: list[ast.AST]) -> Iterator[tuple[str, int]]:
 
 
 def _imports_allowed(nodes: list[ast.AST], allowed: list[str]) -> Check:
-    """``nodes``: the live code's nodes (``walk_nodes``)."""
+    """``nodes``: the live code's nodes (``ast.walk``)."""
     allow = set(allowed) | set(PROVIDED_MODULES)
     for module, line in [*_imported_modules(nodes), *_numpy_names(nodes)]:
         if module == "numpy" and module not in allow:
@@ -210,7 +210,7 @@ def _imports_allowed(nodes: list[ast.AST], allowed: list[str]) -> Check:
 def _no_forbidden_names(tree: ast.Module, nodes: list[ast.AST]) -> Check:
     """Forbidden builtins and internals; ``eval(...)`` is allowed except on the agent's action
     (``eval_taint``: the sandbox contains the file, but a reply run as code can read the answer).
-    ``nodes``: ``tree``'s nodes (``walk_nodes``)."""
+    ``nodes``: ``tree``'s nodes (``ast.walk``)."""
     calls = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
              and n.func.id == "eval"}
     # Without a call of eval there is none of the action (eval_of_action finds only calls of eval, or

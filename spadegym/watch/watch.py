@@ -162,9 +162,7 @@ class Watch:
 
     def resume_trends(self, summaries: Sequence[dict[str, Any]]) -> None:
         """The trend check's series of a resumed run: its stored round summaries, in order (read once)."""
-        self.trends = Trends()
-        for summary in summaries:
-            self.trends.add(summary)
+        self.trends = Trends.over(summaries)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.levels = {k: LevelEvidence.from_dict(v) for k, v in state.get("levels", {}).items()}
