@@ -66,7 +66,7 @@ class HeldoutConfig(BaseModel):
     seeds: int = Field(4, ge=1, description="Held-out seeds per suite level.")
     levels: Literal["all", "ends", "easiest"] = Field("all", description="Listed levels of the built-in suites (the frontier suite is always one and two steps past the hardest): all; ends: lowest and highest only; easiest: level 0.")
     families: list[str] = Field(default_factory=list, description="Only these families (empty: all); a slow agent (an LLM on a CPU) is measured on a few.")
-    unseen_families: list[str] | Literal["rotate"] = Field("rotate", description="Families held out of every designer's training and measured as the unseen_families suite: rotate (one per skill, chosen by the run's seed among the families heldout.families does not name), a list of names, or [] (train on every family).")
+    unseen_families: list[str] | Literal["rotate"] = Field("rotate", description="Families held out of every designer's training and measured as the unseen_families suite: rotate (one per skill, chosen by the run's seed among the families heldout.families does not name; one of the setting's families where each skill has one, as in tool_use), a list of names, or [] (train on every family).")
     path: str | None = Field(None, description="A folder (or file) of environment files measured as the held-out suite 'path': a run on your own pool or source measured on your own held-out tasks.")
     hint: bool = Field(True, description="Also measure the first suite's success with the hint (hint arm).")
     seed: int | None = Field(None, description="Seeds the held-out instances and the agent's sampling on them; unset: the run's seed. Give several runs one value to score them on the same instances.")

@@ -71,12 +71,18 @@ def unseen_families(choice: str | Sequence[str], seed: int, keep: Sequence[str] 
                     skills: Sequence[str] = SKILLS) -> list[str]:
     """The families held out of training: ``"rotate"`` holds out one per skill of ``skills`` (the run's
     setting), the ``seed``-th (mod the skill's count) of its families by name that ``keep`` does not name,
-    so each seed holds out others, and none of a skill with a single family; a list names them; [] none."""
+    so each seed holds out others, and none of a skill with a single family; where every skill has a
+    single family (the tool-use setting), the ``seed``-th of the setting's families, so the suite is
+    never empty while two can train; a list names them; [] none."""
     if isinstance(choice, str):
         out = []
         for skill in skills:
             names = sorted(f.name for f in list_families(skill) if f.name not in keep)
             if len(names) > 1:  # a skill's only family stays in training
+                out.append(names[seed % len(names)])
+        if not out:
+            names = sorted(f.name for skill in skills for f in list_families(skill) if f.name not in keep)
+            if len(names) > 1:
                 out.append(names[seed % len(names)])
         return out
     for name in choice:

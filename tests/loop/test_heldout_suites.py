@@ -104,3 +104,15 @@ def test_a_pool_run_is_measured_on_the_users_own_held_out_files(tmp_path: Path) 
     assert list(last["heldout_by_suite"]) == ["path"] and list(last["heldout_by_family"]) == ["fuel_route"]
     with RunStore.open(tmp_path / "run") as store:
         assert {e["env_id"] for e in store.episodes(split="heldout")} == {"heldout-path-fuel_route"}
+
+
+def test_a_setting_whose_skills_have_one_family_each_still_holds_one_out() -> None:
+    from spadegym.families import TOOL_SKILLS
+
+    tool_families = {f.name for skill in TOOL_SKILLS for f in list_families(skill)}
+    picked = {seed: unseen_families("rotate", seed=seed, skills=TOOL_SKILLS) for seed in range(3)}
+    assert all(len(names) == 1 and set(names) <= tool_families for names in picked.values())
+    assert len({names[0] for names in picked.values()}) == 3  # rotated over seeds
+    suite = build_suites(["unseen_families"], unseen=picked[0])
+    assert {h.family for h in suite} == set(picked[0])
+    assert unseen_families("rotate", seed=0, skills=TOOL_SKILLS, keep=sorted(tool_families)[1:]) == []
