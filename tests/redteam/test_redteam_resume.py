@@ -25,10 +25,12 @@ ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "300"}
 
 
 def search(url: str, out: Path, *extra: str) -> list[str]:
-    """A short search, one proposal a round, so that it is stopped between its first round and its end."""
+    """A short search, one proposal a round, so that it is stopped between its first round and its end; a server
+    that is gone is given up after one quick retry (the default's 7.5 s of backoff would only be waited out)."""
     return [sys.executable, "-m", "spadegym", "redteam", "--target", f"openai:weak@{url}", "--families", "take_away",
             "--budget", "3", "--per-round", "1", "--set", "space=listed", "--set", "minimise=false",
-            "--set", "confirm_seeds=2", "--out", str(out), "--json", *extra]
+            "--set", "confirm_seeds=2", "--set", "llm.retries=1", "--set", "llm.backoff_s=0.05", "--out", str(out),
+            "--json", *extra]
 
 
 def first_round(proc: subprocess.Popen) -> dict[str, Any]:
