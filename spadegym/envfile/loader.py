@@ -86,7 +86,8 @@ def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
         shim = types.ModuleType("tool_use_base_env")
         shim.__dict__.update(PROVIDED_CLASSES)
         sys.modules.setdefault("tool_use_base_env", shim)
-    if any(re.search(rf"\b{name}\b", source) for name in _NUMPY_NAMES):
+    # The substring test first: far cheaper than the word search, and most files hold neither name.
+    if any(name in source for name in _NUMPY_NAMES) and any(re.search(rf"\b{name}\b", source) for name in _NUMPY_NAMES):
         try:  # only allowed files get here using numpy (the static checks refuse it otherwise)
             numpy = importlib.import_module("numpy")
         except ImportError:
@@ -95,22 +96,33 @@ def _provide_modules(source: str, namespace: dict[str, Any]) -> None:
         namespace.setdefault("numpy", numpy)
 
 
-def load_env_class(source: str, filename: str = "<env>", tree: ast.Module | None = None) -> type:
+def compile_env(tree: ast.Module | str, filename: str) -> types.CodeType:
+    """The module code of a file, parsed or as text (the same code either way; compiling runs none of it),
+    with this module's compiler flags."""
+    return compile(tree, filename, "exec")
+
+
+def load_env_class(source: str, filename: str = "<env>", tree: ast.Module | None = None,
+                   compiled: tuple[str, types.CodeType] | None = None) -> type:
     """Execute ``source`` as a module and return its environment class.
 
     Raises SourceError for files that break the loading rules, and lets any
     exception of the module's own code propagate (the worker classifies it).
-    ``tree``: the file already parsed (``static.parse``), compiled instead of parsing it again.
+    ``tree``: the file already parsed (``static.parse``), compiled instead of parsing it again;
+    ``compiled``: its class name and ``compile_env`` code, both read from ``source`` already.
     """
-    tree = tree or parse(source, filename)
-    class_name = env_class(tree).name
+    if compiled is None:
+        tree = tree or parse(source, filename)
+        class_name = env_class(tree).name
+    else:
+        class_name = compiled[0]
     module = types.ModuleType(f"spadegym_env_{class_name}")
     module.__dict__.update(prelude())
     _provide_modules(source, module.__dict__)
     module.__file__ = filename
     # dataclasses look their module up in sys.modules while processing a class.
     sys.modules[module.__name__] = module
-    code = compile(tree, filename, "exec")
+    code = compile_env(tree, filename) if compiled is None else compiled[1]  # type: ignore[arg-type]
     exec(code, module.__dict__)  # noqa: S102 - only ever inside the sandbox worker
     cls = module.__dict__.get(class_name)
     if not isinstance(cls, type):
@@ -182,6 +194,6 @@ def read_hint(env: Any) -> str | None:
 
 
 __all__ = [
-    "DEFAULT_MAX_TURNS", "ENV_CLASS_SUFFIX", "PROVIDED_MODULES", "declared_max_turns", "instantiate",
+    "DEFAULT_MAX_TURNS", "ENV_CLASS_SUFFIX", "PROVIDED_MODULES", "compile_env", "declared_max_turns", "instantiate",
     "load_env_class", "prelude", "prelude_import", "read_hint", "seed_globals",
 ]

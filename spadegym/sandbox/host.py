@@ -148,9 +148,31 @@ class Sandbox:
                     break
             self._warm.update(wanted)
 
-    def spawn(self, share: int = 1) -> Worker:
+    def prepare(self, source: str, filename: str, class_name: str, action_format: str) -> None:
+        """Have the zygote compile a file the caller is about to open, given the class name and action format it read
+        from the source (``static.env_class``, ``reference.action_format``): its workers then neither parse nor compile it."""
+        self.start()
+        source_fd = _source_file(source)
+        if source_fd is None:
+            return
+        spec = {"op": "prepare", "prepare": filename, "facts": [class_name, action_format]}
+        with self._lock:
+            assert self._sock is not None
+            try:
+                socket.send_fds(self._sock, [json.dumps(spec).encode()], [source_fd])
+            finally:
+                os.close(source_fd)
+            while True:
+                msg = self._zygote_message(None)
+                if msg is None:
+                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
+                if msg.get("ready"):
+                    return
+
+    def spawn(self, share: int = 1, prepare: tuple[str, str] | None = None) -> Worker:
         """Fork a new confined worker from the zygote; one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
-        budget is one worker's)."""
+        budget is one worker's). ``prepare``: the (source, filename) it will load, which the zygote compiles once
+        for all the workers of that file (``worker.prepare``)."""
         with self._lock:
             if self._zygote is None or self._zygote.poll() is not None:
                 self._start_zygote()
@@ -161,10 +183,15 @@ class Sandbox:
             uid = None if self._uid_base is None else self._uid_base + self._slots % hardening.UID_BLOCK
             limits = self.config if share <= 1 else self.config.model_copy(update={
                 "memory_mb": self.config.memory_mb * share, "cpu_seconds": self.config.cpu_seconds * share})
-            spec = {"config": limits.model_dump(), "scratch": scratch, "uid": uid}
+            spec: dict[str, Any] = {"config": limits.model_dump(), "scratch": scratch, "uid": uid}
+            fds = [to_w_r, from_w_w]
+            source_fd = None if prepare is None else _source_file(prepare[0])
+            if source_fd is not None:
+                spec["prepare"] = prepare[1]  # type: ignore[index]
+                fds.append(source_fd)
             assert self._sock is not None
             try:
-                socket.send_fds(self._sock, [json.dumps(spec).encode()], [to_w_r, from_w_w])
+                socket.send_fds(self._sock, [json.dumps(spec).encode()], fds)
                 pid = None
                 while pid is None:
                     msg = self._zygote_message(None)
@@ -173,8 +200,8 @@ class Sandbox:
                     pid = msg.get("pid")
                 self._ready = True
             finally:
-                os.close(to_w_r)
-                os.close(from_w_w)
+                for fd in fds:
+                    os.close(fd)
             for fd in (to_w_w, from_w_r):
                 os.set_inheritable(fd, False)
             os.set_blocking(to_w_w, False)  # requests are written under their deadline (gather)
@@ -247,7 +274,7 @@ class Sandbox:
                     tenancy.hosted += 1
                     tenancy.guests += 1
                     return workers[0], tenancy.hosted - 1
-        worker = self.spawn(share)
+        worker = self.spawn(share, (source, filename))
         if share > 1:
             worker.shared = True
             with self._lock:
@@ -312,6 +339,23 @@ class Sandbox:
             self.close()
         except Exception:
             pass
+
+
+def _source_file(source: str) -> int | None:
+    """A memory file holding ``source`` for the zygote to read (a socket message would have to be framed); None where
+    the kernel has none (the worker then compiles the file itself)."""
+    try:
+        fd = os.memfd_create("source", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        return None
+    data = memoryview(source.encode("utf-8", "surrogatepass"))
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 @contextmanager

@@ -14,12 +14,22 @@ import random
 import sys
 import time
 import traceback
+import types
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from ..envfile import contract
-from ..envfile.loader import declared_max_turns, instantiate, load_env_class, read_hint, seed_globals
+from ..envfile.loader import (
+    compile_env,
+    declared_max_turns,
+    instantiate,
+    load_env_class,
+    read_hint,
+    seed_globals,
+)
 from ..envfile.reference import action_format
-from ..envfile.static import SourceError, parse
+from ..envfile.static import SourceError, env_class, parse
 from . import protocol, schema
 
 _OPTIONAL_METHODS = ("valid_actions", "solution", "hint", "get_tools", "execute_tool")
@@ -81,12 +91,16 @@ def _classify(exc: BaseException) -> tuple[str, str]:
     return protocol.EXCEPTION, f"{type(exc).__name__}: {str(exc)[:300]}{where}"
 
 
+# Built once: ``json.dumps`` with arguments builds a new encoder on every call, and every step's info goes through it.
+_INFO_ENCODER = json.JSONEncoder(default=repr, allow_nan=False)
+
+
 def _safe_info(info: dict[str, Any]) -> dict[str, Any]:
     """info is untrusted data: keep it JSON-safe and small."""
     if not info:
         return {}
     try:
-        text = json.dumps(info, default=repr, allow_nan=False)
+        text = _INFO_ENCODER.encode(info)
     except (ValueError, TypeError, RecursionError):
         return {"_unserializable": True}
     if len(text) > _MAX_INFO_CHARS:
@@ -126,6 +140,43 @@ def _observation(obs: str) -> str:
     return obs if len(obs) <= _MAX_OBS_CHARS else obs[:_MAX_OBS_CHARS] + "...[truncated]"
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A file parsed and compiled before its worker was forked: what ``EnvServer.load`` reads from the source."""
+
+    source: str
+    filename: str
+    class_name: str
+    code: types.CodeType
+    action_format: str
+
+
+def prepare(source: str, filename: str, facts: tuple[str, str] | None = None) -> Prepared | None:
+    """Compile ``source`` and read its class name and action format, running none of its code.
+
+    The zygote calls this before forking a file's workers, so they share one compilation. ``facts``:
+    the class name and action format the host read from the same source (``static.env_class``,
+    ``reference.action_format``), which spares the syntax tree. None when any step fails or warns:
+    the worker then does all of it itself and reports what it hits, as always.
+    """
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if facts is None:
+                tree = parse(source, filename)
+                class_name, fmt = env_class(tree).name, action_format(source, filename, tree)
+                code = compile_env(tree, filename)
+            else:
+                (class_name, fmt), code = facts, compile_env(source, filename)
+    except Exception:  # noqa: BLE001 - the worker meets the same failure and reports it
+        return None
+    return None if caught else Prepared(source, filename, class_name, code, fmt)
+
+
+#: The file the zygote prepared for this worker (set in the forked child, before it serves).
+prepared: Prepared | None = None
+
+
 class EnvServer:
     """Dispatches protocol operations to the one environment instance."""
 
@@ -152,9 +203,14 @@ class EnvServer:
         return extras
 
     def load(self, source: str, filename: str = "<env>", max_turns: int | None = None) -> dict[str, Any]:
-        tree = parse(source, filename)  # parsed once: loading, and reading the action format
-        self.cls = load_env_class(source, filename, tree)
-        self.action_format = action_format(source, filename, tree)
+        ready = prepared
+        if ready is not None and ready.source == source and ready.filename == filename:
+            self.cls = load_env_class(source, filename, compiled=(ready.class_name, ready.code))
+            self.action_format = ready.action_format
+        else:
+            tree = parse(source, filename)  # parsed once: loading, and reading the action format
+            self.cls = load_env_class(source, filename, tree)
+            self.action_format = action_format(source, filename, tree)
         self.env = instantiate(self.cls, max_turns)
         self.max_turns = declared_max_turns(self.env)
         methods = [m for m in _OPTIONAL_METHODS if getattr(self.env, m, None) is not None]

@@ -25,6 +25,7 @@ import select
 import signal
 import socket
 import sys
+from collections import OrderedDict
 
 # Pre-import what workers use so a fork starts warm.
 from ..envfile import loader as _loader  # noqa: F401
@@ -127,6 +128,54 @@ def _preload(modules: list[str]) -> None:
     _preloaded_bytes += max(0, _address_space() - before)
 
 
+#: Files prepared lately (``worker.prepare``), by their bytes and filename; None where preparing failed.
+_prepared: OrderedDict[tuple[bytes, str], worker.Prepared | None] = OrderedDict()
+_PREPARED_FILES = 8
+
+
+def _read_source(fd: int) -> bytes:
+    """The whole content of the file the host passed (a memfd holding the source), closing it."""
+    try:
+        size, data = os.fstat(fd).st_size, b""
+        while len(data) < size:
+            chunk = os.pread(fd, size - len(data), len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data
+    finally:
+        os.close(fd)
+
+
+def _prepare(spec: dict, source_fd: int | None, facts: tuple[str, str] | None = None) -> worker.Prepared | None:
+    """The worker's file parsed and compiled once for all the workers forked to load it.
+
+    Safe in the zygote: parsing, compiling and reading the syntax tree run none of the file's code
+    (the host parses every file it validates the same way), and nothing prepared is ever executed here.
+    """
+    if source_fd is None:
+        return None
+    try:
+        data = _read_source(source_fd)
+    except OSError:
+        return None
+    filename = spec.get("prepare")
+    if not isinstance(filename, str):
+        return None
+    key = (data, filename)
+    if key in _prepared:
+        _prepared.move_to_end(key)
+        return _prepared[key]
+    try:
+        ready = worker.prepare(data.decode("utf-8", "surrogatepass"), filename, facts)
+    except UnicodeDecodeError:
+        ready = None
+    _prepared[key] = ready
+    if len(_prepared) > _PREPARED_FILES:
+        _prepared.popitem(last=False)
+    return ready
+
+
 def _with_preloads(spec: dict) -> dict:
     """The worker's limits with the preloaded modules' address space added to ``memory_mb``: they are the zygote's,
     so a file gets the same budget whether or not the configuration preloads them."""
@@ -183,7 +232,7 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
     """Fork a worker per request until the owner closes the socket or ends."""
     while not _owner_gone(sock, owner):
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
+            msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 3)
         except OSError:
             msg, fds = b"", []
         if not msg:
@@ -195,16 +244,23 @@ def _serve(sock: socket.socket, owner: int | None, children: set[int], zygote: i
         if spec.get("op") == "ping":  # the host waits until the imports above are done
             sock.sendall(b'{"ready": true}\n')
             continue
+        if spec.get("op") == "prepare":  # a file about to be loaded, with what the host read from it
+            facts = spec.get("facts")
+            _prepare(spec, fds[0] if fds else None, tuple(facts) if isinstance(facts, list) and len(facts) == 2 else None)
+            sock.sendall(b'{"ready": true}\n')
+            continue
         if spec.get("op") == "preload":  # slow trusted modules a file imports, once, before its workers fork
             _preload([m for m in spec.get("modules", []) if m in WARM_MODULES])
             sock.sendall(b'{"ready": true}\n')
             continue
-        in_fd, out_fd = fds
+        in_fd, out_fd = fds[:2]
+        ready = _prepare(spec, fds[2] if len(fds) > 2 else None)
         pid = os.fork()
         if pid == 0:
             sock.close()
             if owner is not None:
                 os.close(owner)
+            worker.prepared = ready
             _run_worker(_with_preloads(spec), in_fd, out_fd, zygote)
         os.close(in_fd)
         os.close(out_fd)

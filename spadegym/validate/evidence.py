@@ -41,7 +41,14 @@ from dataclasses import dataclass, field
 
 from ..envfile import is_success, parse_tool_call
 from ..envfile.contract import PLAIN, OptionalMethods, reduce_action
-from ..envfile.reference import ToolMethod, is_prose, solution_sequences, tool_methods, tool_plan
+from ..envfile.reference import (
+    ToolMethod,
+    action_format,
+    is_prose,
+    solution_sequences,
+    tool_methods,
+    tool_plan,
+)
 from ..envfile.static import env_class, parse
 from ..sandbox import EnvHandle, Outcome, Sandbox
 from .config import ValidationConfig
@@ -305,6 +312,8 @@ def gather_evidence(sandbox: Sandbox, source: str, filename: str, config: Valida
     evidence.tool_methods = tool_methods(tree, env_class(tree))
     sandbox.start()  # the zygote's own start is not the environment's time
     sandbox.warm(source)  # nor are the slow trusted modules the file imports (imported once, by the zygote)
+    # The zygote compiles the file once for both workers, told what the static section read from it.
+    sandbox.prepare(source, filename, env_class(tree).name, action_format(source, filename, tree))
     # One budget for the whole verdict: no request of any probe outlives it.
     deadline = time.perf_counter() + config.verdict_budget_s
     handles = _open_handles(sandbox, source, filename, 2 + config.random_workers, deadline)
