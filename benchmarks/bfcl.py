@@ -23,7 +23,9 @@ Categories that run offline: the single-turn ones (``simple`` is ``simple_python
 a vector store and are not offered. Each category's accuracy is BFCL's (entries passed / entries
 run); ``score`` is their unweighted mean (BFCL's leaderboard weighs its groups; this is not that).
 One JSON line with ``--json``: ``score_by_category``, ``score``, ``entries_by_category``,
-``errors`` (entries whose request failed, counted as wrong) and ``seconds``.
+``errors`` (entries whose request failed, counted as wrong) and ``seconds``. ``--agent`` may be given
+more than once (a checkpoint before and after training): each agent is scored in turn on the same
+entries, one JSON line each, and BFCL is loaded once.
 """
 
 from __future__ import annotations
@@ -50,21 +52,34 @@ ALIASES = {"simple": "simple_python", "java": "simple_java", "javascript": "simp
 CHECKER_MODEL = {"fc": "gpt-4o-2024-11-20-FC", "prompt": "gpt-4o-2024-11-20"}
 
 
+def _not_importable(error: ImportError) -> SystemExit:
+    return SystemExit(f"bfcl-eval is not importable here ({error}); run this script with .venv-bfcl/bin/python "
+                      "(benchmarks/README.md: how to make it).")
+
+
+def offline_categories() -> list[str]:
+    """BFCL's offline categories, from its category table alone: bad input is refused before its checkers load
+    (their import pulls in every provider's client, seconds of CPU)."""
+    os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-"))  # BFCL makes folders at import
+    try:
+        from bfcl_eval.constants import category_mapping
+    except ImportError as error:
+        raise _not_importable(error) from None
+    return [*category_mapping.SINGLE_TURN_CATEGORY, *category_mapping.MULTI_TURN_CATEGORY]
+
+
 def _bfcl() -> SimpleNamespace:
     """BFCL's parts, imported once its working files are pointed at a scratch folder (it makes folders at import)."""
-    os.environ.setdefault("BFCL_PROJECT_ROOT", tempfile.mkdtemp(prefix="bfcl-"))
+    offline = offline_categories()
     try:
         from bfcl_eval import utils
-        from bfcl_eval.constants import category_mapping, enums
+        from bfcl_eval.constants import enums
         from bfcl_eval.eval_checker import eval_runner
         from bfcl_eval.model_handler.api_inference import openai_completion
     except ImportError as error:
-        raise SystemExit(
-            f"bfcl-eval is not importable here ({error}); run this script with .venv-bfcl/bin/python "
-            "(benchmarks/README.md: how to make it).") from None
+        raise _not_importable(error) from None
     return SimpleNamespace(utils=utils, enums=enums, runner=eval_runner,
-                           Handler=openai_completion.OpenAICompletionsHandler,
-                           offline=[*category_mapping.SINGLE_TURN_CATEGORY, *category_mapping.MULTI_TURN_CATEGORY])
+                           Handler=openai_completion.OpenAICompletionsHandler, offline=offline)
 
 
 def parse_agent(spec_text: str) -> tuple[str, str]:
@@ -166,7 +181,8 @@ def run_category(bfcl: SimpleNamespace, handler: Any, category: str, limit: int 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agent", required=True, help="openai:MODEL[@BASE_URL]")
+    parser.add_argument("--agent", required=True, action="append",
+                        help="openai:MODEL[@BASE_URL]; more than once: each scored in turn, BFCL loaded once")
     parser.add_argument("--categories", default=",".join(DEFAULT_CATEGORIES),
                         help=f"comma-separated BFCL categories (default: {','.join(DEFAULT_CATEGORIES)})")
     parser.add_argument("--limit", type=int, default=None, help="the first N entries of each category (default: all)")
@@ -179,46 +195,58 @@ def main(argv: list[str] | None = None) -> int:
                         help="longest reply asked for (default: none sent, as BFCL does; the server decides)")
     parser.add_argument("--failures", type=Path, default=None,
                         help="write BFCL's verdict of every failed entry to this file, one JSON line each")
-    parser.add_argument("--json", action="store_true", help="print one JSON line")
+    parser.add_argument("--json", action="store_true", help="print one JSON line (one per agent)")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
 
-    model, base_url = parse_agent(args.agent)
+    agents = [(spec, *parse_agent(spec)) for spec in args.agent]  # every spec checked before BFCL loads
+    chosen = categories(args.categories, offline_categories())
     bfcl = _bfcl()
-    chosen = categories(args.categories, bfcl.offline)
-    handler = make_handler(bfcl, model, base_url, args.mode, args.temperature, args.timeout, args.max_tokens)
-    checker_model = CHECKER_MODEL[args.mode]
-    start = time.monotonic()
-    results, failures = {}, []
-    for category in chosen:
-        with contextlib.redirect_stdout(sys.stderr):  # BFCL's own progress lines: stdout keeps the figures
-            results[category] = run_category(bfcl, handler, category, args.limit, args.workers, checker_model,
-                                             failures)
-        if not args.json:
-            r = results[category]
-            print(f"{category:24s} {r['accuracy']:.4f}  ({r['passed']}/{r['entries']}"
-                  f"{', ' + str(len(r['errors'])) + ' failed requests' if r['errors'] else ''})", flush=True)
-    errors = [why for r in results.values() for why in r["errors"]]
-    entries = sum(r["entries"] for r in results.values())
-    if entries and len(errors) == entries:
-        print(f"every request failed; the first: {errors[0]}", file=sys.stderr)
-    summary = {
-        "agent": args.agent, "model": model, "mode": args.mode, "checker": "bfcl-eval " + _version(),
-        "score_by_category": {name: r["accuracy"] for name, r in results.items()},
-        "score": round(sum(r["accuracy"] for r in results.values()) / len(results), 4) if results else 0.0,
-        "entries_by_category": {name: r["entries"] for name, r in results.items()},
-        "errors": len(errors), "first_errors": errors[:3], "seconds": round(time.monotonic() - start, 1),
-    }
+    failures: list[dict[str, Any]] = []
+    failed = False
+    for spec, model, base_url in agents:
+        if not args.json and len(agents) > 1:
+            print(spec, flush=True)
+        summary = score_agent(bfcl, args, spec, model, base_url, chosen, failures)
+        failed |= summary.pop("every_request_failed")
+        print(json.dumps(summary) if args.json else
+              f"{'score (mean)':24s} {summary['score']:.4f}  ({sum(summary['entries_by_category'].values())} "
+              f"entries, {summary['seconds']} s)", flush=True)
     if args.failures is not None:
         with args.failures.open("w", encoding="utf-8") as out:
             for failure in failures:
                 out.write(json.dumps(failure, default=str) + "\n")
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(f"{'score (mean)':24s} {summary['score']:.4f}  ({entries} entries, {summary['seconds']} s)")
-    return 1 if entries and len(errors) == entries else 0
+    return 1 if failed else 0
+
+
+def score_agent(bfcl: SimpleNamespace, args: argparse.Namespace, spec: str, model: str, base_url: str,
+                chosen: list[str], failures: list[dict[str, Any]]) -> dict[str, Any]:
+    """One agent's summary on the chosen categories (its failed entries appended to ``failures``)."""
+    handler = make_handler(bfcl, model, base_url, args.mode, args.temperature, args.timeout, args.max_tokens)
+    checker_model = CHECKER_MODEL[args.mode]
+    start = time.monotonic()
+    results, own = {}, []
+    for category in chosen:
+        with contextlib.redirect_stdout(sys.stderr):  # BFCL's own progress lines: stdout keeps the figures
+            results[category] = run_category(bfcl, handler, category, args.limit, args.workers, checker_model, own)
+        if not args.json:
+            r = results[category]
+            print(f"{category:24s} {r['accuracy']:.4f}  ({r['passed']}/{r['entries']}"
+                  f"{', ' + str(len(r['errors'])) + ' failed requests' if r['errors'] else ''})", flush=True)
+    failures += [{"agent": spec, **failure} for failure in own]
+    errors = [why for r in results.values() for why in r["errors"]]
+    entries = sum(r["entries"] for r in results.values())
+    if entries and len(errors) == entries:
+        print(f"{spec}: every request failed; the first: {errors[0]}", file=sys.stderr)
+    return {
+        "agent": spec, "model": model, "mode": args.mode, "checker": "bfcl-eval " + _version(),
+        "score_by_category": {name: r["accuracy"] for name, r in results.items()},
+        "score": round(sum(r["accuracy"] for r in results.values()) / len(results), 4) if results else 0.0,
+        "entries_by_category": {name: r["entries"] for name, r in results.items()},
+        "errors": len(errors), "first_errors": errors[:3], "seconds": round(time.monotonic() - start, 1),
+        "every_request_failed": bool(entries and len(errors) == entries),
+    }
 
 
 def _version() -> str:

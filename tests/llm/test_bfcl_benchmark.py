@@ -104,28 +104,35 @@ def _oracle(answers: dict[str, object]):
     return reply
 
 
-def _run(server: FakeOpenAIServer, *extra: str) -> dict:
-    out = subprocess.run([str(PYTHON), str(BENCHMARK), "--agent", f"openai:fake-model@{server.url}",
-                          "--categories", ",".join(CATEGORIES), "--limit", str(LIMIT), "--workers", "2", "--json",
-                          *extra], capture_output=True, text=True, timeout=600, cwd=ROOT)
+def _run(server: FakeOpenAIServer, *extra: str) -> list[dict]:
+    out = subprocess.run([str(PYTHON), str(BENCHMARK), "--categories", ",".join(CATEGORIES), "--limit", str(LIMIT),
+                          "--workers", "2", "--json", *extra], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
-def test_bfcl_checkers_pass_every_right_answer_and_fail_no_call_but_on_irrelevance() -> None:
-    with FakeOpenAIServer(_oracle(_answers())) as server:
-        right = _run(server)
-        asked = server.requests
+def test_bfcl_checkers_pass_every_right_answer_and_fail_no_call_but_on_irrelevance(tmp_path: Path) -> None:
+    # Both agents in one invocation (BFCL's import is most of a run's CPU): one server, the model name picks the reply.
+    oracle = _oracle(_answers())
+    silent = FakeReply(content="I would rather not call anything.")
+    with FakeOpenAIServer(lambda body, i: oracle(body, i) if body["model"] == "oracle" else silent) as server:
+        right, refused = _run(server, "--agent", f"openai:oracle@{server.url}", "--agent",
+                              f"openai:silent@{server.url}", "--failures", str(tmp_path / "failures.jsonl"))
+        asked = [r for r in server.requests if r["model"] == "oracle"]
+    assert right["agent"] == f"openai:oracle@{server.url}" and right["model"] == "oracle"
     assert right["score_by_category"] == dict.fromkeys(CATEGORIES, 1.0), right
     assert right["entries_by_category"] == dict.fromkeys(CATEGORIES, LIMIT)
     assert right["score"] == 1.0 and right["errors"] == 0 and right["checker"].startswith("bfcl-eval ")
     single = next(r for r in asked if r["messages"][0]["role"] == "user" and r.get("tools"))
     assert all(tool["type"] == "function" and "." not in tool["function"]["name"] for tool in single["tools"])
 
-    with FakeOpenAIServer(default=FakeReply(content="I would rather not call anything.")) as server:
-        silent = _run(server)
-    assert silent["score_by_category"] == {**dict.fromkeys(CATEGORIES, 0.0), "irrelevance": 1.0}, silent
-    assert silent["score"] == 0.2
+    assert refused["model"] == "silent"
+    assert refused["score_by_category"] == {**dict.fromkeys(CATEGORIES, 0.0), "irrelevance": 1.0}, refused
+    assert refused["score"] == 0.2
+    # Every failed entry is the silent agent's, each named with its category.
+    failed = [json.loads(line) for line in (tmp_path / "failures.jsonl").read_text().splitlines()]
+    assert sorted((f["agent"], f["category"]) for f in failed) == sorted(
+        (refused["agent"], category) for category in CATEGORIES if category != "irrelevance" for _ in range(LIMIT))
 
 
 def test_bfcl_prompting_format_reads_calls_written_as_python() -> None:
@@ -143,7 +150,8 @@ def test_bfcl_prompting_format_reads_calls_written_as_python() -> None:
 def test_bfcl_refuses_an_agent_that_is_not_served_and_an_unknown_category() -> None:
     for argv, said in ((["--agent", "random"], "openai:MODEL"),
                        (["--agent", "openai:m@http://127.0.0.1:9/v1", "--categories", "web_search_base"],
-                        "not an offline BFCL category")):
+                        "not an offline BFCL category"),
+                       (["--agent", "openai:m@http://127.0.0.1:9/v1", "--agent", "random"], "openai:MODEL")):
         out = subprocess.run([str(PYTHON), str(BENCHMARK), *argv, "--json"], capture_output=True, text=True,
                              timeout=300, cwd=ROOT)
         assert out.returncode != 0 and said in out.stderr, out.stderr[-2000:]
