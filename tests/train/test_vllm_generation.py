@@ -29,8 +29,6 @@ from spadegym.train.serving import Serving  # noqa: E402
 from spadegym.train.vllm_sampler import VLLMSampler  # noqa: E402
 from spadegym.train.vllm_server import (  # noqa: E402
     PYTHON_VARIABLE,
-    VLLMServer,
-    free_port,
     server_command,
     server_environment,
     vllm_python,
@@ -79,20 +77,23 @@ def model_dir(tmp_path_factory, family_corpus):
 
 @pytest.fixture(scope="module")
 def server(model_dir):
-    """One vLLM server on the CPU for the module, with runtime LoRA updates on."""
-    port = free_port()
-    command = server_command(os.environ[PYTHON_VARIABLE], str(model_dir), port, dtype="float32", max_model_len=MAX_LEN,
-                             seed=0, lora_rank=LORA_RANK, cpu=True, extra=[])
-    env = server_environment(threads=1, cpu=True)
-    started = VLLMServer(command, env, port).start(timeout_s=300)
+    """One vLLM server on the CPU for the module, with runtime LoRA updates on: the one a policy without
+    ``train.vllm_urls`` starts for itself on first use (a run's default), which the tests then use as a user's
+    server. One start serves the module, since each start of vLLM costs most of a minute of CPU."""
+    owner = Policy.from_path(model_dir, train_config(None, max_seq_len=MAX_LEN - 64, designer_max_new_tokens=64),
+                             seed=0)
+    owner.generate([[1, 2, 3]], 1)  # the first sample starts the server: base model, float32, LoRA rank LORA_RANK
+    started = owner.serving.server
+    assert started is not None and started.command[started.command.index("--max-model-len") + 1] == str(MAX_LEN)
     yield started.url
-    started.stop()
-    assert started.process is None
+    process = started.process
+    owner.close()  # the policy stops the server it started
+    assert started.process is None and process.poll() is not None
 
 
-def train_config(url: str, **extra) -> TrainConfig:
-    return TrainConfig(generation="vllm", vllm_urls=[url], lora=True, lora_r=LORA_RANK, lora_alpha=32, device="cpu",
-                       lr=5e-3, max_new_tokens=8, threads=1, **extra)
+def train_config(url: str | None, **extra) -> TrainConfig:
+    return TrainConfig(generation="vllm", vllm_urls=[url] if url else [], lora=True, lora_r=LORA_RANK, lora_alpha=32,
+                       device="cpu", lr=5e-3, max_new_tokens=8, threads=1, **extra)
 
 
 def trainer_logprobs(policy: Policy, ids: list[int], start: int) -> list[float]:
@@ -294,7 +295,8 @@ def test_a_selfplay_run_trains_on_what_the_server_sampled_and_resumes_after_a_ki
     monkeypatch.setattr(VLLMSampler, "_complete", recording_complete)
     monkeypatch.setattr(Serving, "push", recording_push)
     monkeypatch.setattr(Policy, "update", recording_update)
-    result = run(resume=out, report=True)
+    # Resumed as a user resumes with the server still up: the server is a safety setting, never the store's.
+    result = run(resume=out, settings={"train": {"vllm_urls": [server]}}, report=True)
     assert result.rounds == 2
     assert "Sampler-trainer mismatch (vLLM)" in result.report.read_text()  # the report plots it per round
     # The checkpoint's adapter reached the server before its first sample, and it is the trainer's.
