@@ -128,6 +128,10 @@ def _preload(modules: list[str]) -> None:
     _preloaded_bytes += max(0, _address_space() - before)
 
 
+#: The largest file the zygote compiles (the gate's default ``max_source_bytes``): its compile runs outside any
+#: worker's time budget and holds up every spawn, so a larger one is left to its worker and that worker's limits.
+_PREPARE_BYTES = 65_536
+
 #: Files prepared lately (``worker.prepare``), by their bytes and filename; None where preparing failed.
 _prepared: OrderedDict[tuple[bytes, str], worker.Prepared | None] = OrderedDict()
 _PREPARED_FILES = 8
@@ -160,7 +164,7 @@ def _prepare(spec: dict, source_fd: int | None, facts: tuple[str, str] | None = 
     except OSError:
         return None
     filename = spec.get("prepare")
-    if not isinstance(filename, str):
+    if not isinstance(filename, str) or len(data) > _PREPARE_BYTES:
         return None
     key = (data, filename)
     if key in _prepared:

@@ -81,6 +81,16 @@ def test_workers_run_what_the_zygote_prepared_for_their_file_only(box: Sandbox) 
             h.close()
 
 
+def test_a_file_larger_than_the_gate_reads_is_left_to_its_worker(box: Sandbox) -> None:
+    big = TWO_CLASSES + "#" * 70_000 + "\n"  # past the 64 KiB the zygote compiles outside any time budget
+    box.prepare(big, "big.py", "SecondEnv", "plain")
+    env = box.open(big, "big.py")
+    try:  # the worker read the file itself: the first class, not the one the zygote was told
+        assert env.info["class_name"] == "FirstEnv"
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("name", sorted(UNPREPARED))
 def test_a_load_says_the_same_with_and_without_the_zygote(box: Sandbox, name: str,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
