@@ -36,6 +36,21 @@ def spadegym(*args: str) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"})
 
 
+def spadegym_here(*args: str) -> subprocess.CompletedProcess:
+    """The same command line run in this process (typer's runner): its exit status, stdout and stderr, without a
+    fresh interpreter's imports (seconds each) for every command after the search and the first eval, which run
+    as processes."""
+    from typer.testing import CliRunner
+
+    from spadegym.cli import _register, app
+
+    _register()
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # what a process would print as a traceback
+    return subprocess.CompletedProcess(["spadegym", *args], result.exit_code, result.stdout, result.stderr)
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer(players) as s:
@@ -83,7 +98,7 @@ def test_redteam_finds_clusters_and_shrinks_the_planted_weakness(suite: Path) ->
     assert "manifest.json" in sums and "README.md" in sums and first["file"] in sums
     assert first["id"] in (suite / "README.md").read_text()
     assert (suite / "hunt" / "run.sqlite").exists()
-    again = spadegym("redteam", "--target", "random", "--families", "take_away", "--out", str(suite))
+    again = spadegym_here("redteam", "--target", "random", "--families", "take_away", "--out", str(suite))
     assert again.returncode == 2 and "already holds a suite" in again.stderr  # never overwritten
 
 
@@ -131,19 +146,19 @@ def test_eval_exit_codes_gate_ci_on_the_baseline_and_the_pass_rate(scored: dict[
     baseline = tmp_path / "fixed.json"  # an earlier run in which only the fixed player was scored
     baseline.write_text(json.dumps({**scored["results"], "agents": {fixed: scored["results"]["agents"][fixed]}}))
     # The weak player fails cases the baseline passed, and falls below the pass rate: exit 1, both said.
-    worse = spadegym("eval", str(suite), "--agent", weak, "--baseline", str(baseline), "--min-pass-rate", "0.5",
+    worse = spadegym_here("eval", str(suite), "--agent", weak, "--baseline", str(baseline), "--min-pass-rate", "0.5",
                      "--json")
     assert worse.returncode == 1
     assert "regression(s) against the baseline" in worse.stderr and "below --min-pass-rate 0.5" in worse.stderr
     assert json.loads(worse.stdout)["regressions"][weak] == scored["results"]["cases"]
-    same = spadegym("eval", str(suite), "--agent", fixed, "--baseline", str(baseline), "--min-pass-rate", "0.9")
+    same = spadegym_here("eval", str(suite), "--agent", fixed, "--baseline", str(baseline), "--min-pass-rate", "0.9")
     assert same.returncode == 0, same.stderr
     assert "1.00" in same.stdout
     assert json.loads(worse.stdout)["fixed"][weak] == []
     # Against the weak player's results, every case is one the baseline failed and the fixed player passes now.
     before = tmp_path / "weak.json"
     before.write_text(json.dumps({**scored["results"], "agents": {weak: scored["results"]["agents"][weak]}}))
-    better = spadegym("eval", str(suite), "--agent", fixed, "--baseline", str(before), "--json")
+    better = spadegym_here("eval", str(suite), "--agent", fixed, "--baseline", str(before), "--json")
     assert better.returncode == 0, better.stderr
     assert json.loads(better.stdout)["fixed"][fixed] == scored["results"]["cases"]
 
@@ -151,10 +166,10 @@ def test_eval_exit_codes_gate_ci_on_the_baseline_and_the_pass_rate(scored: dict[
 def test_a_suite_exported_as_a_pool_is_scored_as_a_pool_directory(server: FakeOpenAIServer, suite: Path,
                                                                    tmp_path: Path) -> None:
     pool = tmp_path / "pool"
-    exported = spadegym("export", str(suite), "--format", "spade", "--out", str(pool))
+    exported = spadegym_here("export", str(suite), "--format", "spade", "--out", str(pool))
     assert exported.returncode == 0, exported.stderr
     weak, fixed = f"openai:weak@{server.url}", f"openai:fixed@{server.url}"
-    done = spadegym("eval", str(pool), "--agent", weak, "--agent", fixed, "--json")
+    done = spadegym_here("eval", str(pool), "--agent", weak, "--agent", fixed, "--json")
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     cases = json.loads((suite / "manifest.json").read_text())["cases"]
