@@ -33,6 +33,20 @@ def spadegym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
                           timeout=240, cwd=cwd)
 
 
+def spadegym_here(*args: str) -> subprocess.CompletedProcess:
+    """The same command line run in this process (typer's runner): its exit status, stdout and stderr, without a
+    fresh interpreter's imports for each refusal (each test runs its command once as a process)."""
+    from typer.testing import CliRunner
+
+    from spadegym.cli import _register, app
+
+    _register()
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # what a process would print as a traceback
+    return subprocess.CompletedProcess(["spadegym", *args], result.exit_code, result.stdout, result.stderr)
+
+
 def quiet() -> Console:
     return Console(file=open(os.devnull, "w"))  # noqa: SIM115
 
@@ -90,7 +104,7 @@ def test_validate_recurses_into_a_nested_pool_and_refuses_an_empty_one(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(proc.stdout.splitlines()) == 2
     (tmp_path / "empty").mkdir()
-    empty = spadegym("validate", str(tmp_path / "empty"))
+    empty = spadegym_here("validate", str(tmp_path / "empty"))
     assert empty.returncode == 2 and "no environment files (*.py) found" in empty.stderr
 
 
@@ -103,7 +117,7 @@ def test_play_a_pool_directory_and_fail_when_every_episode_fails(tmp_path):
     crash = tmp_path / "crash.py"
     crash.write_text("class CrashEnv:\n    def reset(self, seed=None):\n        return 'go', {}\n"
                      "    def step(self, action):\n        raise KeyError(action)\n")
-    failed = spadegym("play", str(crash), "--episodes", "2")
+    failed = spadegym_here("play", str(crash), "--episodes", "2")
     assert failed.returncode == 1 and "every episode failed (2 exception)" in failed.stderr
 
 
@@ -144,7 +158,7 @@ def test_run_pool_on_the_command_line(tmp_path):
     with RunStore.open(tmp_path / "r") as store:
         assert store.config["designer"] == "pool" and store.config["pool"] == {"path": str(pool)}
         assert [e["source"] for e in store.environments()] == [(REFERENCE / "boxed_strict.py").read_text()]
-    missing = spadegym("run", "--pool", str(tmp_path / "nope"), "--out", str(tmp_path / "r2"))
+    missing = spadegym_here("run", "--pool", str(tmp_path / "nope"), "--out", str(tmp_path / "r2"))
     assert missing.returncode == 2 and "no such file or directory" in missing.stderr
 
 
