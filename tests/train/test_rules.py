@@ -140,13 +140,26 @@ def test_play_takes_the_hf_agents_settings_and_counts_its_failures_as_agent_fail
                                "--agent", f"hf:{tiny_dir}", *args], capture_output=True, text=True, timeout=300,
                               env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"})
 
+    def play_here(*args: str) -> subprocess.CompletedProcess:
+        """The same command line in this process (typer's runner): a refusal without a fresh interpreter's imports."""
+        from typer.testing import CliRunner
+
+        from spadegym.cli import _register, app
+
+        _register()
+        argv = ["play", str(fixtures_dir / "envs" / "number_guess.py"), "--agent", f"hf:{tiny_dir}", *args]
+        result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception  # what a process would print as a traceback
+        return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
+
     done = play("--set", "train.max_seq_len=64", "--set", "train.threads=1")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "reached train.max_seq_len (64 tokens)" in done.stdout  # the setting took effect
     assert "1 not scored (1 agent failures)" in done.stdout and "every episode failed (1 agent)" in done.stderr
-    wrong = play("--set", "learner.lr=0.1")
+    wrong = play_here("--set", "learner.lr=0.1")
     assert wrong.returncode == 2 and "agent 'hf:" in wrong.stderr and "reads train.*" in wrong.stderr
-    bad = play("--set", "train.max_seq_len=few")
+    bad = play_here("--set", "train.max_seq_len=few")
     assert bad.returncode == 2 and "train.max_seq_len" in bad.stderr and "Traceback" not in bad.stderr
 
 
