@@ -33,6 +33,20 @@ def search(url: str, out: Path, *extra: str) -> list[str]:
             "--json", *extra]
 
 
+def here(argv: list[str]) -> subprocess.CompletedProcess:
+    """``argv`` (a ``search`` command) through the same CLI in this process (typer's runner): a refusal without a
+    fresh interpreter's imports."""
+    from typer.testing import CliRunner
+
+    from spadegym.cli import _register, app
+
+    _register()
+    result = CliRunner().invoke(app, argv[3:], env={"COLUMNS": "300"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception  # what a process would print as a traceback
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
+
+
 def first_round(proc: subprocess.Popen) -> dict[str, Any]:
     """The first round's JSON line (the suite is written before it is printed)."""
     assert proc.stdout is not None
@@ -69,7 +83,7 @@ def test_ctrl_c_keeps_the_suite_says_one_line_and_the_search_resumes(tmp_path: P
         assert done_rounds[0] == 0
 
         # The plain command refuses the folder and says how to go on; --resume goes on from the store.
-        again = subprocess.run(search(server.url, out), capture_output=True, text=True, env=ENV, timeout=120)
+        again = here(search(server.url, out))
         assert again.returncode == 2 and "--resume" in again.stderr
         resumed = subprocess.run([*search(server.url, out), "--resume"], capture_output=True, text=True, env=ENV,
                                  timeout=180)
@@ -101,8 +115,7 @@ def test_a_server_gone_mid_search_keeps_the_suite_and_resumes_against_its_new_ad
     with FakeOpenAIServer(WEAK) as moved:  # where the server is now: only the host differs
         resumed = subprocess.run([*search(moved.url, out), "--resume"], capture_output=True, text=True, env=ENV,
                                  timeout=180)
-        other = subprocess.run([*search(moved.url, out), "--resume", "--set", "plays=2"], capture_output=True,
-                               text=True, env=ENV, timeout=120)
+        other = here([*search(moved.url, out), "--resume", "--set", "plays=2"])
     assert resumed.returncode == 0, resumed.stderr
     assert load_suite(out).manifest["search"]["finished"]
     assert other.returncode == 2 and "begun with other settings ('plays')" in other.stderr
