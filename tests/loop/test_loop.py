@@ -221,7 +221,7 @@ def test_a_run_that_fails_to_build_leaves_an_existing_directory_exactly_as_it_wa
     (existing / "notes").mkdir(parents=True)
     (existing / "notes" / "todo.txt").write_text("keep me")
     before = sorted(existing.rglob("*"))
-    bad_source = spadegym("run", "--out", str(existing), "--source", str(tmp_path / "no-pool"), *TINY)
+    bad_source = spadegym_here("run", "--out", str(existing), "--source", str(tmp_path / "no-pool"), *TINY)
     assert bad_source.returncode == 2 and "Traceback" not in bad_source.stderr
     assert " ".join(bad_source.stderr.split()).startswith(f"error: source '{tmp_path / 'no-pool'}'")
     assert sorted(existing.rglob("*")) == before and (existing / "notes" / "todo.txt").read_text() == "keep me"
