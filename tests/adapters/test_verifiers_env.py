@@ -51,15 +51,18 @@ def v1_eval(python: str, levels: Path, out: Path, server: FakeOpenAIServer) -> s
     0.3's rollouts run in-process (``--no-serve``): its worker pool re-imports verifiers in each
     spawned worker, and the examples' test (``tests/docs/test_examples.py``) plays through that pool.
     """
+    return subprocess.run(v1_eval_argv(python, levels, out, server), env={**os.environ, "SPADEGYM_TEST_KEY": "local"},
+                          capture_output=True, text=True, timeout=600)
+
+
+def v1_eval_argv(python: str, levels: Path, out: Path, server: FakeOpenAIServer) -> list[str]:
     bin_dir = Path(python).parent
     classic = (bin_dir / "eval").exists()
     command = bin_dir / "eval" if classic else bin_dir / "vf-eval"
-    return subprocess.run(
-        [str(command), "spadegym-verifiers", "--env.taskset.levels", str(levels), "--env.taskset.tasks", "2",
-         "--model", "fake-model", "--client.base-url", server.url, "--client.api-key-var", "SPADEGYM_TEST_KEY",
-         "--num-rollouts", "1", "--no-rich", "--no-push", "--output-dir", str(out), *(["--no-serve"] if classic else [])],
-        env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600,
-    )
+    return [str(command), "spadegym-verifiers", "--env.taskset.levels", str(levels), "--env.taskset.tasks", "2",
+            "--model", "fake-model", "--client.base-url", server.url, "--client.api-key-var", "SPADEGYM_TEST_KEY",
+            "--num-rollouts", "1", "--no-rich", "--no-push", "--output-dir", str(out),
+            *(["--no-serve"] if classic else [])]
 
 
 def logged_rewards(done: subprocess.CompletedProcess) -> list[str]:
@@ -127,17 +130,23 @@ def test_the_classic_api_loads_by_name_and_its_vf_eval_scores_the_return(tmp_pat
                                              "(.ci/run makes one)")
 def test_verifiers_0_4_plays_levels_from_its_own_entry_points(tmp_path: Path) -> None:
     (tmp_path / "door.py").write_text(LEVEL)
-    check = subprocess.run([OTHER_PYTHON, "-c", (
-        "import importlib.metadata as m, verifiers.v1 as vf, spadegym_verifiers as s\n"
-        "print(m.version('verifiers'))\n"
-        f"env = vf.load_environment(s.env_config(levels={str(tmp_path)!r}, tasks=2))\n"
-        "print(type(env).__name__)\n"
-        "try:\n    s.load_environment(levels='x')\nexcept RuntimeError as e:\n    print(e)\n")],
-        capture_output=True, text=True, timeout=600)
-    assert check.returncode == 0, check.stderr[-2000:]
-    version, env_class, refusal = check.stdout.strip().splitlines()
-    assert version.startswith("0.4") and env_class == "SpadegymEnv" and "vf-eval spadegym-verifiers" in refusal
     with FakeOpenAIServer(wait_then_go) as server:
-        done = v1_eval(OTHER_PYTHON, tmp_path, tmp_path / "out", server)
+        # One interpreter (each import of verifiers is ~9 CPU s): vf-eval's own script first, as its console
+        # command runs it (nothing imported before it finds the plugin), then the Python API's checks.
+        argv = v1_eval_argv(OTHER_PYTHON, tmp_path, tmp_path / "out", server)
+        done = subprocess.run([OTHER_PYTHON, "-c", (
+            "import runpy, sys\n"
+            f"sys.argv = {argv!r}\n"
+            "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+            "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+            "import importlib.metadata as m, verifiers.v1 as vf, spadegym_verifiers as s\n"
+            "print('check:', m.version('verifiers'))\n"
+            f"env = vf.load_environment(s.env_config(levels={str(tmp_path)!r}, tasks=2))\n"
+            "print('check:', type(env).__name__)\n"
+            "try:\n    s.load_environment(levels='x')\nexcept RuntimeError as e:\n    print('check:', e)\n")],
+            env={**os.environ, "SPADEGYM_TEST_KEY": "local"}, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
     assert logged_rewards(done) == ["1.000", "1.000"]
+    version, env_class, refusal = [line.removeprefix("check: ") for line in done.stdout.splitlines()
+                                   if line.startswith("check: ")]
+    assert version.startswith("0.4") and env_class == "SpadegymEnv" and "vf-eval spadegym-verifiers" in refusal
