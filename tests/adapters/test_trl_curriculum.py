@@ -147,11 +147,13 @@ def test_two_accelerate_processes_train_on_one_curriculum_which_survives_a_kill(
     assert {" ".join(e["trace_ref"].split()[:2]) for e in resumed} == {"process 0", "process 1"}
     assert any(e["env_id"].startswith(f"r{e['round']:03d}-") for e in resumed)
     assert {e["hinted"] for e in resumed} == {False, True}
-    # It is the run store `spadegym run` writes: the report reads it.
-    report = subprocess.run(
-        [str(Path(sys.executable).parent / "spadegym"), "report", str(run)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert report.returncode == 0 and (run / "report.html").is_file(), report.stderr[-2000:]
+    # It is the run store `spadegym run` writes: the report reads it (the command, in this process: the launches
+    # are the processes this test is about, and a fresh interpreter would only import the report's libraries again).
+    from typer.testing import CliRunner
+
+    from spadegym.cli import _register, app
+
+    _register()
+    report = CliRunner().invoke(app, ["report", str(run)])
+    assert report.exception is None or isinstance(report.exception, SystemExit), report.exception
+    assert report.exit_code == 0 and (run / "report.html").is_file(), report.stderr[-2000:]
