@@ -44,8 +44,8 @@ def train(args: argparse.Namespace) -> dict:
         num_generations=args.generations, max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=2, learning_rate=args.lr, temperature=args.temperature, beta=0.0,
         logging_steps=1, save_strategy="no", report_to="none", use_cpu=not torch.cuda.is_available(), seed=args.seed,
-        # TRL defaults to bf16 autocast even on a CPU, where it runs about 10x slower than float32 without bf16
-        # instructions.
+        # TRL defaults to bf16 autocast even on a CPU, which without bf16 instructions runs it about 5x slower
+        # than float32.
         bf16=args.bf16 if args.bf16 is not None else torch.cuda.is_available(),
         # TRL's default checkpoints activations, which turns the key-value cache off: every sampled token then
         # re-encodes the whole prompt (a step of SmolLM2 took minutes on a CPU).

@@ -45,7 +45,7 @@ args = GRPOConfig(
     save_strategy="no",
     report_to="none",
     use_cpu=not torch.cuda.is_available(),
-    bf16=torch.cuda.is_available(),  # TRL's default bf16 autocast is ~5x slower on a CPU
+    bf16=torch.cuda.is_available(),  # TRL's default bf16 is ~5x slower on a CPU without bf16 units
     use_vllm=cli.vllm != "none",
     **({"vllm_mode": cli.vllm} if cli.vllm != "none" else {}),
 )

@@ -21,7 +21,7 @@ trainer = GRPOTrainer(
     args=GRPOConfig(output_dir="grpo-out", max_steps=1, per_device_train_batch_size=4, num_generations=4,
                     max_completion_length=24, learning_rate=5e-5, logging_steps=1, save_strategy="no",
                     report_to="none", use_cpu=not torch.cuda.is_available(),
-                    bf16=torch.cuda.is_available(),  # TRL's default bf16 autocast is ~5x slower on a CPU
+                    bf16=torch.cuda.is_available(),  # TRL's default bf16 is ~5x slower on a CPU without bf16 units
                     gradient_checkpointing=False),  # on: the key-value cache is off while sampling
     # reply_reward: a reply naming a valid action earns a share before the model calls tools; get_reward adds the game's
     reward_funcs=[reply_reward],

@@ -122,13 +122,8 @@ class Sandbox:
                 self._start_zygote()
             assert self._sock is not None
             self._sock.sendall(json.dumps({"op": "ping"}).encode())
-            while True:
-                msg = self._zygote_message(None)
-                if msg is None:
-                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
-                if msg.get("ready"):
-                    self._ready = True
-                    return
+            self._answer("ready")
+            self._ready = True
 
     def warm(self, source: str) -> None:
         """Have the zygote import the slow trusted modules ``source`` imports (``WARM_MODULES``) before it forks the
@@ -140,12 +135,7 @@ class Sandbox:
         with self._lock:
             assert self._sock is not None
             self._sock.sendall(json.dumps({"op": "preload", "modules": wanted}).encode())
-            while True:
-                msg = self._zygote_message(None)
-                if msg is None:
-                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
-                if msg.get("ready"):
-                    break
+            self._answer("ready")
             self._warm.update(wanted)
 
     def prepare(self, source: str, filename: str, class_name: str, action_format: str) -> None:
@@ -162,12 +152,7 @@ class Sandbox:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], [source_fd])
             finally:
                 os.close(source_fd)
-            while True:
-                msg = self._zygote_message(None)
-                if msg is None:
-                    raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
-                if msg.get("ready"):
-                    return
+            self._answer("ready")
 
     def spawn(self, share: int = 1, prepare: tuple[str, str] | None = None) -> Worker:
         """Fork a new confined worker from the zygote; one that will host ``share`` instances gets the memory and CPU limits of as many workers (each instance's
@@ -192,12 +177,7 @@ class Sandbox:
             assert self._sock is not None
             try:
                 socket.send_fds(self._sock, [json.dumps(spec).encode()], fds)
-                pid = None
-                while pid is None:
-                    msg = self._zygote_message(None)
-                    if msg is None:
-                        raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
-                    pid = msg.get("pid")
+                pid = self._answer("pid")
                 self._ready = True
             finally:
                 for fd in fds:
@@ -208,6 +188,15 @@ class Sandbox:
             w = Worker(pid, to_w_w, from_w_r, scratch, self.config, exit_status=self._exit_status)
             self._workers.add(w)
             return w
+
+    def _answer(self, key: str) -> Any:
+        """The zygote's answer to the request just sent: the first message carrying ``key`` (lock held)."""
+        while True:
+            msg = self._zygote_message(None)
+            if msg is None:
+                raise SandboxError("the sandbox zygote exited; run `spadegym doctor` to check the machine")
+            if msg.get(key):
+                return msg[key]
 
     def _zygote_message(self, timeout: float | None) -> dict | None:
         """The next message from the zygote; exit notes are filed on the way (lock held)."""

@@ -96,7 +96,6 @@ class Trends:
                 "missing": missing}
 
 
-
 def reward_hacking(summaries: Sequence[dict[str, Any]], window: int = 3) -> dict[str, Any]:
     """The trends of designer reward, held-out success and new-level diversity over ``summaries``, and the flag."""
     return Trends.over(summaries, window).check()
