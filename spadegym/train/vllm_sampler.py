@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
+import httpx2 as httpx  # what openai (a core requirement) installs; plain httpx comes only with some extras
 
 from ..errors import UserError
 from ..jsondata import UntrustedJSONError, loads

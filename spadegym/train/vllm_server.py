@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx  # what openai (a core requirement) installs; plain httpx comes only with some extras
 
 from ..errors import UserError
 
