@@ -59,30 +59,41 @@ class Batch:
     def row_sum(self, table: str) -> RowSum:
         """How to sum this batch's gradient entries per parameter row (sorted once, reused every epoch)."""
         if table not in self._sums:
-            rows = (np.concatenate([self.obs_idx, self.pair_idx]) if table == "E"
-                    else np.concatenate([self.pair_idx, self.cross_idx]))
-            self._sums[table] = RowSum.of(rows)
+            if table == "E":  # entries read the observation's bag (one row per view) or their pair's
+                rows, vals = np.concatenate([self.obs_idx, self.pair_idx]), np.concatenate([self.obs_val, self.pair_val])
+                source = np.concatenate([self.obs_seg, len(self.sizes) + self.pair_seg])
+            else:
+                rows, vals = np.concatenate([self.pair_idx, self.cross_idx]), np.concatenate([self.pair_val, self.cross_val])
+                source = np.concatenate([self.pair_seg, self.cross_seg])
+            self._sums[table] = RowSum.of(rows, vals, source)
         return self._sums[table]
 
 
 @dataclass
 class RowSum:
     """A sort of gradient entries by parameter row: sum equal rows with sort + reduceat
-    (deterministic, no scatter-add)."""
+    (deterministic, no scatter-add).
 
-    order: np.ndarray
+    Entry i's gradient is ``values[i] * upstream[source[i]]``; both are kept in the sorted order, so each
+    backward pass gathers its entries straight into that order (the same products, summed in the same order).
+    """
+
+    values: np.ndarray  # each sorted entry's feature value
+    source: np.ndarray  # each sorted entry's row of the upstream gradient
     starts: np.ndarray
     rows: np.ndarray
 
     @classmethod
-    def of(cls, rows: np.ndarray) -> RowSum:
+    def of(cls, rows: np.ndarray, values: np.ndarray, source: np.ndarray) -> RowSum:
         order = stable_order(rows)
         sorted_rows = rows[order]
         starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
-        return cls(order, starts, sorted_rows[starts])
+        return cls(values[order], source[order], starts, sorted_rows[starts])
 
-    def __call__(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.rows, np.add.reduceat(np.take(values, self.order, axis=0), self.starts, axis=0)
+    def __call__(self, upstream: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows and their summed gradients, given the gradient of what each entry feeds."""
+        values = self.values[:, None] if upstream.ndim == 2 else self.values
+        return self.rows, np.add.reduceat(values * np.take(upstream, self.source, axis=0), self.starts, axis=0)
 
 
 def stable_order(rows: np.ndarray) -> np.ndarray:
@@ -198,12 +209,8 @@ class Scorer:
         dz = (d_scores[:, None] * w[None, :]) * (fwd.z > 0)
         db = dz.sum(axis=0)
         dz_obs = np.add.reduceat(dz, batch.view_starts, axis=0)
-        g_e = np.concatenate([batch.obs_val[:, None] * dz_obs[batch.obs_seg],
-                              batch.pair_val[:, None] * dz[batch.pair_seg]])
-        g_u = np.concatenate([batch.pair_val * d_scores[batch.pair_seg],
-                              batch.cross_val * d_scores[batch.cross_seg]])
-        e_rows, e_vals = batch.row_sum("E")(g_e)
-        u_rows, u_vals = batch.row_sum("u")(g_u)
+        e_rows, e_vals = batch.row_sum("E")(np.concatenate([dz_obs, dz]))
+        u_rows, u_vals = batch.row_sum("u")(d_scores)
         return {"E": (e_rows, e_vals), "u": (u_rows, u_vals), "b": db, "w": dw}
 
     def apply(self, grads: dict, lr: float, clip: float, betas: tuple[float, float] = (0.9, 0.999),

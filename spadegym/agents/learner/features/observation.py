@@ -13,13 +13,14 @@ comparison, which a sum of per-line features cannot express.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ....envfile.contract import HINT_PREFIX
-from .hashing import BoundedMemo, Entries, Kind, TokenHashes, keyed
+from .hashing import BoundedMemo, Kind, TokenHashes, keyed, mix
 
 TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 WORD = re.compile(r"[a-z0-9]+")
@@ -36,7 +37,8 @@ _SLOTS = 6  # leading tokens of a line that are also tagged with their place in 
 _SLOT_STRIDE = 0x10000000B  # moves a slot-tagged label clear of every 32-bit label hash
 _REF_WORDS = 8  # words of a labelled line that reference features may name (numbers excluded)
 _LABELLED_LINES = 32  # labelled lines an action may refer to (long observations are cut)
-_TAG_MIX = np.uint64(0x100000001B3)  # folds a (label, word) pair into one 64-bit key
+_TAG_MIX = 0x100000001B3  # folds a (label, word) pair into one 64-bit key
+_MASK64 = (1 << 64) - 1
 _REL_A, _REL_B = 0x9E3779B1, 0x85EBCA77  # fold two labels and a slot into one relation key
 _LINE_MEMO_LIMIT = 50_000  # lines a LineReader remembers before it forgets them all
 
@@ -80,13 +82,28 @@ class ReadLine:
     hint: bool
     label_hash: int
     tokens: list[str]
-    entries_a: list[int]  # its observation entries, in order (see ``Entries``)
+    entries_a: list[int]  # its observation entries, in order (``mix(0, a, b)`` is an entry's index)
     entries_b: list[int]
     tags: list[tuple[tuple[int, int], tuple[int, int] | None]]  # per token: its tagged pair, and its slot pair
     numbers: list[int]
     words: list[str]
     reference: LabelledLine | None  # what actions may refer to: a labelled line other than the hint
-    tagged: dict[tuple[int, int], None]  # ``tags`` flattened, in order (an ordered set)
+    tagged: dict[tuple[int, int], int]  # ``tags`` flattened, in order (an ordered set), each to its ``fold``
+    line: Line | None  # its words as a ``Line``, for overlaps (None: it has no words)
+    _indices: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # per hash size, by ``indices``
+
+    def indices(self, bits: int) -> np.ndarray:
+        """Its entries' feature indices, hashed once: a recurring line costs a view one array, not a hash."""
+        idx = self._indices.get(bits)
+        if idx is None:
+            idx = self._indices[bits] = mix(Kind.UNSALTED, np.asarray(self.entries_a, dtype=np.uint64),
+                                            np.asarray(self.entries_b, dtype=np.uint64), bits)
+        return idx
+
+
+def fold(pair: tuple[int, int]) -> int:
+    """The 64-bit key of a tagged (label, word) pair, crossed with action tokens (``featurizer``)."""
+    return (pair[0] * _TAG_MIX & _MASK64) ^ pair[1]
 
 
 def _read_line(label: str, labelled: bool, hint: bool, tokens: list[str], hashes: TokenHashes) -> ReadLine:
@@ -104,8 +121,9 @@ def _read_line(label: str, labelled: bool, hint: bool, tokens: list[str], hashes
     numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:NUMBERS]
     words = [t for t in tokens if WORD.fullmatch(t)]
     reference = _labelled_line(label, numbers, words) if labelled and not hint else None
-    flat = dict.fromkeys(key for pair, slotted in tags for key in (pair, slotted) if key is not None)
-    return ReadLine(label, labelled, hint, lh, tokens, a, b, tags, numbers, words, reference, flat)
+    flat = {key: fold(key) for pair, slotted in tags for key in (pair, slotted) if key is not None}
+    line = Line(lh, frozenset(words), " " + " ".join(words) + " ", len(words)) if words else None
+    return ReadLine(label, labelled, hint, lh, tokens, a, b, tags, numbers, words, reference, flat, line)
 
 
 class LineReader(BoundedMemo):
@@ -137,9 +155,8 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
     ``lines``: the memo of line readings to use (a featurizer keeps one); by default a fresh one.
     """
     reader = lines or LineReader(hashes)
-    entries = Entries()
-    entries.add(keyed(Kind.OBS_BIAS, 0), 0)
-    tagged: dict[tuple[int, int], None] = {}  # an ordered set: the cross features follow its order
+    parts = [_bias_index(bits)]  # each line's hashed entries; their order does not matter (counted below)
+    tagged: dict[tuple[int, int], int] = {}  # an ordered set: the cross features follow its order
     merged: dict[int, Line] = {}
     numeric: dict[int, list[int]] = {}  # label -> its first numbers
     labelled: list[LabelledLine] = []
@@ -150,32 +167,48 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
         line = reader.read(raw, budget)
         budget -= 0 if line.hint else len(line.tokens)
         lh = line.label_hash
-        entries.a += line.entries_a
-        entries.b += line.entries_b
-        entries.values += [1.0] * len(line.entries_a)
+        parts.append(line.indices(bits))
         if len(tagged) + len(line.tagged) <= max_tagged:  # room for all: the per-word checks below all pass
             tagged.update(line.tagged)
         elif len(tagged) < max_tagged:
             for pair, slotted in line.tags:
                 if len(tagged) < max_tagged:
-                    tagged[pair] = None
+                    tagged[pair] = fold(pair)
                     if slotted is not None:
-                        tagged[slotted] = None
+                        tagged[slotted] = fold(slotted)
         if line.numbers and lh not in numeric and len(numeric) < _NUMERIC_LINES:
             numeric[lh] = line.numbers
         if line.reference is not None and len(labelled) < _LABELLED_LINES:
             labelled.append(line.reference)
-        if line.words:
-            _merge_line(merged, lh, line.words)
-    _relations(numeric, entries, tagged, max_tagged)
+        if line.line is not None:
+            _merge_line(merged, line.line)
+    rel_a, rel_b = _relations(numeric, tagged, max_tagged)
+    if rel_a:
+        parts.append(mix(Kind.UNSALTED, np.asarray(rel_a, dtype=np.uint64), np.asarray(rel_b, dtype=np.uint64), bits))
     if merged:  # all lines together: overlap with the observation as a whole
         every = list(merged.values())
         merged[-1] = Line(hashes(_ALL_LINES), frozenset().union(*(x.words for x in every)),
                           "".join(x.text for x in every), sum(x.count for x in every))
-    idx, counts = np.unique(entries.indices(bits), return_counts=True)
-    val = counts.astype(np.float32) / np.float32(len(entries))  # sums to 1: see ``featurizer``
-    pairs = np.asarray(list(tagged), dtype=np.uint64).reshape(-1, 2)
-    return Observation(idx, val, pairs[:, 0] * _TAG_MIX ^ pairs[:, 1], list(merged.values()), labelled)
+    idx, counts = _counted(np.concatenate(parts))
+    val = counts.astype(np.float32) / np.float32(counts.sum())  # sums to 1: see ``featurizer``
+    keys = np.fromiter(tagged.values(), dtype=np.uint64, count=len(tagged))
+    return Observation(idx, val, keys, list(merged.values()), labelled)
+
+
+@functools.lru_cache(maxsize=8)
+def _bias_index(bits: int) -> np.ndarray:
+    """The index of the observation's bias entry (every view has it)."""
+    return mix(Kind.UNSALTED, np.array([keyed(Kind.OBS_BIAS, 0)], dtype=np.uint64), np.zeros(1, dtype=np.uint64), bits)
+
+
+def _counted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_counts=True)`` without its generic overhead: the same sorted values and counts."""
+    s = np.sort(x)
+    first = np.empty(len(s), dtype=bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return s[starts], np.diff(starts, append=len(s))
 
 
 def _labelled_line(label: str, numbers: list[int], words: list[str]) -> LabelledLine:
@@ -185,25 +218,29 @@ def _labelled_line(label: str, numbers: list[int], words: list[str]) -> Labelled
                         " ".join(w for w in label_words if not w.isdigit()), named)
 
 
-def _merge_line(lines: dict[int, Line], label_hash: int, words: list[str]) -> None:
+def _merge_line(lines: dict[int, Line], line: Line) -> None:
     """Lines sharing a label are read as one."""
-    line = lines.get(label_hash)
-    text = " " + " ".join(words) + " "
-    if line is None:
-        lines[label_hash] = Line(label_hash, frozenset(words), text, len(words))
+    known = lines.get(line.label_hash)
+    if known is None:
+        lines[line.label_hash] = line
     else:
-        lines[label_hash] = Line(label_hash, line.words | set(words), line.text + text[1:], line.count + len(words))
+        lines[line.label_hash] = Line(line.label_hash, known.words | line.words, known.text + line.text[1:],
+                                      known.count + line.count)
 
 
-def _relations(numeric: dict[int, list[int]], entries: Entries, tagged: dict[tuple[int, int], None],
-               max_tagged: int) -> None:
-    """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >)."""
+def _relations(numeric: dict[int, list[int]], tagged: dict[tuple[int, int], int],
+               max_tagged: int) -> tuple[list[int], list[int]]:
+    """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >): their entries."""
+    a: list[int] = []
+    b: list[int] = []
     labels = list(numeric)
     for i, la in enumerate(labels):
         for lb in labels[i + 1:]:
             for slot, (x, y) in enumerate(zip(numeric[la], numeric[lb])):
                 rel = (la * _REL_A + lb * _REL_B + slot) & 0xFFFFFFFF
                 sign = (x > y) - (x < y) + 2
-                entries.add(keyed(Kind.OBS_RELATION, rel), sign)
+                a.append(keyed(Kind.OBS_RELATION, rel))
+                b.append(sign)
                 if len(tagged) < max_tagged:
-                    tagged[(rel, sign)] = None
+                    tagged[(rel, sign)] = fold((rel, sign))
+    return a, b
