@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ....envfile.contract import HINT_PREFIX
-from .hashing import BoundedMemo, Kind, TokenHashes, keyed, mix
+from .hashing import BoundedMemo, Kind, TokenHashes, keyed, mix, mix_int
 
 TOKEN = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
 WORD = re.compile(r"[a-z0-9]+")
@@ -85,7 +85,7 @@ class ReadLine:
     entries_a: list[int]  # its observation entries, in order (``mix(0, a, b)`` is an entry's index)
     entries_b: list[int]
     tags: list[tuple[tuple[int, int], tuple[int, int] | None]]  # per token: its tagged pair, and its slot pair
-    numbers: list[int]
+    numbers: tuple[int, ...]
     words: list[str]
     reference: LabelledLine | None  # what actions may refer to: a labelled line other than the hint
     tagged: dict[tuple[int, int], int]  # ``tags`` flattened, in order (an ordered set), each to its ``fold``
@@ -118,7 +118,7 @@ def _read_line(label: str, labelled: bool, hint: bool, tokens: list[str], hashes
         prev = th
         # where a word stands in a short line matters: "position: 1 2"
         tags.append(((lh, th), (lh + (slot + 1) * _SLOT_STRIDE, th) if slot < _SLOTS else None))
-    numbers = [int(t) for t in tokens if t.isdigit() and len(t) < 10][:NUMBERS]
+    numbers = tuple(int(t) for t in tokens if t.isdigit() and len(t) < 10)[:NUMBERS]
     words = [t for t in tokens if WORD.fullmatch(t)]
     reference = _labelled_line(label, numbers, words) if labelled and not hint else None
     flat = {key: fold(key) for pair, slotted in tags for key in (pair, slotted) if key is not None}
@@ -133,6 +133,12 @@ class LineReader(BoundedMemo):
     def __init__(self, hashes: TokenHashes, limit: int = _LINE_MEMO_LIMIT) -> None:
         super().__init__(limit)
         self.hashes = hashes
+        #: (hash bits, label a, its numbers, label b, its numbers) -> the relation entries of the two lines
+        self.relations: dict[tuple, Relations] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.relations.clear()
 
     def compute(self, key: str) -> ReadLine:
         m = _LABEL.match(key)
@@ -158,7 +164,7 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
     parts = [_bias_index(bits)]  # each line's hashed entries; their order does not matter (counted below)
     tagged: dict[tuple[int, int], int] = {}  # an ordered set: the cross features follow its order
     merged: dict[int, Line] = {}
-    numeric: dict[int, list[int]] = {}  # label -> its first numbers
+    numeric: dict[int, tuple[int, ...]] = {}  # label -> its first numbers
     labelled: list[LabelledLine] = []
     budget = max_tokens
     for raw in observation.lower().splitlines():
@@ -182,15 +188,15 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
             labelled.append(line.reference)
         if line.line is not None:
             _merge_line(merged, line.line)
-    rel_a, rel_b = _relations(numeric, tagged, max_tagged)
-    if rel_a:
-        parts.append(mix(Kind.UNSALTED, np.asarray(rel_a, dtype=np.uint64), np.asarray(rel_b, dtype=np.uint64), bits))
+    if len(numeric) > 1:
+        parts.append(_relations(numeric, tagged, max_tagged, reader, bits))
     if merged:  # all lines together: overlap with the observation as a whole
         every = list(merged.values())
         merged[-1] = Line(hashes(_ALL_LINES), frozenset().union(*(x.words for x in every)),
                           "".join(x.text for x in every), sum(x.count for x in every))
-    idx, counts = _counted(np.concatenate(parts))
-    val = counts.astype(np.float32) / np.float32(counts.sum())  # sums to 1: see ``featurizer``
+    entries = np.concatenate(parts)
+    idx, counts = _counted(entries)
+    val = counts.astype(np.float32) / np.float32(len(entries))  # sums to 1: see ``featurizer``
     keys = np.fromiter(tagged.values(), dtype=np.uint64, count=len(tagged))
     return Observation(idx, val, keys, list(merged.values()), labelled)
 
@@ -205,13 +211,16 @@ def _counted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(x, return_counts=True)`` without its generic overhead: the same sorted values and counts."""
     s = np.sort(x)
     first = np.empty(len(s), dtype=bool)
-    first[:1] = True
+    first[0] = True
     np.not_equal(s[1:], s[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    return s[starts], np.diff(starts, append=len(s))
+    counts = np.empty(len(starts), dtype=np.int64)
+    counts[:-1] = starts[1:] - starts[:-1]
+    counts[-1] = len(s) - starts[-1]
+    return s[starts], counts
 
 
-def _labelled_line(label: str, numbers: list[int], words: list[str]) -> LabelledLine:
+def _labelled_line(label: str, numbers: tuple[int, ...], words: list[str]) -> LabelledLine:
     label_words = WORD.findall(label)
     named = tuple(dict.fromkeys(w for w in words if not w.isdigit()))[:_REF_WORDS]
     return LabelledLine(frozenset(label_words), tuple(numbers), frozenset(words),
@@ -228,19 +237,45 @@ def _merge_line(lines: dict[int, Line], line: Line) -> None:
                                       known.count + line.count)
 
 
-def _relations(numeric: dict[int, list[int]], tagged: dict[tuple[int, int], int],
-               max_tagged: int) -> tuple[list[int], list[int]]:
-    """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >): their entries."""
-    a: list[int] = []
-    b: list[int] = []
+@dataclass
+class Relations:
+    """Two labelled lines' numbers compared: their entries' indices, and their tagged pairs (each to its fold)."""
+
+    indices: list[int]
+    tagged: dict[tuple[int, int], int]
+
+
+def _relations(numeric: dict[int, tuple[int, ...]], tagged: dict[tuple[int, int], int], max_tagged: int,
+               reader: LineReader, bits: int) -> np.ndarray:
+    """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >): their entries'
+    indices. Each two lines' comparison is remembered (``reader.relations``): a game's lines recur."""
+    out: list[int] = []
     labels = list(numeric)
+    memo = reader.relations
     for i, la in enumerate(labels):
         for lb in labels[i + 1:]:
-            for slot, (x, y) in enumerate(zip(numeric[la], numeric[lb])):
-                rel = (la * _REL_A + lb * _REL_B + slot) & 0xFFFFFFFF
-                sign = (x > y) - (x < y) + 2
-                a.append(keyed(Kind.OBS_RELATION, rel))
-                b.append(sign)
-                if len(tagged) < max_tagged:
-                    tagged[(rel, sign)] = fold((rel, sign))
-    return a, b
+            key = (bits, la, numeric[la], lb, numeric[lb])
+            rel = memo.get(key)
+            if rel is None:
+                if len(memo) > reader.limit:
+                    memo.clear()
+                rel = memo[key] = _compare(la, numeric[la], lb, numeric[lb], bits)
+            out += rel.indices
+            if len(tagged) + len(rel.tagged) <= max_tagged:  # room for all: the per-pair checks below all pass
+                tagged.update(rel.tagged)
+            else:
+                for pair, key64 in rel.tagged.items():
+                    if len(tagged) < max_tagged:
+                        tagged[pair] = key64
+    return np.array(out, dtype=np.int64)
+
+
+def _compare(la: int, xs: tuple[int, ...], lb: int, ys: tuple[int, ...], bits: int) -> Relations:
+    indices: list[int] = []
+    tags: dict[tuple[int, int], int] = {}
+    for slot, (x, y) in enumerate(zip(xs, ys)):
+        rel = (la * _REL_A + lb * _REL_B + slot) & 0xFFFFFFFF
+        sign = (x > y) - (x < y) + 2
+        indices.append(mix_int(Kind.UNSALTED, keyed(Kind.OBS_RELATION, rel), sign, bits))
+        tags[(rel, sign)] = fold((rel, sign))
+    return Relations(indices, tags)
