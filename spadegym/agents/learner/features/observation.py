@@ -51,6 +51,9 @@ class Line:
     words: frozenset[str]
     text: str  # " w1 w2 ... ", for contiguous-containment tests
     count: int
+    #: (action text, its distinct words) -> the line's overlap entries with it (``overlap``): a line read once
+    #: recurs in many views, and so do the menus it meets
+    overlaps: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -62,6 +65,8 @@ class LabelledLine:
     word_set: frozenset[str]
     stem: str  # the label without its numbers ("clue" for "clue 2")
     named: tuple[str, ...]  # its first words that are not numbers, for reference features
+    #: verb -> the hashed key of "that verb's actions mention this line" (``references``), made once
+    keys: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -133,8 +138,8 @@ class LineReader(BoundedMemo):
     def __init__(self, hashes: TokenHashes, limit: int = _LINE_MEMO_LIMIT) -> None:
         super().__init__(limit)
         self.hashes = hashes
-        #: (hash bits, label a, its numbers, label b, its numbers) -> the relation entries of the two lines
-        self.relations: dict[tuple, Relations] = {}
+        #: (hash bits, label a, label b) -> the relation entries the two labels' numbers can make
+        self.relations: dict[tuple[int, int, int], list[list[Relation]]] = {}
 
     def clear(self) -> None:
         super().clear()
@@ -237,45 +242,37 @@ def _merge_line(lines: dict[int, Line], line: Line) -> None:
                                       known.count + line.count)
 
 
-@dataclass
-class Relations:
-    """Two labelled lines' numbers compared: their entries' indices, and their tagged pairs (each to its fold)."""
-
-    indices: list[int]
-    tagged: dict[tuple[int, int], int]
+#: A relation entry: its feature index, its tagged (relation, sign) pair and that pair's fold.
+Relation = tuple[int, tuple[int, int], int]
 
 
 def _relations(numeric: dict[int, tuple[int, ...]], tagged: dict[tuple[int, int], int], max_tagged: int,
                reader: LineReader, bits: int) -> np.ndarray:
     """Compare the leading numbers of every two labelled lines, slot by slot (<, = or >): their entries'
-    indices. Each two lines' comparison is remembered (``reader.relations``): a game's lines recur."""
+    indices. Each two labels' possible entries are made once (``reader.relations``): a game's labels recur."""
     out: list[int] = []
     labels = list(numeric)
     memo = reader.relations
     for i, la in enumerate(labels):
         for lb in labels[i + 1:]:
-            key = (bits, la, numeric[la], lb, numeric[lb])
-            rel = memo.get(key)
-            if rel is None:
+            table = memo.get((bits, la, lb))
+            if table is None:
                 if len(memo) > reader.limit:
                     memo.clear()
-                rel = memo[key] = _compare(la, numeric[la], lb, numeric[lb], bits)
-            out += rel.indices
-            if len(tagged) + len(rel.tagged) <= max_tagged:  # room for all: the per-pair checks below all pass
-                tagged.update(rel.tagged)
-            else:
-                for pair, key64 in rel.tagged.items():
-                    if len(tagged) < max_tagged:
-                        tagged[pair] = key64
+                table = memo[(bits, la, lb)] = _relation_table(la, lb, bits)
+            for slot, (x, y) in enumerate(zip(numeric[la], numeric[lb])):
+                index, pair, key = table[slot][(x > y) - (x < y) + 1]
+                out.append(index)
+                if len(tagged) < max_tagged:
+                    tagged[pair] = key
     return np.array(out, dtype=np.int64)
 
 
-def _compare(la: int, xs: tuple[int, ...], lb: int, ys: tuple[int, ...], bits: int) -> Relations:
-    indices: list[int] = []
-    tags: dict[tuple[int, int], int] = {}
-    for slot, (x, y) in enumerate(zip(xs, ys)):
+def _relation_table(la: int, lb: int, bits: int) -> list[list[Relation]]:
+    """Per slot, the entry of each comparison (<, =, >) of label ``la``'s number with label ``lb``'s."""
+    table = []
+    for slot in range(NUMBERS):
         rel = (la * _REL_A + lb * _REL_B + slot) & 0xFFFFFFFF
-        sign = (x > y) - (x < y) + 2
-        indices.append(mix_int(Kind.UNSALTED, keyed(Kind.OBS_RELATION, rel), sign, bits))
-        tags[(rel, sign)] = fold((rel, sign))
-    return Relations(indices, tags)
+        table.append([(mix_int(Kind.UNSALTED, keyed(Kind.OBS_RELATION, rel), sign, bits), (rel, sign),
+                       fold((rel, sign))) for sign in (1, 2, 3)])
+    return table

@@ -33,8 +33,18 @@ def hint_rule_rows(bits: int) -> list[int]:
     return [int(row) for row in entries.indices(bits)]
 
 
-def word_index(lines: list[Line]) -> dict[str, list[int]]:
-    """Each word -> the positions of the lines holding it, ascending: the lines an action can overlap."""
+#: Observations of up to this many lines are scanned line by line for an action's words; longer ones are
+#: visited through a word index, so the work is that of the entries made, not of the observation's length.
+SCAN_LINES = 32
+#: (action text, its distinct words) pairs a line remembers its overlap entries for, before it forgets them.
+_LINE_MEMO = 256
+
+
+def word_index(lines: list[Line]) -> dict[str, list[int]] | None:
+    """Each word -> the positions of the lines holding it, ascending: the lines an action can overlap
+    (None for a short observation, whose lines are scanned)."""
+    if len(lines) <= SCAN_LINES:
+        return None
     index: dict[str, list[int]] = {}
     for pos, line in enumerate(lines):
         for w in line.words:
@@ -42,33 +52,54 @@ def word_index(lines: list[Line]) -> dict[str, list[int]]:
     return index
 
 
-def add_overlaps(entries: Entries, lines: list[Line], index: dict[str, list[int]], action: Action,
+def add_overlaps(entries: Entries, lines: list[Line], index: dict[str, list[int]] | None, action: Action,
                  distinct: frozenset[str], room: int) -> None:
     """Add at most ``room`` overlap entries of the action (kind, line label, value); ``distinct``: its words
     the other actions lack.
 
     Only the lines sharing a word with the action are visited (``index``, from ``word_index``), in order,
-    until the room is used: the work is that of the entries made, not of the observation's length.
+    until the room is used. A line remembers its entries for each action it met (``Line.overlaps``): a
+    game's lines and menus recur from step to step.
     """
     n = len(action.words)
     if not n or room <= 0:
         return
     limit = len(entries) + room
-    for pos in _ascending_once(index.get(w, ()) for w in action.words):
+    words = action.words
+    if index is None:
+        visited: Iterable[int] = [pos for pos, line in enumerate(lines) if not words.isdisjoint(line.words)]
+    else:
+        visited = _ascending_once(index.get(w, ()) for w in words)
+    key = (action.text, distinct)
+    for pos in visited:
         if len(entries) >= limit:
             break
         line = lines[pos]
-        shared = len(action.words & line.words)
-        entries.add(Kind.OVERLAP, line.label_hash, shared / n)
-        entries.add(Kind.COVER, line.label_hash, shared / line.count)
-        telling = len(distinct & line.words)
-        if telling:
-            entries.add(Kind.DISTINCT, line.label_hash, telling / len(distinct))
-        if line.text and action.text in line.text:
-            entries.add(Kind.CONTAINED, line.label_hash)
-            if line.count == n and line.text == action.text:
-                entries.add(Kind.EQUAL, line.label_hash)
+        made = line.overlaps.get(key)
+        if made is None:
+            if len(line.overlaps) >= _LINE_MEMO:
+                line.overlaps.clear()
+            made = line.overlaps[key] = _line_overlaps(line, action, distinct)
+        entries.a += made.a
+        entries.b += made.b
+        entries.values += made.values
     entries.truncate(limit)
+
+
+def _line_overlaps(line: Line, action: Action, distinct: frozenset[str]) -> Entries:
+    made = Entries()
+    n = len(action.words)
+    shared = len(action.words & line.words)
+    made.add(Kind.OVERLAP, line.label_hash, shared / n)
+    made.add(Kind.COVER, line.label_hash, shared / line.count)
+    telling = len(distinct & line.words)
+    if telling:
+        made.add(Kind.DISTINCT, line.label_hash, telling / len(distinct))
+    if line.text and action.text in line.text:
+        made.add(Kind.CONTAINED, line.label_hash)
+        if line.count == n and line.text == action.text:
+            made.add(Kind.EQUAL, line.label_hash)
+    return made
 
 
 def _ascending_once(groups: Iterable[list[int]]) -> Iterator[int]:

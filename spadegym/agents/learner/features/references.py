@@ -37,13 +37,6 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
     out = [Entries() for _ in actions]
     if not labelled:
         return out
-    in_label: dict[str, list[int]] = {}
-    in_text: dict[str, list[int]] = {}
-    for i, line in enumerate(labelled):
-        for w in line.label_words:
-            in_label.setdefault(w, []).append(i)
-        for w in line.word_set:
-            in_text.setdefault(w, []).append(i)
     siblings: dict[str, list[int]] = {}
     for j, action in enumerate(actions):
         if action.verb:
@@ -58,9 +51,10 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
             distinct = actions[j].words - shared
             if not distinct:
                 continue
-            refers = _referred_lines(labelled, in_label, distinct)
+            # The lines whose label holds all of ``distinct`` and more besides, in line order.
+            refers = [i for i, line in enumerate(labelled) if distinct < line.label_words]
             if refers:
-                line = labelled[min(refers)]
+                line = labelled[refers[0]]
                 keys = (hashes(verb + "|" + " ".join(sorted(line.label_words - distinct))),)
                 keys += (hashes(_ANY),) if verb_free else ()
                 referred[j] = (keys, line)
@@ -68,26 +62,22 @@ def reference_entries(labelled: list[LabelledLine], actions: list[Action], hashe
                     out[j].add(Kind.REFERS, key)
                     for w in line.named:
                         out[j].add(Kind.REF_WORD, (key * _KEY_MIX + hashes(w)) & _MASK48)
-            mentions: dict[int, int] = {}
-            for w in distinct:
-                for i in in_text.get(w, ()):
-                    if i not in refers and labelled[i].stem:
-                        mentions[i] = mentions.get(i, 0) + 1
-            for i, n in sorted(mentions.items()):  # line order, not the salted order of the words' set
-                for prefix in prefixes:
-                    out[j].add(Kind.MENTIONS, hashes(prefix + "|" + labelled[i].stem), n / len(distinct))
+            for i, line in enumerate(labelled):  # line order
+                if line.stem and i not in refers:
+                    n = len(distinct & line.word_set)
+                    if n:
+                        for prefix in prefixes:
+                            out[j].add(Kind.MENTIONS, _stem_key(line, prefix, hashes), n / len(distinct))
         _extremes(referred, out)
     return out
 
 
-def _referred_lines(labelled: list[LabelledLine], in_label: dict[str, list[int]], distinct: frozenset[str]) -> set[int]:
-    """The lines whose label holds all of ``distinct`` and more besides."""
-    found: set[int] | None = None
-    for w in distinct:
-        found = set(in_label.get(w, ())) if found is None else found & set(in_label.get(w, ()))
-        if not found:
-            break
-    return {i for i in found or () if labelled[i].label_words - distinct}
+def _stem_key(line: LabelledLine, prefix: str, hashes: TokenHashes) -> int:
+    """The key of "``prefix`` mentions a line labelled ``line.stem``", made once per line (lines recur)."""
+    key = line.keys.get(prefix)
+    if key is None:
+        key = line.keys[prefix] = hashes(prefix + "|" + line.stem)
+    return key
 
 
 def _extremes(referred: dict[int, tuple[tuple[int, ...], LabelledLine]], out: list[Entries]) -> None:
