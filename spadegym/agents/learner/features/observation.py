@@ -95,15 +95,22 @@ class ReadLine:
     reference: LabelledLine | None  # what actions may refer to: a labelled line other than the hint
     tagged: dict[tuple[int, int], int]  # ``tags`` flattened, in order (an ordered set), each to its ``fold``
     line: Line | None  # its words as a ``Line``, for overlaps (None: it has no words)
-    _indices: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # per hash size, by ``indices``
+    #: hash bits -> its entries' feature indices, hashed once (``hash_lines``): a recurring line costs a view
+    #: one array, not a hash
+    indices: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
-    def indices(self, bits: int) -> np.ndarray:
-        """Its entries' feature indices, hashed once: a recurring line costs a view one array, not a hash."""
-        idx = self._indices.get(bits)
-        if idx is None:
-            idx = self._indices[bits] = mix(Kind.UNSALTED, np.asarray(self.entries_a, dtype=np.uint64),
-                                            np.asarray(self.entries_b, dtype=np.uint64), bits)
-        return idx
+
+def hash_lines(lines: list[ReadLine], bits: int) -> None:
+    """Hash the entries of the lines not hashed yet at ``bits``, all in one call (numpy's cost is per call)."""
+    fresh = list({id(line): line for line in lines if bits not in line.indices}.values())
+    if not fresh:
+        return
+    a = np.concatenate([np.asarray(line.entries_a, dtype=np.uint64) for line in fresh])
+    b = np.concatenate([np.asarray(line.entries_b, dtype=np.uint64) for line in fresh])
+    idx = mix(Kind.UNSALTED, a, b, bits)
+    ends = np.cumsum([len(line.entries_a) for line in fresh])
+    for line, part in zip(fresh, np.split(idx, ends[:-1])):
+        line.indices[bits] = part
 
 
 def fold(pair: tuple[int, int]) -> int:
@@ -166,7 +173,7 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
     ``lines``: the memo of line readings to use (a featurizer keeps one); by default a fresh one.
     """
     reader = lines or LineReader(hashes)
-    parts = [_bias_index(bits)]  # each line's hashed entries; their order does not matter (counted below)
+    read: list[ReadLine] = []
     tagged: dict[tuple[int, int], int] = {}  # an ordered set: the cross features follow its order
     merged: dict[int, Line] = {}
     numeric: dict[int, tuple[int, ...]] = {}  # label -> its first numbers
@@ -178,7 +185,7 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
         line = reader.read(raw, budget)
         budget -= 0 if line.hint else len(line.tokens)
         lh = line.label_hash
-        parts.append(line.indices(bits))
+        read.append(line)
         if len(tagged) + len(line.tagged) <= max_tagged:  # room for all: the per-word checks below all pass
             tagged.update(line.tagged)
         elif len(tagged) < max_tagged:
@@ -193,6 +200,8 @@ def read_observation(observation: str, hashes: TokenHashes, bits: int, max_token
             labelled.append(line.reference)
         if line.line is not None:
             _merge_line(merged, line.line)
+    hash_lines(read, bits)
+    parts = [_bias_index(bits)] + [line.indices[bits] for line in read]  # in any order: counted below
     if len(numeric) > 1:
         parts.append(_relations(numeric, tagged, max_tagged, reader, bits))
     if merged:  # all lines together: overlap with the observation as a whole
