@@ -20,7 +20,8 @@ invalid-action handling, the observation's wording, layout and line order,
 the menu's names and order (the listed names stay aliases), the start (random
 legal moves before the first observation, redrawn until the solution still
 wins), the per-state hint, and ``solution()`` computed by replaying ``policy``
-on a copy of the freshly reset instance.
+on a copy of the freshly reset instance (when first asked for, unless a shifted
+start needs it at reset; the replay skips rendering).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class EpisodeCore:
         self.turn = 0
         self.outcome = None
         self.event = "call reset() to start"
+        self._menu_names = None
         keys = sorted(WORDING, key=len, reverse=True)
         self._words = re.compile(r"\b(" + "|".join(map(re.escape, keys)) + r")\b") if keys else None
 
@@ -56,6 +58,10 @@ class EpisodeCore:
     def reset(self, seed=None):
         if seed is None:  # the runtime seeds the module-level random before reset
             seed = random.getrandbits(32)
+        self._begin(seed)
+        return self.render(), {"turn": 0}
+
+    def _begin(self, seed):
         self._seed = seed
         # A per-instance generator: the same seed and knobs give the same instance.
         self.rng = random.Random(f"{self.TITLE}:{seed}:{self.knobs.get('variant', 0)}")
@@ -66,22 +72,32 @@ class EpisodeCore:
         for shift in [m for m in range(moves, 0, -1) for _ in range(5)] + [0]:
             self.turn, self.done, self.outcome, self.event = 0, False, None, "start"
             self.setup()
-            if shift:
-                self.shift(shift)
-            self._solution, won = self._plan()
-            if not shift or (won and len(self._solution) >= 2 and self._solution[0] != self._solution[-1]):
+            self._menu_names = None
+            if not shift:
+                # Nothing to check: the plan waits for solution(), which most episodes never call.
+                self._solution = None
                 break
-        return self.render(), {"turn": 0}
+            self.shift(shift)
+            self._menu_names = None
+            self._solution, won = self._plan()
+            if won and len(self._solution) >= 2 and self._solution[0] != self._solution[-1]:
+                break
 
     def step(self, action):
         if self.done:
             return "the episode is over; call reset()", 0.0, True, False, {"turn": self.turn}
+        moved = self._move(action)
+        return (self.render(), *moved)
+
+    def _move(self, action):
+        # A step without the observation (the plan's simulation needs only the state): reward, ends, info.
         action = " ".join(self.unbox(str(action)).lower().split())
         self.turn += 1
         progress, outcome = 0.0, None
         listed = self._menu().get(action, action)  # the listed name of a shown action (listed names are aliases)
         if listed in self.actions():
             self.event, progress, outcome = self.apply(listed)
+            self._menu_names = None
         else:
             self.event = f"invalid action '{action}'; choose one of the listed actions"
             progress = -0.5
@@ -97,7 +113,7 @@ class EpisodeCore:
         self.done = terminated or truncated
         self.outcome = outcome
         info = {"turn": self.turn, "outcome": outcome or ("timeout" if truncated else "")}
-        return self.render(), reward, terminated, truncated, info
+        return reward, terminated, truncated, info
 
     def valid_actions(self):
         return [] if self.done else list(self._menu())
@@ -114,6 +130,12 @@ class EpisodeCore:
         return "the episode is over" if self.done else self._reword(self.advice())
 
     def solution(self):
+        if self._solution is None:
+            # Planned when first asked, on a fresh instance reset with the same seed: the same instance as
+            # this one's start, whatever this one has played since.
+            fresh = type(self)()
+            fresh._begin(self._seed)
+            self._solution = fresh._plan(fresh)[0]
         return list(self._solution)
 
     # -- what the player sees -----------------------------------------------
@@ -144,8 +166,12 @@ class EpisodeCore:
         return {"equals": f"{label} = {value}", "pipe": f"{label} | {value}"}.get(layout, f"[{label}] {value}")
 
     def _menu(self):
-        # Shown name -> listed name, in the level's menu order (shuffled: per instance and turn).
-        shown = {self._reword(a): a for a in self.actions()}
+        # Shown name -> listed name, in the level's menu order (shuffled: per instance and turn). The names are
+        # kept until the state moves (apply, setup, shift): an observation, valid_actions() and the next step's
+        # action read the same ones.
+        if self._menu_names is None:
+            self._menu_names = {self._reword(a): a for a in self.actions()}
+        shown = self._menu_names
         names = list(shown)
         order = self.knobs.get("menu", "listed")
         if order == "reversed":
@@ -173,14 +199,15 @@ class EpisodeCore:
         rng.setstate(self.rng.getstate())
         return copy.deepcopy(self, {id(self.rng): rng})
 
-    def _plan(self):
-        # Replaying the policy on a copy (its rng included) gives a winning action list.
-        sim = self._copy()
+    def _plan(self, sim=None):
+        # Replaying the policy on a copy (its rng included; ``sim``: an instance to play out instead) gives a
+        # winning action list.
+        sim = self._copy() if sim is None else sim
         plan = []
         while not sim.done and len(plan) < sim.max_turns:
             action = sim._reword(sim.policy())
             plan.append(action)
-            sim.step(action)
+            sim._move(action)
         return plan, sim.outcome == "win"
 
     # -- what a family defines ------------------------------------------------
