@@ -77,6 +77,15 @@ def test_every_code_block_is_an_example_file_or_plain_text(page: Path) -> None:
             assert block.group("lang") == "text", f"{where}: mark it <!-- example: FILE --> or make it text"
 
 
+def test_every_run_in_the_readmes_first_steps_says_what_it_costs() -> None:
+    """A new user pastes these after a 3-minute quick start: a run that takes far longer says so on its line."""
+    runs = [line for block in blocks(ROOT / "README.md") if block.group("lang") == "text"
+            for line in block.group("body").splitlines() if line.startswith("spadegym run")]
+    assert runs
+    for line in runs:
+        assert re.search(r"#.*\b\d+ rounds, ~\d+ (CPU )?(s|min)\b", line), f"say its rounds and time: {line}"
+
+
 def test_every_example_file_is_shown_or_linked_from_the_docs() -> None:
     text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
     for file in EXAMPLES.rglob("*"):
