@@ -69,6 +69,36 @@ def test_same_seed_same_instance_and_variants_differ(sandbox: Sandbox) -> None:
             h.close()
 
 
+def test_solution_is_the_reset_instances_plan_whenever_it_is_asked(sandbox: Sandbox) -> None:
+    """The core plans when solution() is first asked (a shifted start plans at reset): asked after moves, it is
+    the plan asked right after reset, and it wins; after an invalid action a shuffled menu is drawn for the
+    new turn, and the observation lists what valid_actions() lists, in the same order."""
+    from spadegym.families import get_family
+
+    fam = get_family("key_rooms")
+    for extra in ({"menu": "shuffled"}, {"menu": "shuffled", "start": 2}):
+        source = fam.render({**fam.level_knobs(2), **extra})
+        asked_first, asked_later = sandbox.open(source, "rooms.py"), sandbox.open(source, "rooms.py")
+        try:
+            asked_first.reset(seed=7)
+            plan = asked_first.request("call", method="solution", args=[]).value
+            first = asked_later.reset(seed=7, want=["valid_actions"]).value
+            moved = asked_later.step("no such action", want=["valid_actions"]).value
+            menu = moved["observation"].split("\n")[-2].split(": ", 1)[1].split(", ")
+            assert menu == moved["valid_actions"]
+            # The same actions (the state did not move), in the order drawn for the new turn.
+            assert sorted(menu) == sorted(first["valid_actions"]) and menu != first["valid_actions"]
+            asked_later.step(first["valid_actions"][0])
+            assert asked_later.request("call", method="solution", args=[]).value == plan
+            asked_first.reset(seed=7)
+            for action in plan:
+                out = asked_first.step(action).value
+            assert out["terminated"] and out["reward"] == 1.0
+        finally:
+            asked_first.close()
+            asked_later.close()
+
+
 def test_partial_shaping_rewards_progress_sparse_does_not(sandbox: Sandbox) -> None:
     from spadegym.families import get_family
 
