@@ -86,6 +86,17 @@ def test_every_run_in_the_readmes_first_steps_says_what_it_costs() -> None:
         assert re.search(r"#.*\b\d+ rounds, ~\d+ (CPU )?(s|min)\b", line), f"say its rounds and time: {line}"
 
 
+def test_every_local_model_run_in_the_docs_says_what_it_costs() -> None:
+    """A model on a CPU turns a run into hours: the text just before each such command says how long."""
+    for page in PAGES[1:]:
+        text = page.read_text(encoding="utf-8")
+        for block in blocks(page):
+            if re.search(r"^spadegym run .*hf:", block.group("body"), re.M):
+                before = text[max(0, block.start() - 700):block.start()]
+                assert re.search(r"\b\d+ (s|minutes|hours?)\b|an hour", before), \
+                    f"{page.name}: say how long it takes before {block.group('body')[:80]!r}"
+
+
 def test_every_example_file_is_shown_or_linked_from_the_docs() -> None:
     text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
     for file in EXAMPLES.rglob("*"):
