@@ -15,6 +15,8 @@ from spadegym.adapters.trl_env import environment_factory, level_dataset, reply_
 model_dir = sys.argv[1]
 tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(model_dir))  # a ChatML template gets tool calls
 model = AutoModelForCausalLM.from_pretrained(model_dir)
+# TRL turns activation checkpointing on; off, sampling keeps its key-value cache. transformers 5.25 renamed the setting.
+checkpointing = next(n for n in ("activation_checkpointing", "gradient_checkpointing") if hasattr(GRPOConfig, n))
 
 trainer = GRPOTrainer(
     model=model, processing_class=tokenizer,
@@ -22,7 +24,7 @@ trainer = GRPOTrainer(
                     max_completion_length=24, learning_rate=5e-5, logging_steps=1, save_strategy="no",
                     report_to="none", use_cpu=not torch.cuda.is_available(),
                     bf16=torch.cuda.is_available(),  # TRL's default bf16 is ~5x slower on a CPU without bf16 units
-                    gradient_checkpointing=False),  # on: the key-value cache is off while sampling
+                    **{checkpointing: False}),
     # reply_reward: a reply naming a valid action earns a share before the model calls tools; get_reward adds the game's
     reward_funcs=[reply_reward],
     train_dataset=level_dataset("examples/pool/", rows=8), environment_factory=environment_factory("examples/pool/"),

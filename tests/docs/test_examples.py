@@ -160,6 +160,7 @@ def test_the_trl_example_trains_a_step(checkout: Path, monkeypatch: pytest.Monke
     tokenizer.save_pretrained(checkout / "model")
     done = run([sys.executable, "examples/trl_train.py", "model"], checkout)
     assert "steps: 1" in done.stdout
+    assert "`gradient_checkpointing` is deprecated" not in done.stderr  # the example uses the current name
 
 
 def test_the_reasoning_gym_example_writes_a_pool_that_passes_the_gate(checkout: Path) -> None:
