@@ -159,6 +159,42 @@ def test_feature_cache_is_bounded_and_eviction_changes_nothing():
         assert np.array_equal(getattr(again, name), getattr(first, name)), name
 
 
+def test_the_featurizers_memos_are_bounded_and_change_no_feature():
+    """Lines, label pairs and (line, action) overlaps are remembered to build views faster; a view built from
+    warm memos, from memos forgotten midway, or by a fresh featurizer has the same features."""
+    from spadegym.agents.learner.features.featurizer import Featurizer as Built
+
+    menus = (["go up", "go down", "run job 1", "run job 2"], ["go up", "go down"])  # "go" sets apart, or not
+    views = [(f"game: vault\nposition: {i % 5} {i % 3}\nkey: {i % 4} 2\nturns left: {20 - i % 20}\n"
+              f"job {i % 3}: deadline {i % 6}\nhint: go {'up' if i % 2 else 'down'}", menus[i // 3 % 2])
+             for i in range(60)]
+    warm = Built(bits=16, cache_entries=0, verb_free=True)
+    small = Built(bits=16, cache_entries=0, verb_free=True)
+    small._overlaps.limit = 7
+    small._lines.limit = 5
+    for observation, actions in views * 2:
+        expect = Built(bits=16, cache_entries=0, verb_free=True).view(observation, actions)
+        for built in (warm.view(observation, actions), small.view(observation, actions)):
+            for name in ("obs_idx", "obs_val", "pair_idx", "pair_val", "pair_ptr", "cross_idx", "cross_val", "cross_ptr"):
+                assert np.array_equal(getattr(built, name), getattr(expect, name)), name
+        assert len(small._overlaps.known) <= 7 and len(small._lines.relations) <= 6
+    assert len(warm._overlaps.known) > 7  # the memo was used: the check above can fail
+
+
+def test_python_mix_and_the_entry_count_match_numpy():
+    from spadegym.agents.learner.features.hashing import mix, mix_int
+    from spadegym.agents.learner.features.observation import _counted
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2**63, 500, dtype=np.uint64) >> rng.integers(0, 60, 500).astype(np.uint64)
+    b = rng.integers(0, 2**63, 500, dtype=np.uint64) >> rng.integers(0, 60, 500).astype(np.uint64)
+    for bits, kind in ((8, 0), (16, 13), (22, 25)):
+        assert mix(kind, a, b, bits).tolist() == [mix_int(kind, int(x), int(y), bits) for x, y in zip(a, b)]
+    x = rng.integers(0, 50, 300)
+    for got, want in zip(_counted(x), np.unique(x, return_counts=True)):
+        assert np.array_equal(got, want)
+
+
 def test_overlap_features_mark_the_action_named_by_the_hint():
     featurizer = Featurizer(bits=16)
     with_hint = featurizer.view("Open the vault.\nhint: the code word is amber", ["say amber", "say dune"])

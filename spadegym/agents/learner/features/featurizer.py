@@ -10,7 +10,7 @@ import numpy as np
 from .actions import Actions
 from .hashing import Entries, Kind, TokenHashes, mix
 from .observation import LineReader, read_observation
-from .overlap import add_overlaps, word_index
+from .overlap import OverlapMemo, add_overlaps, word_index
 from .references import reference_entries
 
 _VIEW_OVERHEAD = 96  # ten small numpy arrays per cached view, in ~12-byte entry units
@@ -74,6 +74,7 @@ class Featurizer:
         self._hashes = TokenHashes()
         self._lines = LineReader(self._hashes)
         self._actions = Actions(self._hashes, bits)
+        self._overlaps = OverlapMemo()
 
     def view(self, observation: str, actions: list[str]) -> ViewFeatures:
         key = (observation, tuple(actions))
@@ -99,6 +100,7 @@ class Featurizer:
         self._cached = 0
         self._actions.clear()
         self._lines.clear()
+        self._overlaps.clear()
         self._hashes.clear()
 
     def _build(self, observation: str, actions: list[str]) -> ViewFeatures:
@@ -122,7 +124,7 @@ class Featurizer:
         counts = []
         for act, own, references in zip(acts, owns, reference_entries(obs.labelled, acts, self._hashes, self.verb_free)):
             start, room = len(pair), share - len(own[0])
-            add_overlaps(pair, obs.lines, index, act, act.words - common, room)
+            add_overlaps(pair, obs.lines, index, act, act.words - common, room, self._overlaps)
             pair.extend(references, limit=room - (len(pair) - start))
             counts.append(len(pair) - start)
         pair_idx, pair_val = pair.indices(self.bits), pair.value_array()

@@ -51,9 +51,6 @@ class Line:
     words: frozenset[str]
     text: str  # " w1 w2 ... ", for contiguous-containment tests
     count: int
-    #: (action text, its distinct words) -> the line's overlap entries with it (``overlap``): a line read once
-    #: recurs in many views, and so do the menus it meets
-    overlaps: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass

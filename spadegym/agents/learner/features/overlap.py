@@ -36,8 +36,20 @@ def hint_rule_rows(bits: int) -> list[int]:
 #: Observations of up to this many lines are scanned line by line for an action's words; longer ones are
 #: visited through a word index, so the work is that of the entries made, not of the observation's length.
 SCAN_LINES = 32
-#: (action text, its distinct words) pairs a line remembers its overlap entries for, before it forgets them.
-_LINE_MEMO = 256
+#: (line, action) pairs whose overlap entries are remembered before all are forgotten (~500 bytes each).
+_MEMO_LIMIT = 100_000
+
+
+class OverlapMemo:
+    """The overlap entries of the (line, action) pairs met lately: a game's lines and menus recur from step
+    to step. A cache, never unbounded memory: past ``limit`` pairs it forgets them all."""
+
+    def __init__(self, limit: int = _MEMO_LIMIT) -> None:
+        self.limit = limit
+        self.known: dict[tuple[int, str, str, frozenset[str]], Entries] = {}
+
+    def clear(self) -> None:
+        self.known.clear()
 
 
 def word_index(lines: list[Line]) -> dict[str, list[int]] | None:
@@ -53,13 +65,12 @@ def word_index(lines: list[Line]) -> dict[str, list[int]] | None:
 
 
 def add_overlaps(entries: Entries, lines: list[Line], index: dict[str, list[int]] | None, action: Action,
-                 distinct: frozenset[str], room: int) -> None:
+                 distinct: frozenset[str], room: int, memo: OverlapMemo | None = None) -> None:
     """Add at most ``room`` overlap entries of the action (kind, line label, value); ``distinct``: its words
     the other actions lack.
 
     Only the lines sharing a word with the action are visited (``index``, from ``word_index``), in order,
-    until the room is used. A line remembers its entries for each action it met (``Line.overlaps``): a
-    game's lines and menus recur from step to step.
+    until the room is used; ``memo``: the entries of the pairs met before.
     """
     n = len(action.words)
     if not n or room <= 0:
@@ -70,16 +81,19 @@ def add_overlaps(entries: Entries, lines: list[Line], index: dict[str, list[int]
         visited: Iterable[int] = [pos for pos, line in enumerate(lines) if not words.isdisjoint(line.words)]
     else:
         visited = _ascending_once(index.get(w, ()) for w in words)
-    key = (action.text, distinct)
+    known = memo.known if memo is not None else {}
     for pos in visited:
         if len(entries) >= limit:
             break
         line = lines[pos]
-        made = line.overlaps.get(key)
+        key = (line.label_hash, line.text, action.text, distinct)  # the line's text and label are the line
+        made = known.get(key)
         if made is None:
-            if len(line.overlaps) >= _LINE_MEMO:
-                line.overlaps.clear()
-            made = line.overlaps[key] = _line_overlaps(line, action, distinct)
+            made = _line_overlaps(line, action, distinct)
+            if memo is not None:
+                if len(known) >= memo.limit:
+                    known.clear()
+                known[key] = made
         entries.a += made.a
         entries.b += made.b
         entries.values += made.values

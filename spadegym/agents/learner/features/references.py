@@ -20,6 +20,7 @@ from .observation import NUMBERS, LabelledLine
 _MASK48 = (1 << 48) - 1  # reference keys stay 48-bit: they are mixed with a word hash
 _KEY_MIX = 0x9E3779B1  # folds a reference key and a word into one key
 _SLOT_MIX = 31  # folds a reference key and a number's slot into one key
+_KEYS_PER_LINE = 64  # verbs a line keeps its mention key for, before it forgets them (menus with many verbs)
 _ANY = "\x00"  # what verb-free keys hold in place of the verb and the label's other words (no word is this)
 
 
@@ -76,6 +77,8 @@ def _stem_key(line: LabelledLine, prefix: str, hashes: TokenHashes) -> int:
     """The key of "``prefix`` mentions a line labelled ``line.stem``", made once per line (lines recur)."""
     key = line.keys.get(prefix)
     if key is None:
+        if len(line.keys) >= _KEYS_PER_LINE:
+            line.keys.clear()
         key = line.keys[prefix] = hashes(prefix + "|" + line.stem)
     return key
 
