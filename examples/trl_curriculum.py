@@ -33,6 +33,8 @@ cli = parser.parse_args()
 
 tokenizer = with_tool_calling(AutoTokenizer.from_pretrained(cli.model))
 model = AutoModelForCausalLM.from_pretrained(cli.model)
+# TRL turns activation checkpointing on; off, sampling keeps its key-value cache. transformers 5.25 renamed the setting.
+checkpointing = next(n for n in ("activation_checkpointing", "gradient_checkpointing") if hasattr(GRPOConfig, n))
 args = GRPOConfig(
     output_dir=f"{cli.out}/trainer",
     max_steps=cli.max_steps,
@@ -46,6 +48,7 @@ args = GRPOConfig(
     report_to="none",
     use_cpu=not torch.cuda.is_available(),
     bf16=torch.cuda.is_available(),  # TRL's default bf16 is ~5x slower on a CPU without bf16 units
+    **{checkpointing: False},
     use_vllm=cli.vllm != "none",
     **({"vllm_mode": cli.vllm} if cli.vllm != "none" else {}),
 )
