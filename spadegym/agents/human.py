@@ -13,11 +13,16 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from rich.columns import Columns
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 
 from ..envfile import extract_action, tool_name
 from .base import Reply, View
+
+#: Menus longer than this are printed in columns rather than one action a line.
+LONG_MENU = 12
 
 
 class PlayerQuit(Exception):
@@ -46,8 +51,12 @@ class HumanAgent:
                 about = schema.get("description") or (schema.get("function") or {}).get("description") or ""
                 self.console.print(f"  [bold]{escape(tool_name(schema) or '?')}[/] {escape(str(about))}")
         self.console.print(escape(view.observation))
-        for number, action in enumerate(view.valid_actions or [], start=1):
-            self.console.print(f"  [bold]{number}[/] {escape(action)}")
+        items = [f"[bold]{number}[/] {escape(action)}" for number, action in enumerate(view.valid_actions or [], 1)]
+        if len(items) > LONG_MENU:  # in columns, so the observation above stays on the screen
+            self.console.print(Padding(Columns(items, padding=(0, 2)), (0, 0, 0, 2)))
+        else:
+            for item in items:
+                self.console.print(f"  {item}")
 
     def parse(self, line: str, view: View) -> str | None:
         text = line.strip()

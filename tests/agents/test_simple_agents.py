@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +84,16 @@ def test_human_reads_numbers_text_and_stops_at_end_of_input() -> None:
     assert act(agent, [View("h", "Free text", valid_actions=["x"])])[0].action == "wave"
     with pytest.raises(PlayerQuit):
         act(agent, [View("h", "More?")])
+
+
+def test_human_play_of_a_long_menu_keeps_the_question_on_the_screen(tmp_path) -> None:
+    """docs/environment-file.md's `spadegym play examples/pool/number_guess.py --agent human`: its 100 actions
+    once printed one a line, so the question scrolled off a terminal before the prompt; a long menu is columns."""
+    pool = Path(__file__).parents[2] / "examples" / "pool" / "number_guess.py"
+    code = "import sys; sys.argv = sys.argv[1:]; from spadegym.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code, "spadegym", "play", str(pool), "--agent", "human"],
+                          input="50\n", capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "COLUMNS": "80", "LINES": "24"})
+    first_turn = proc.stderr.split("action>")[0]
+    assert "Guess a number in 1..100" in first_turn and "100 100" in first_turn
+    assert len(first_turn.splitlines()) <= 24, first_turn  # a 24-line terminal shows the question and the menu
