@@ -217,3 +217,17 @@ def test_the_redteam_example_finds_failures_and_gates_on_them(checkout: Path) ->
     assert (checkout / "results.xml").is_file() and (checkout / "scorecard.html").is_file()
     assert (checkout / "results.json").read_text().strip()
     assert done.returncode in (0, 1), done.stderr[-3000:]  # the last line is a gate: 1 when the pass rate is low
+
+
+def test_the_small_tool_use_run_in_self_play_md_prints_the_figures_the_page_states(checkout: Path) -> None:
+    """docs/self-play.md quotes a command, its held-out figures and its time: the command prints those figures."""
+    import re
+    import shlex
+
+    text = " ".join((ROOT / "docs" / "self-play.md").read_text(encoding="utf-8").split())
+    command = re.search(r"A small run of the setting \(`(spadegym run [^`]+)`\)", text).group(1)
+    stated = re.search(r"from (\d\.\d+) at round 0 to (\d\.\d+), (\d\.\d+) and (\d\.\d+) at rounds 3, 6 and 9", text)
+    assert stated and re.search(r"\(\d+ (s|min) on a 2-core machine", text), "say the figures and the time"
+    done = run([*shlex.split(command), "--out", "runs/tool-small"], checkout, timeout=600)
+    heldout = re.findall(r"^round +(\d+) .* heldout (\d\.\d+)/", done.stdout, re.M)
+    assert [(int(r), float(v)) for r, v in heldout] == list(zip((0, 3, 6, 9), map(float, stated.groups())))
