@@ -65,6 +65,8 @@ class PhaseProgress:
     seconds: float  # since the phase began
     unit: str = "episodes"
     detail: str = ""  # what is under way now (the proposal a designer writes)
+    first: tuple[float, int] | None = None  # (seconds, units done) when the first units finished
+
 
     @property
     def tokens_per_s(self) -> float:
@@ -72,8 +74,11 @@ class PhaseProgress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the pace so far (None before the first unit ends)."""
-        return self.seconds / self.done * (self.total - self.done) if self.done else None
+        """Seconds left at the pace since the first units finished (None until more have): the first ones also
+        carry the phase's start-up (workers, a model's first batch), and units run side by side."""
+        if self.first is None or self.done <= self.first[1] or self.seconds <= self.first[0]:
+            return None
+        return (self.seconds - self.first[0]) / (self.done - self.first[1]) * (self.total - self.done)
 
     def line(self) -> str:
         detail = f" ({self.detail})" if self.detail else ""
@@ -99,27 +104,33 @@ class ProgressMeter:
         self.live_tokens = live_tokens
         self._live_start = live_tokens() if live_tokens is not None else 0
         self.started = time.perf_counter()
+        self.first: tuple[float, int] | None = None
         self.last_report = self.started
         self._lock = threading.Lock()  # a heartbeat reports from its own thread
 
     def __call__(self, episode: Any) -> None:
         """An episode finished."""
-        self.done += 1
+        self._finished(1)
         self.tokens += int(episode.tokens.get("completion", 0))
         self.tick()
 
     def advance(self, count: int = 1, detail: str | None = None, report: bool = False) -> None:
         """``count`` more units finished; ``detail`` says what is under way now."""
-        self.done += count
+        self._finished(count)
         if detail is not None:
             self.detail = detail
         if report:
             self.tick()
 
+    def _finished(self, count: int) -> None:
+        self.done += count
+        if self.first is None and self.done:
+            self.first = (time.perf_counter() - self.started, self.done)
+
     def snapshot(self) -> PhaseProgress:
         live = self.live_tokens() - self._live_start if self.live_tokens is not None else 0
         return PhaseProgress(self.round, self.phase, self.done, self.total, max(self.tokens, live),
-                             time.perf_counter() - self.started, self.unit, self.detail)
+                             time.perf_counter() - self.started, self.unit, self.detail, self.first)
 
     def tick(self) -> None:
         with self._lock:

@@ -36,8 +36,20 @@ def test_a_designer_that_writes_for_a_while_prints_progress_lines_meanwhile(tmp_
                            "--out", str(tmp_path / "run"), *SMALL], capture_output=True, text=True, env=env,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("round 0 design:")]
+    # The lines while it writes (the phase's closing "2/2" line may or may not land on stdout before the next).
+    lines = [line for line in done.stdout.splitlines() if line.startswith("round 0 design:") and " 2/2 " not in line]
     # Several lines while the designer writes (1.5 s at 0.3 s apart), each saying which proposals are under way.
     assert len(lines) >= 2, done.stdout[-2000:]
     assert all(line.startswith("round 0 design: 0/2 proposals (proposals 1-2, skill ") for line in lines), lines
     assert "so far" in lines[-1]
+
+
+def test_the_eta_follows_the_pace_after_the_first_units_not_their_start_up():
+    from spadegym.loop.callbacks import PhaseProgress
+
+    # 64 episodes run side by side: the first finishes after 4 s of start-up, the next 31 within the next second.
+    first = PhaseProgress(0, "play", 1, 512, 0, 4.0, first=(4.0, 1))
+    assert first.eta_s is None and "so far" in first.line()  # one point is no pace
+    later = PhaseProgress(0, "play", 32, 512, 0, 5.0, first=(4.0, 1))
+    assert later.eta_s is not None and abs(later.eta_s - 1.0 / 31 * 480) < 1e-9  # ~15 s, not 5 / 32 * 480 = 75 s
+    assert "ETA 15s" in later.line(), later.line()
