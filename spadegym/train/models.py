@@ -17,6 +17,8 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,21 @@ KNOWN_MODELS = {
 }
 
 
+@contextmanager
+def quiet_progress() -> Iterator[None]:
+    """transformers' own progress bars off while loading or writing weights (a run prints its own progress lines;
+    theirs would land in every round's output), restored after."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def cache_root() -> Path:
     """Where prepared models live (``SPADEGYM_CACHE`` or ``~/.cache/spadegym``)."""
     return Path(os.environ.get("SPADEGYM_CACHE") or Path.home() / ".cache" / "spadegym") / "models"
@@ -53,13 +70,14 @@ def load_model(path: str | Path, *, dtype: Any = None) -> tuple[Any, Any]:
                         "(`spadegym models prepare smollm2` makes one).")
     dtype = dtype or torch.float32
     try:
-        if p.suffix == ".gguf":
-            tokenizer = AutoTokenizer.from_pretrained(p.parent, gguf_file=p.name)
-            loaded = AutoModelForCausalLM.from_pretrained(p.parent, gguf_file=p.name, dtype=dtype)
-            model = _plain_copy(loaded)
-        else:
-            tokenizer = AutoTokenizer.from_pretrained(p)
-            model = AutoModelForCausalLM.from_pretrained(p, dtype=dtype)
+        with quiet_progress():
+            if p.suffix == ".gguf":
+                tokenizer = AutoTokenizer.from_pretrained(p.parent, gguf_file=p.name)
+                loaded = AutoModelForCausalLM.from_pretrained(p.parent, gguf_file=p.name, dtype=dtype)
+                model = _plain_copy(loaded)
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(p)
+                model = AutoModelForCausalLM.from_pretrained(p, dtype=dtype)
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot load a model from {p} ({' '.join(str(exc).split())[:200]}).") from None
     if tokenizer.pad_token is None:
@@ -122,7 +140,8 @@ def write_model_dir(model: Any, tokenizer: Any, target: Path) -> Path:
     import torch
 
     partial = target.with_name(target.name + ".partial")
-    model.to(torch.bfloat16).save_pretrained(partial)
+    with quiet_progress():
+        model.to(torch.bfloat16).save_pretrained(partial)
     tokenizer.save_pretrained(partial)
     partial.rename(target)  # complete or absent: a killed conversion leaves no half directory behind
     return target

@@ -32,6 +32,7 @@ from .config import TrainConfig
 from .constrained import ConstrainedRows, TokenConstraint
 from .grpo_loss import GRPOLoss
 from .kvcache import Batch, Prefix, PrefixCache, common_prefix, reusable
+from .models import quiet_progress
 from .sampled import CountTokens
 from .serving import Serving
 from .tokens import ChatTokens, Sample
@@ -423,7 +424,8 @@ class Policy:
         if self._saved == (str(path.resolve()), self.updates) and (path / STATE_FILE).is_file():
             return path
         path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(path / "weights")
+        with quiet_progress():
+            self.model.save_pretrained(path / "weights")
         torch.save(self.optimizer.state_dict(), path / OPTIMIZER_FILE)
         (path / RNG_FILE).write_text(json.dumps(_rng_state()))
         state = {"name": self.name, "source": self.source, "updates": self.updates, "tokens": self.tokens,

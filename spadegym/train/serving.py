@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from .models import quiet_progress
 from .vllm_sampler import VLLMSampler
 from .vllm_server import VLLMServer, free_port, server_command, server_environment, vllm_python
 
@@ -89,7 +90,8 @@ class Serving:
         policy = self.policy
         policy._unfold_adapter()
         folder = self.weights_dir / f"v{self.version:06d}"
-        policy.model.save_pretrained(folder)
+        with quiet_progress():
+            policy.model.save_pretrained(folder)
         if self.config.lora:
             self.sampler.load_adapter(str(folder))
         else:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .models import quiet_progress
+
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
           "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
 
@@ -63,6 +65,7 @@ def save_tiny_model(directory: str | Path, seed: int = 0, corpus: list[str] | No
     """Write the tiny model as a Hugging Face directory (what ``hf:DIR`` loads)."""
     model, tokenizer = tiny_model(seed, corpus, vocab_size, hidden_size)
     path = Path(directory)
-    model.save_pretrained(path)
+    with quiet_progress():
+        model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path

@@ -158,8 +158,10 @@ def test_a_killed_run_resumes_training_from_its_last_round(tiny_dir, tmp_path):
     cfg = config(tiny_dir, rounds=3, designer="mutation", envs_per_round=2, plays=4, group_size=4, hint_plays=0)
     cfg_file = tmp_path / "run.json"
     cfg_file.write_text(cfg.model_dump_json())
-    proc = subprocess.Popen([sys.executable, "-m", "spadegym", "run", "--config", str(cfg_file), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    log = tmp_path / "output.txt"
+    with log.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "spadegym", "run", "--config", str(cfg_file), "--out", str(out)],
+                                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
@@ -176,6 +178,9 @@ def test_a_killed_run_resumes_training_from_its_last_round(tiny_dir, tmp_path):
     with RunStore.open(out) as store:
         done = store.last_complete_round()
     assert done is not None and done < 2
+    # The model was loaded and its round's checkpoint written without transformers' own progress bars.
+    printed = log.read_text()
+    assert "spadegym run" in printed and "Loading weights" not in printed and "Writing model shards" not in printed
     result = run(resume=out, report=False)
     assert result.rounds == 3
     with RunStore.open(out) as store:
